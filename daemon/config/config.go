@@ -1,0 +1,112 @@
+// Package config reads raild's YAML configuration. Command-line flags
+// override it; see README.md for every key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/nri"
+	"github.com/railcni/rail/ipam"
+)
+
+// Defaults for the daemon.
+const (
+	DefaultStateDir           = "/var/lib/rail"
+	DefaultPodResourcesSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
+	DefaultGPUResource        = "nvidia.com/gpu"
+	DefaultCooldown           = 30 * time.Second
+)
+
+// Rails says which rail index each NIC carries.
+type Rails struct {
+	// NICs maps an RDMA device name or PCI address to its rail index.
+	NICs map[string]int `json:"nics,omitempty"`
+	// FromAffinity numbers the NICs in the order of the node's affinity
+	// (GPU 0's NIC is rail 0, ...). It is the default when NICs is empty.
+	FromAffinity *bool `json:"fromAffinity,omitempty"`
+}
+
+// Config is the whole file.
+type Config struct {
+	NodeName           string              `json:"nodeName,omitempty"`
+	Root               string              `json:"root,omitempty"`
+	Socket             string              `json:"socket,omitempty"`
+	StateDir           string              `json:"stateDir,omitempty"`
+	PodResourcesSocket string              `json:"podResourcesSocket,omitempty"`
+	MetricsAddr        string              `json:"metricsAddr,omitempty"`
+	GPUResources       []string            `json:"gpuResources,omitempty"`
+	Cooldown           string              `json:"cooldown,omitempty"`
+	Rails              Rails               `json:"rails,omitempty"`
+	Pools              []ipam.PoolConfig   `json:"pools"`
+	NRI                nri.Config          `json:"nri,omitempty"`
+	DevicePlugin       deviceplugin.Config `json:"devicePlugin,omitempty"`
+
+	CooldownDuration time.Duration `json:"-"`
+}
+
+// Load reads and validates a config file; an empty path gives the defaults.
+func Load(path string) (*Config, error) {
+	cfg := &Config{}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+			return nil, fmt.Errorf("config %s: %w (see README.md, \"Configuration\", for the keys)", path, err)
+		}
+	}
+	return cfg, nil
+}
+
+// Finish applies defaults after flags were applied, and validates.
+func (c *Config) Finish() error {
+	if c.Root == "" {
+		c.Root = "/"
+	}
+	if c.Socket == "" {
+		c.Socket = "/run/rail/raild.sock"
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if c.NodeName == "" {
+		c.NodeName = os.Getenv("NODE_NAME")
+	}
+	if len(c.GPUResources) == 0 {
+		c.GPUResources = []string{DefaultGPUResource}
+	}
+	var errs []error
+	c.CooldownDuration = DefaultCooldown
+	if c.Cooldown != "" {
+		d, err := time.ParseDuration(c.Cooldown)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("cooldown %q: want a duration such as \"30s\" (0 reuses addresses at once)", c.Cooldown))
+		}
+		c.CooldownDuration = d
+	}
+	if !strings.HasPrefix(c.Socket, "/") {
+		errs = append(errs, fmt.Errorf("socket %q: want an absolute path", c.Socket))
+	}
+	for nic, rail := range c.Rails.NICs {
+		if rail < 0 || rail > 63 {
+			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// UseAffinityRails reports whether rails follow the node's affinity order.
+func (c *Config) UseAffinityRails() bool {
+	if c.Rails.FromAffinity != nil {
+		return *c.Rails.FromAffinity
+	}
+	return len(c.Rails.NICs) == 0
+}

@@ -1,0 +1,180 @@
+package deviceplugin
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+// resourceServer serves the DevicePlugin service of one resource on its
+// own socket, as kubelet expects one endpoint per registered resource.
+type resourceServer struct {
+	pluginapi.UnimplementedDevicePluginServer
+	res  *resource
+	ids  []string
+	log  *slog.Logger
+	path string
+
+	mu      sync.Mutex
+	state   string        // Healthy or Unhealthy, for every device
+	changed chan struct{} // closed and replaced when state changes
+	grpc    *grpc.Server
+}
+
+func newResourceServer(res *resource, dir string, log *slog.Logger) *resourceServer {
+	return &resourceServer{
+		res:     res,
+		ids:     res.deviceIDs(),
+		log:     log.With("resource", res.name),
+		path:    filepath.Join(dir, res.endpoint),
+		state:   pluginapi.Unhealthy,
+		changed: make(chan struct{}),
+	}
+}
+
+// start listens on the resource's socket (replacing a stale file) and
+// serves in the background.
+func (s *resourceServer) start() error {
+	s.stop()
+	if err := os.Remove(s.path); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("removing stale socket %s: %w", s.path, err)
+	}
+	ln, err := net.Listen("unix", s.path)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", s.path, err)
+	}
+	srv := grpc.NewServer()
+	pluginapi.RegisterDevicePluginServer(srv, s)
+	s.mu.Lock()
+	s.grpc = srv
+	s.mu.Unlock()
+	go func() {
+		if err := srv.Serve(ln); err != nil {
+			s.log.Warn("device plugin server stopped", "socket", s.path, "err", err)
+		}
+	}()
+	return nil
+}
+
+// stop ends the server and every ListAndWatch stream.
+func (s *resourceServer) stop() {
+	s.mu.Lock()
+	srv := s.grpc
+	s.grpc = nil
+	s.mu.Unlock()
+	if srv != nil {
+		srv.Stop()
+	}
+}
+
+// running reports whether the server runs and its socket file is there
+// (kubelet deletes the plugin sockets when it restarts).
+func (s *resourceServer) running() bool {
+	s.mu.Lock()
+	up := s.grpc != nil
+	s.mu.Unlock()
+	if !up {
+		return false
+	}
+	fi, err := os.Stat(s.path)
+	return err == nil && fi.Mode()&os.ModeSocket != 0
+}
+
+// setHealth records the state and wakes the ListAndWatch streams on change.
+func (s *resourceServer) setHealth(state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if state == s.state {
+		return
+	}
+	s.log.Info("resource health changed", "from", s.state, "to", state)
+	s.state = state
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *resourceServer) snapshot() (*pluginapi.ListAndWatchResponse, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	resp := &pluginapi.ListAndWatchResponse{Devices: make([]*pluginapi.Device, len(s.ids))}
+	for i, id := range s.ids {
+		resp.Devices[i] = &pluginapi.Device{ID: id, Health: s.state}
+	}
+	return resp, s.changed
+}
+
+// GetDevicePluginOptions: no PreStartContainer, preferred allocation offered.
+func (s *resourceServer) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
+	return &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: true}, nil
+}
+
+// ListAndWatch sends the device list now and again on every health change.
+func (s *resourceServer) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
+	for {
+		resp, changed := s.snapshot()
+		if err := stream.Send(resp); err != nil {
+			return fmt.Errorf("sending the device list of %s: %w", s.res.name, err)
+		}
+		select {
+		case <-changed:
+		case <-stream.Context().Done():
+			return nil
+		}
+	}
+}
+
+// GetPreferredAllocation prefers the devices kubelet must include, then
+// the available ones in their order.
+func (s *resourceServer) GetPreferredAllocation(_ context.Context, req *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
+	resp := &pluginapi.PreferredAllocationResponse{}
+	for _, cr := range req.GetContainerRequests() {
+		size := int(cr.GetAllocationSize())
+		pick := slices.Clone(cr.GetMustIncludeDeviceIDs())
+		for _, id := range cr.GetAvailableDeviceIDs() {
+			if len(pick) >= size {
+				break
+			}
+			if !slices.Contains(pick, id) {
+				pick = append(pick, id)
+			}
+		}
+		resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerPreferredAllocationResponse{DeviceIDs: pick})
+	}
+	return resp, nil
+}
+
+// Allocate gives every requesting container the resource's RDMA device
+// nodes, at the same path as on the host.
+func (s *resourceServer) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+	resp := &pluginapi.AllocateResponse{}
+	for _, cr := range req.GetContainerRequests() {
+		for _, id := range cr.GetDevicesIds() {
+			if !slices.Contains(s.ids, id) {
+				return nil, status.Errorf(codes.InvalidArgument, "device %q is not a device of %s", id, s.res.name)
+			}
+		}
+		car := &pluginapi.ContainerAllocateResponse{}
+		for _, spec := range s.res.specs {
+			car.Devices = append(car.Devices, &pluginapi.DeviceSpec{
+				ContainerPath: spec.ContainerPath, HostPath: spec.HostPath, Permissions: spec.Permissions,
+			})
+		}
+		resp.ContainerResponses = append(resp.ContainerResponses, car)
+	}
+	return resp, nil
+}
+
+// PreStartContainer has nothing to do (not requested in the options).
+func (s *resourceServer) PreStartContainer(context.Context, *pluginapi.PreStartContainerRequest) (*pluginapi.PreStartContainerResponse, error) {
+	return &pluginapi.PreStartContainerResponse{}, nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// check is one line of `raild doctor`.
+type check struct {
+	level string // ok, warn, fail
+	what  string
+	fix   string
+}
+
+func runDoctor(args []string) error {
+	fs := newFlags("doctor")
+	root := fs.String("root", "/", "root of /sys, /proc and /dev")
+	socket := fs.String("socket", api.DefaultSocket, "raild socket")
+	cniBin := fs.String("cni-bin-dir", "/opt/cni/bin", "CNI bin dir")
+	nriSocket := fs.String("nri-socket", "/var/run/nri/nri.sock", "NRI socket")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var checks []check
+	machine, err := topology.Discover(*root)
+	if err != nil {
+		checks = append(checks, check{"fail", "topology: " + err.Error(), "check --root"})
+	} else {
+		checks = append(checks, topologyChecks(machine, *root)...)
+	}
+	checks = append(checks, rdmaModeCheck(), socketCheck(*socket),
+		fileCheck(filepath.Join(*cniBin, "rail"), "rail CNI plugin", "run `raild install-cni`"),
+		fileCheck(*nriSocket, "NRI socket", "enable NRI in containerd ([plugins.'io.containerd.nri.v1.nri'] disable = false)"))
+	failed := 0
+	for _, c := range checks {
+		line := fmt.Sprintf("[%-4s] %s", strings.ToUpper(c.level), c.what)
+		if c.fix != "" && c.level != "ok" {
+			line += " — " + c.fix
+		}
+		fmt.Println(line)
+		if c.level == "fail" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d check(s) failed", failed)
+	}
+	return nil
+}
+
+func topologyChecks(m *topology.Machine, root string) []check {
+	var out []check
+	out = append(out, check{level: levelIf(len(m.GPUs) > 0, "warn"), what: fmt.Sprintf("%d NVIDIA GPU(s) bound to the nvidia driver", len(m.GPUs)),
+		fix: "without GPUs, pods are placed by NIC selector alone"})
+	out = append(out, check{level: levelIf(len(m.NICs) > 0, "fail"), what: fmt.Sprintf("%d RDMA device(s) in /sys/class/infiniband", len(m.NICs)),
+		fix: "load the NIC's RDMA driver (mlx5_ib) or rdma_rxe"})
+	for _, nic := range m.NICs {
+		ok := nic.State == "ACTIVE"
+		out = append(out, check{level: levelIf(ok, "warn"), what: fmt.Sprintf("%s (%s, %s) port %s", nic.Name, nic.Netdev, nic.LinkLayer, nic.State),
+			fix: "a NIC whose port is not ACTIVE is never chosen: check cabling and the subnet manager"})
+		if nic.Uverbs != nil {
+			_, err := os.Stat(filepath.Join(root, nic.Uverbs.Path))
+			out = append(out, check{level: levelIf(err == nil, "warn"), what: fmt.Sprintf("%s device node %s", nic.Name, nic.Uverbs.Path),
+				fix: "load ib_uverbs"})
+		}
+	}
+	out = append(out, check{level: levelIf(m.RdmaCM != nil, "warn"), what: "rdma_cm device", fix: "load rdma_ucm"})
+	for _, p := range m.Problems {
+		out = append(out, check{level: "warn", what: p.Device + ": " + p.Reason})
+	}
+	return out
+}
+
+func rdmaModeCheck() check {
+	mode, err := rdma.SystemNetnsMode()
+	switch {
+	case err != nil:
+		return check{"warn", "RDMA netns mode: " + err.Error(), ""}
+	case mode == "":
+		return check{"warn", "RDMA netns mode: this kernel has no RDMA subsystem", "load ib_core"}
+	default:
+		return check{"ok", "RDMA netns mode: " + string(mode) + " (move works in both; macvlan and ipoib need shared)", ""}
+	}
+}
+
+func socketCheck(socket string) check {
+	if _, err := client(socket).Status(context.Background(), ""); err != nil {
+		return check{"fail", "raild socket " + socket + ": " + err.Error(), "start raild (the DaemonSet)"}
+	}
+	return check{"ok", "raild answers on " + socket, ""}
+}
+
+func fileCheck(path, what, fix string) check {
+	if _, err := os.Stat(path); err != nil {
+		return check{"warn", what + " missing at " + path, fix}
+	}
+	return check{"ok", what + " at " + path, ""}
+}
+
+func levelIf(ok bool, otherwise string) string {
+	if ok {
+		return "ok"
+	}
+	return otherwise
+}

@@ -1,0 +1,48 @@
+// Command raild is Rail's node daemon and its node tools.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `raild — Rail's node daemon: GPU-affine RDMA NICs for pods
+
+Usage:
+  raild serve       [--config FILE] [--root DIR] [--socket PATH] [--state-dir DIR] [--node-name NAME]
+                    [--pod-resources-socket PATH] [--metrics-addr ADDR] [--log-level LEVEL]
+  raild topo        [--root DIR] [--socket PATH] [--json]   the node's GPUs, NICs, distances, affinity
+  raild leases      [--socket PATH] [--json]                leases held on this node
+  raild pools       [--socket PATH] [--json]                pools and their use on this node
+  raild doctor      [--root DIR] [--socket PATH] [--cni-bin-dir DIR] [--nri-socket PATH]
+  raild install-cni [--from DIR] [--to DIR]                 copy rail and rail-ipam into the CNI bin dir
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	commands := map[string]func([]string) error{
+		"serve":       runServe,
+		"topo":        runTopo,
+		"leases":      runLeases,
+		"pools":       runPools,
+		"doctor":      runDoctor,
+		"install-cni": runInstallCNI,
+	}
+	name := os.Args[1]
+	if name == "-h" || name == "--help" || name == "help" {
+		fmt.Print(usage)
+		return
+	}
+	run, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "raild: unknown command %q\n\n%s", name, usage)
+		os.Exit(2)
+	}
+	if err := run(os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "raild %s: %v\n", name, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,109 @@
+package nri
+
+import (
+	"io"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	nriapi "github.com/containerd/nri/pkg/api"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+// BenchmarkCreateContainer measures the hook as raild runs it (logging at
+// Info into a discarding JSON handler) and reports the p50/p99 of the
+// individual calls. Run with -benchtime=10000x for the p99 over 10k calls.
+func BenchmarkCreateContainer(b *testing.B) {
+	cases := []struct {
+		name  string
+		cfg   Config
+		setup func(*fakeState)
+		gids  bool
+		pod   *nriapi.PodSandbox
+		ctr   *nriapi.Container
+	}{
+		{name: "no-lease", pod: pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin")},
+		{
+			name:  "move-2nics",
+			setup: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0", "mlx5_1") },
+			pod:   pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin", "HOME=/root"),
+		},
+		{
+			name:  "macvlan-gid-cached",
+			gids:  true,
+			setup: func(f *fakeState) { f.add("s1", api.ModeMacvlan, "10.56.0.5/24", "mlx5_0") },
+			pod:   pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin"),
+		},
+		{
+			name: "gpu-auto-8ids",
+			cfg:  Config{GPUAutoInject: true},
+			pod:  pod("s1", "default", nil),
+			ctr:  ctr("app", "NVIDIA_VISIBLE_DEVICES=0,1,2,3,GPU-00000001-aaaa-bbbb-cccc-dddddddddddd,0:1,2:0,3"),
+		},
+		{
+			name: "annotation-refused",
+			cfg:  Config{AnnotationNamespaces: []string{"default"}},
+			pod:  pod("s1", "default", map[string]string{"rail.dev/devices": "uverbs0,/dev/sda"}),
+			ctr:  ctr("app"),
+		},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			root := b.TempDir()
+			if c.gids {
+				writeGIDs(b, root, "mlx5_0", []string{"fe80:0000:0000:0000:0a00:27ff:fe00:0001",
+					"0000:0000:0000:0000:0000:ffff:0a38:0005"}, []string{"RoCE v2", "RoCE v2"})
+			}
+			st := newFakeState()
+			if c.setup != nil {
+				c.setup(st)
+			}
+			p, err := New(c.cfg, testMachine(root), st, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := p.RunPodSandbox(b.Context(), c.pod); err != nil {
+				b.Fatal(err)
+			}
+			samples := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				_, _, err := p.CreateContainer(b.Context(), c.pod, c.ctr)
+				samples = append(samples, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			slices.Sort(samples)
+			b.ReportMetric(float64(samples[len(samples)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(samples[len(samples)*99/100].Nanoseconds()), "p99-ns")
+		})
+	}
+}
+
+// BenchmarkGIDScanMiss is the fallback CreateContainer pays when the GID
+// was not cached at RunPodSandbox: a scan of a full 256-entry table whose
+// match is the last entry.
+func BenchmarkGIDScanMiss(b *testing.B) {
+	root := b.TempDir()
+	gids := make([]string, maxGIDs)
+	for i := range gids {
+		gids[i] = "0000:0000:0000:0000:0000:0000:0000:0000"
+	}
+	gids[maxGIDs-1] = "0000:0000:0000:0000:0000:ffff:0a38:0005"
+	writeGIDs(b, root, "mlx5_0", gids, nil)
+	k := gidKey{nic: "mlx5_0", addr: netip.MustParseAddr("10.56.0.5")}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		idx, err := scanGIDTable(root, k.nic, 1, k.addr)
+		if err != nil || idx != maxGIDs-1 {
+			b.Fatalf("scan = %d, %v", idx, err)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package nri
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultSocket      = "/var/run/nri/nri.sock"
+	DefaultPluginName  = "rail"
+	DefaultPluginIndex = "10"
+	DefaultMemlock     = "unlimited"
+	DefaultStopGrace   = 30 * time.Second
+)
+
+// rlimInfinity is RLIM_INFINITY as the OCI spec carries it.
+const rlimInfinity = ^uint64(0)
+
+// Config is the `nri:` section of raild's configuration.
+type Config struct {
+	// Enabled starts the NRI plugin.
+	Enabled bool `json:"enabled"`
+	// Socket is containerd's (or CRI-O's) NRI socket.
+	Socket string `json:"socket,omitempty"`
+	// PluginName and PluginIndex identify the plugin to the runtime; the
+	// index (two digits) orders it among other plugins.
+	PluginName  string `json:"pluginName,omitempty"`
+	PluginIndex string `json:"pluginIndex,omitempty"`
+	// Memlock is the RLIMIT_MEMLOCK given to containers that get RDMA
+	// devices: "unlimited", a byte count ("8388608") or a binary size ("8Mi").
+	Memlock string `json:"memlock,omitempty"`
+	// NCCLEnv sets NCCL_IB_HCA, UCX_NET_DEVICES and, in macvlan mode,
+	// NCCL_IB_GID_INDEX unless the container sets them itself. Default on.
+	NCCLEnv *bool `json:"ncclEnv,omitempty"`
+	// UMAD also injects the umadN and issmN nodes of each port.
+	UMAD bool `json:"umad,omitempty"`
+	// GPUAutoInject gives a container without a lease the nodes of the NICs
+	// closest to the GPUs its NVIDIA_VISIBLE_DEVICES names.
+	GPUAutoInject bool `json:"gpuAutoInject,omitempty"`
+	// AnnotationNamespaces are the pod namespaces where the rail.dev/devices
+	// annotation is honoured ("*": all). Empty: none.
+	AnnotationNamespaces []string `json:"annotationNamespaces,omitempty"`
+	// StopGrace is how long after StopPodSandbox the plugin waits for the
+	// CNI DEL (which containerd runs after the NRI stop event) before it
+	// releases what the sandbox still holds. Default "30s".
+	StopGrace string `json:"stopGrace,omitempty"`
+}
+
+// settings is a Config with defaults applied and values parsed.
+type settings struct {
+	Config
+	memlock   uint64
+	ncclEnv   bool
+	stopGrace time.Duration
+	anyNS     bool
+	allowedNS map[string]bool
+}
+
+func (c Config) settings() (settings, error) {
+	s := settings{Config: c, ncclEnv: true, stopGrace: DefaultStopGrace, allowedNS: map[string]bool{}}
+	if s.Socket == "" {
+		s.Socket = DefaultSocket
+	}
+	if s.PluginName == "" {
+		s.PluginName = DefaultPluginName
+	}
+	if s.PluginIndex == "" {
+		s.PluginIndex = DefaultPluginIndex
+	}
+	if !validIndex(s.PluginIndex) {
+		return settings{}, fmt.Errorf("nri.pluginIndex %q: want two digits, e.g. %q", s.PluginIndex, DefaultPluginIndex)
+	}
+	if strings.ContainsAny(s.PluginName, "/ ") {
+		return settings{}, fmt.Errorf("nri.pluginName %q: must not contain '/' or spaces", s.PluginName)
+	}
+	if s.Memlock == "" {
+		s.Memlock = DefaultMemlock
+	}
+	limit, err := ParseMemlock(s.Memlock)
+	if err != nil {
+		return settings{}, fmt.Errorf("nri.memlock: %w", err)
+	}
+	s.memlock = limit
+	if c.NCCLEnv != nil {
+		s.ncclEnv = *c.NCCLEnv
+	}
+	if c.StopGrace != "" {
+		d, err := time.ParseDuration(c.StopGrace)
+		if err != nil || d < 0 {
+			return settings{}, fmt.Errorf("nri.stopGrace %q: want a non-negative duration such as \"30s\"", c.StopGrace)
+		}
+		s.stopGrace = d
+	}
+	for _, ns := range c.AnnotationNamespaces {
+		if ns == "*" {
+			s.anyNS = true
+		}
+		s.allowedNS[ns] = true
+	}
+	return s, nil
+}
+
+func validIndex(idx string) bool {
+	return len(idx) == 2 && idx[0] >= '0' && idx[0] <= '9' && idx[1] >= '0' && idx[1] <= '9'
+}
+
+// ParseMemlock turns "unlimited", "8388608" or "8Mi" into an RLIMIT_MEMLOCK
+// value in bytes; "unlimited" is RLIM_INFINITY.
+func ParseMemlock(v string) (uint64, error) {
+	orig := v
+	v = strings.TrimSpace(v)
+	if v == "unlimited" || v == "infinity" {
+		return rlimInfinity, nil
+	}
+	shift := uint(0)
+	for i, suffix := range []string{"Ki", "Mi", "Gi", "Ti"} {
+		if strings.HasSuffix(v, suffix) {
+			shift = uint(10 * (i + 1))
+			v = strings.TrimSuffix(v, suffix)
+			break
+		}
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not \"unlimited\", a byte count or a count with Ki/Mi/Gi/Ti (e.g. \"8Mi\")", orig)
+	}
+	if n > rlimInfinity>>shift {
+		return 0, fmt.Errorf("%q overflows 64 bits; use \"unlimited\"", orig)
+	}
+	return n << shift, nil
+}

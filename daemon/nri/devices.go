@@ -1,0 +1,127 @@
+package nri
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+
+	nriapi "github.com/containerd/nri/pkg/api"
+
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// deviceDir is where every RDMA character device lives, inside and outside
+// the container.
+const deviceDir = "/dev/infiniband/"
+
+// rdmaDeviceName matches the names of the RDMA character devices: the only
+// names this plugin ever injects.
+var rdmaDeviceName = regexp.MustCompile(`^(uverbs|umad|issm)[0-9]+$|^rdma_cm$`)
+
+// nicDevices is what one leased NIC brings into a container, built once.
+type nicDevices struct {
+	name    string
+	devices []*nriapi.LinuxDevice // uverbsN, plus umadN/issmN when configured
+	ucx     string                // UCX_NET_DEVICES entry, "<dev>:<port>"
+	port    int
+}
+
+// namedDevice is one RDMA character device an annotation may choose.
+type namedDevice struct {
+	dev *nriapi.LinuxDevice
+	nic string // owning NIC; empty for rdma_cm
+}
+
+// nodeDevices is the node's RDMA character devices, indexed for the hook.
+type nodeDevices struct {
+	nics   map[string]*nicDevices
+	rdmaCM *nriapi.LinuxDevice
+	byName map[string]namedDevice
+}
+
+// buildNodeDevices turns the topology into the tables CreateContainer reads.
+// Device entries that are not well-formed RDMA character devices are left
+// out with a logged reason, so that nothing else can ever be injected.
+func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nodeDevices {
+	nd := &nodeDevices{nics: map[string]*nicDevices{}, byName: map[string]namedDevice{}}
+	if m.RdmaCM != nil {
+		if dev, err := linuxDevice(m.RdmaCM); err != nil {
+			log.Warn("rdma_cm not injectable", "reason", err)
+		} else {
+			nd.rdmaCM = dev
+			nd.byName[m.RdmaCM.Name] = namedDevice{dev: dev}
+		}
+	}
+	for i := range m.NICs {
+		nic := &m.NICs[i]
+		nd.nics[nic.Name] = buildNIC(nic, withUMAD, nd.byName, log)
+	}
+	return nd
+}
+
+func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, log *slog.Logger) *nicDevices {
+	out := &nicDevices{name: nic.Name}
+	add := func(cd *topology.CharDev, inject bool) {
+		if cd == nil {
+			return
+		}
+		dev, err := linuxDevice(cd)
+		if err != nil {
+			log.Warn("RDMA device node not injectable", "nic", nic.Name, "reason", err)
+			return
+		}
+		byName[cd.Name] = namedDevice{dev: dev, nic: nic.Name}
+		if inject {
+			out.devices = append(out.devices, dev)
+		}
+	}
+	if nic.Uverbs == nil {
+		log.Warn("NIC has no uverbs device: a container cannot open it", "nic", nic.Name)
+	}
+	add(nic.Uverbs, true)
+	for j := range nic.Ports {
+		p := &nic.Ports[j]
+		add(p.Umad, withUMAD)
+		add(p.Issm, withUMAD)
+	}
+	if port, ok := ucxPort(nic); ok {
+		out.port = port
+		out.ucx = fmt.Sprintf("%s:%d", nic.Name, port)
+	}
+	return out
+}
+
+// ucxPort is the port UCX and the GID lookup use: the first ACTIVE port,
+// else the first port.
+func ucxPort(nic *topology.NIC) (int, bool) {
+	for _, p := range nic.Ports {
+		if p.State == "ACTIVE" {
+			return p.Num, true
+		}
+	}
+	if len(nic.Ports) > 0 {
+		return nic.Ports[0].Num, true
+	}
+	return 0, false
+}
+
+// linuxDevice checks one topology entry and makes the NRI device for it.
+func linuxDevice(cd *topology.CharDev) (*nriapi.LinuxDevice, error) {
+	if !rdmaDeviceName.MatchString(cd.Name) {
+		return nil, fmt.Errorf("%q is not an RDMA character device name", cd.Name)
+	}
+	if cd.Path != deviceDir+cd.Name {
+		return nil, fmt.Errorf("%s: path %q is not %s%s", cd.Name, cd.Path, deviceDir, cd.Name)
+	}
+	if cd.Major == 0 {
+		return nil, fmt.Errorf("%s: major number 0 (unnamed device) was read from sysfs", cd.Name)
+	}
+	return &nriapi.LinuxDevice{
+		Path:     cd.Path,
+		Type:     "c",
+		Major:    int64(cd.Major),
+		Minor:    int64(cd.Minor),
+		FileMode: nriapi.FileMode(os.FileMode(0o666)),
+	}, nil
+}

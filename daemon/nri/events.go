@@ -1,0 +1,158 @@
+package nri
+
+import (
+	"context"
+	"time"
+
+	nriapi "github.com/containerd/nri/pkg/api"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+// releaseTimeout bounds one ReleaseSandbox call made from an event.
+const releaseTimeout = 10 * time.Second
+
+// pendingRelease is a ReleaseSandbox scheduled after StopPodSandbox.
+type pendingRelease struct {
+	timer *time.Timer
+}
+
+// gidIndex returns the NCCL_IB_GID_INDEX for a pod's macvlan leases: the
+// GID index of its rail address, when every macvlan NIC agrees on it.
+func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool) {
+	keys, err := macvlanKeys(leases)
+	if err != nil {
+		p.log.Warn("cannot find the GID index", "pod", pod.GetNamespace()+"/"+pod.GetName(), "reason", err)
+		return 0, false
+	}
+	found := -1
+	for _, k := range keys {
+		nd, ok := p.devs.nics[k.nic]
+		if !ok || nd.ucx == "" {
+			return 0, false
+		}
+		idx, err := p.gids.resolve(pod.GetId(), k, nd.port)
+		if err != nil {
+			p.log.Warn("cannot find the GID index", "pod", pod.GetNamespace()+"/"+pod.GetName(), "reason", err)
+			return 0, false
+		}
+		if found >= 0 && idx != found {
+			p.log.Warn("macvlan NICs hold the pod's addresses at different GID indices: "+envNCCLGIDIndex+" not set",
+				"pod", pod.GetNamespace()+"/"+pod.GetName())
+			return 0, false
+		}
+		found = idx
+	}
+	return found, found >= 0
+}
+
+// warmGIDs fills the GID cache for one sandbox, off the hot path.
+func (p *Plugin) warmGIDs(pod *nriapi.PodSandbox) {
+	if !p.cfg.ncclEnv {
+		return
+	}
+	leases := p.state.SandboxLeases(pod.GetId())
+	keys, err := macvlanKeys(leases)
+	if err != nil || len(keys) == 0 {
+		return
+	}
+	for _, k := range keys {
+		if nd, ok := p.devs.nics[k.nic]; ok && nd.ucx != "" {
+			// A miss is retried on CreateContainer: the kernel publishes GIDs
+			// asynchronously after the address is added.
+			_, _ = p.gids.resolve(pod.GetId(), k, nd.port)
+		}
+	}
+}
+
+// RunPodSandbox comes after the pod's network is set up: the moment to find
+// the GID index of a macvlan address.
+func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
+	p.warmGIDs(pod)
+	return nil
+}
+
+// Synchronize (on every connection to the runtime) rebuilds the GID cache
+// for the pods that already run.
+func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
+	p.gids.reset()
+	for _, pod := range pods {
+		p.warmGIDs(pod)
+	}
+	p.log.Info("synchronized with the runtime", "pods", len(pods))
+	return nil, nil
+}
+
+// StopPodSandbox comes before the CNI DEL in containerd, so what the pod
+// holds is released only if it still holds it after nri.stopGrace.
+func (p *Plugin) StopPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
+	p.gids.forget(pod.GetId())
+	if len(p.state.SandboxLeases(pod.GetId())) == 0 {
+		return nil
+	}
+	p.scheduleRelease(pod)
+	return nil
+}
+
+// RemovePodSandbox comes after both CNI DELs: whatever the pod still holds
+// is released now.
+func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) error {
+	p.cancelRelease(pod.GetId())
+	p.gids.forget(pod.GetId())
+	p.release(ctx, pod, "RemovePodSandbox")
+	return nil
+}
+
+func (p *Plugin) release(ctx context.Context, pod *nriapi.PodSandbox, why string) {
+	held := p.state.SandboxLeases(pod.GetId())
+	if len(held) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	ref := pod.GetNamespace() + "/" + pod.GetName()
+	if err := p.state.ReleaseSandbox(ctx, pod.GetId()); err != nil {
+		p.log.Error("releasing a sandbox's leases failed", "pod", ref, "sandbox", pod.GetId(), "after", why, "err", err)
+		return
+	}
+	p.log.Info("released leases the CNI DEL left behind", "pod", ref, "sandbox", pod.GetId(), "leases", len(held), "after", why)
+}
+
+func (p *Plugin) scheduleRelease(pod *nriapi.PodSandbox) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.releases[pod.GetId()]; ok {
+		return
+	}
+	id := pod.GetId()
+	pr := &pendingRelease{}
+	pr.timer = time.AfterFunc(p.cfg.stopGrace, func() {
+		p.mu.Lock()
+		current := p.releases[id] == pr
+		delete(p.releases, id)
+		p.mu.Unlock()
+		if current {
+			p.release(context.Background(), pod, "StopPodSandbox")
+		}
+	})
+	p.releases[id] = pr
+}
+
+func (p *Plugin) cancelRelease(sandbox string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr, ok := p.releases[sandbox]; ok {
+		pr.timer.Stop()
+		delete(p.releases, sandbox)
+	}
+}
+
+// cancelAllReleases stops every scheduled release (when Run ends).
+func (p *Plugin) cancelAllReleases() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, pr := range p.releases {
+		pr.timer.Stop()
+		delete(p.releases, id)
+	}
+}

@@ -1,0 +1,135 @@
+package nri
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+// maxGIDs bounds a GID table scan (mlx5 ports have 255 entries).
+const maxGIDs = 256
+
+// gidKey names one GID lookup: the pod's address on one NIC.
+type gidKey struct {
+	nic  string
+	addr netip.Addr
+}
+
+// gidCache holds the GID index of each macvlan pod address. It is filled
+// off the hot path (RunPodSandbox, Synchronize); CreateContainer falls back
+// to a bounded scan only when the kernel had not yet published the GID then.
+type gidCache struct {
+	root string
+	mu   sync.RWMutex
+	idx  map[gidKey]int
+	keys map[string][]gidKey // by sandbox, for cleanup
+}
+
+func newGIDCache(root string) *gidCache {
+	return &gidCache{root: root, idx: map[gidKey]int{}, keys: map[string][]gidKey{}}
+}
+
+// get returns the cached index.
+func (c *gidCache) get(k gidKey) (int, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	i, ok := c.idx[k]
+	return i, ok
+}
+
+// resolve returns the index from the cache or, on a miss, scans sysfs and
+// caches what it found.
+func (c *gidCache) resolve(sandbox string, k gidKey, port int) (int, error) {
+	if i, ok := c.get(k); ok {
+		return i, nil
+	}
+	i, err := scanGIDTable(c.root, k.nic, port, k.addr)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idx[k] = i
+	c.keys[sandbox] = append(c.keys[sandbox], k)
+	return i, nil
+}
+
+// forget drops what a sandbox cached.
+func (c *gidCache) forget(sandbox string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.keys[sandbox] {
+		delete(c.idx, k)
+	}
+	delete(c.keys, sandbox)
+}
+
+// reset drops everything (before a full Synchronize).
+func (c *gidCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idx = map[gidKey]int{}
+	c.keys = map[string][]gidKey{}
+}
+
+// macvlanKeys lists the (NIC, address) pairs of a sandbox's macvlan leases.
+func macvlanKeys(leases []api.Lease) ([]gidKey, error) {
+	var keys []gidKey
+	for _, l := range leases {
+		if l.Mode != api.ModeMacvlan {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(l.Address)
+		if err != nil {
+			return nil, fmt.Errorf("lease %s/%s address %q: %w", l.Sandbox, l.IfName, l.Address, err)
+		}
+		for _, nic := range l.NICs {
+			keys = append(keys, gidKey{nic: nic, addr: prefix.Addr()})
+		}
+	}
+	return keys, nil
+}
+
+// scanGIDTable finds the GID index that holds addr on one port, from
+// <root>/sys/class/infiniband/<nic>/ports/<port>/gids/<i>. An IPv4 address
+// appears IPv4-mapped (::ffff:a.b.c.d). RoCE v2 entries win over RoCE v1
+// ones holding the same address, as NCCL needs RoCE v2 to route.
+func scanGIDTable(root, nic string, port int, addr netip.Addr) (int, error) {
+	portDir := filepath.Join(root, "sys/class/infiniband", nic, "ports", strconv.Itoa(port))
+	want := addr.As16()
+	first := -1
+	for i := 0; i < maxGIDs; i++ {
+		raw, err := os.ReadFile(filepath.Join(portDir, "gids", strconv.Itoa(i)))
+		if os.IsNotExist(err) {
+			break
+		}
+		if err != nil {
+			continue // unpopulated entries may read as EINVAL
+		}
+		gid, err := netip.ParseAddr(string(bytes.TrimSpace(raw)))
+		if err != nil || gid.As16() != want {
+			continue
+		}
+		if isRoCEv2(portDir, i) {
+			return i, nil
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first >= 0 {
+		return first, nil
+	}
+	return 0, fmt.Errorf("no GID of %s port %d holds %s (looked in %s/gids)", nic, port, addr, portDir)
+}
+
+func isRoCEv2(portDir string, i int) bool {
+	raw, err := os.ReadFile(filepath.Join(portDir, "gid_attrs/types", strconv.Itoa(i)))
+	return err == nil && bytes.Equal(bytes.ToLower(bytes.TrimSpace(raw)), []byte("roce v2"))
+}

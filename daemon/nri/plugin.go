@@ -1,0 +1,204 @@
+// Package nri is raild's NRI plugin: on CreateContainer it gives the
+// containers of a pod that holds rail leases the RDMA character devices of
+// its NICs, a raised RLIMIT_MEMLOCK and the NCCL/UCX variables naming those
+// NICs, from state prepared beforehand (no sysfs walk, no network call on
+// the hook).
+package nri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	nriapi "github.com/containerd/nri/pkg/api"
+
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// Environment variables the plugin may set.
+const (
+	envNCCLHCA      = "NCCL_IB_HCA"
+	envUCXDevices   = "UCX_NET_DEVICES"
+	envNCCLGIDIndex = "NCCL_IB_GID_INDEX"
+)
+
+// State is what the plugin needs from raild.
+type State interface {
+	// SandboxLeases returns the leases a sandbox holds, from memory.
+	SandboxLeases(sandbox string) []api.Lease
+	// ReleaseSandbox releases what a sandbox holds, for when CNI DEL never came.
+	ReleaseSandbox(ctx context.Context, sandbox string) error
+}
+
+// Plugin is raild's NRI plugin.
+type Plugin struct {
+	cfg      settings
+	machine  *topology.Machine
+	state    State
+	log      *slog.Logger
+	devs     *nodeDevices
+	affinity *gpuAffinity
+	gids     *gidCache
+
+	mu       sync.Mutex
+	releases map[string]*pendingRelease // sandbox -> release scheduled after StopPodSandbox
+}
+
+// New checks the configuration and prepares everything CreateContainer
+// reads: the device list of every NIC, the node's RDMA devices by name and
+// the NICs closest to each GPU.
+func New(cfg Config, m *topology.Machine, st State, log *slog.Logger) (*Plugin, error) {
+	if m == nil {
+		return nil, errors.New("nri: no topology: discover the machine first")
+	}
+	if st == nil {
+		return nil, errors.New("nri: no lease state")
+	}
+	s, err := cfg.settings()
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("component", "nri")
+	p := &Plugin{
+		cfg:      s,
+		machine:  m,
+		state:    st,
+		log:      log,
+		devs:     buildNodeDevices(m, s.UMAD, log),
+		gids:     newGIDCache(m.Root),
+		releases: map[string]*pendingRelease{},
+	}
+	if s.GPUAutoInject {
+		p.affinity = buildGPUAffinity(m, log)
+	}
+	if p.devs.rdmaCM == nil {
+		log.Warn("no usable /dev/infiniband/rdma_cm on this node: RDMA CM will not work in pods")
+	}
+	return p, nil
+}
+
+// CreateContainer adjusts a container of a pod that holds rail leases (or,
+// with gpuAutoInject, names GPUs; or carries an allowed rail.dev/devices
+// annotation). Anything else is left untouched.
+func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) (*nriapi.ContainerAdjustment, []*nriapi.ContainerUpdate, error) {
+	leases := p.state.SandboxLeases(pod.GetId())
+	var nics []string
+	for _, l := range leases {
+		for _, n := range l.NICs {
+			nics = appendUnique(nics, n)
+		}
+	}
+	if len(leases) == 0 && p.affinity != nil {
+		var unknown []string
+		nics, unknown = p.affinity.nicsFor(p.machine, ctr.GetEnv())
+		if len(unknown) > 0 {
+			p.log.Info("GPUs in "+visibleDevicesEnv+" not found on this node", "container", ctrRef(pod, ctr), "ids", unknown)
+		}
+	}
+	extra := p.annotatedDevices(pod, ctr)
+	if len(nics) == 0 && len(extra) == 0 {
+		return nil, nil, nil
+	}
+
+	inj := newInjection(len(nics) + len(extra) + 1)
+	for _, name := range nics {
+		nd, ok := p.devs.nics[name]
+		if !ok {
+			p.log.Warn("leased NIC unknown to this node's topology: skipped", "container", ctrRef(pod, ctr), "nic", name)
+			continue
+		}
+		inj.addNIC(nd)
+	}
+	if len(inj.nics) > 0 && p.devs.rdmaCM != nil {
+		inj.addDevice(p.devs.rdmaCM)
+	}
+	for _, d := range extra {
+		inj.addDevice(d.dev)
+		if nd, ok := p.devs.nics[d.nic]; ok && strings.HasPrefix(d.dev.Path, deviceDir+"uverbs") {
+			inj.nics = appendNIC(inj.nics, nd)
+		}
+	}
+	if len(inj.devices) == 0 {
+		return nil, nil, nil
+	}
+
+	adj := &nriapi.ContainerAdjustment{}
+	for _, d := range inj.devices {
+		adj.AddDevice(d)
+	}
+	if needsMemlock(ctr, p.cfg.memlock) {
+		adj.AddRlimit("RLIMIT_MEMLOCK", p.cfg.memlock, p.cfg.memlock)
+	}
+	if p.cfg.ncclEnv {
+		p.addEnv(adj, pod, ctr, leases, inj.nics)
+	}
+	p.log.Info("injecting RDMA devices", "container", ctrRef(pod, ctr), "devices", len(inj.devices), "nics", len(inj.nics))
+	return adj, nil, nil
+}
+
+// addEnv sets the NCCL/UCX variables the container does not set itself.
+func (p *Plugin) addEnv(adj *nriapi.ContainerAdjustment, pod *nriapi.PodSandbox, ctr *nriapi.Container, leases []api.Lease, nics []*nicDevices) {
+	if len(nics) == 0 {
+		return
+	}
+	has := envKeys(ctr.GetEnv(), envNCCLHCA, envUCXDevices, envNCCLGIDIndex)
+	if !has[0] {
+		names := make([]string, len(nics))
+		for i, n := range nics {
+			names[i] = n.name
+		}
+		adj.AddEnv(envNCCLHCA, "="+strings.Join(names, ","))
+	}
+	if !has[1] {
+		var ucx []string
+		for _, n := range nics {
+			if n.ucx != "" {
+				ucx = append(ucx, n.ucx)
+			}
+		}
+		if len(ucx) > 0 {
+			adj.AddEnv(envUCXDevices, strings.Join(ucx, ","))
+		}
+	}
+	if !has[2] {
+		if idx, ok := p.gidIndex(pod, leases); ok {
+			adj.AddEnv(envNCCLGIDIndex, strconv.Itoa(idx))
+		}
+	}
+}
+
+// needsMemlock is false when the container already has at least the limit.
+func needsMemlock(ctr *nriapi.Container, limit uint64) bool {
+	for _, r := range ctr.GetRlimits() {
+		if r.GetType() == "RLIMIT_MEMLOCK" && r.GetHard() >= limit && r.GetSoft() >= limit {
+			return false
+		}
+	}
+	return true
+}
+
+// envKeys reports which of the keys the environment sets.
+func envKeys(env []string, keys ...string) []bool {
+	has := make([]bool, len(keys))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		for i, key := range keys {
+			if k == key {
+				has[i] = true
+			}
+		}
+	}
+	return has
+}
+
+func ctrRef(pod *nriapi.PodSandbox, ctr *nriapi.Container) string {
+	return fmt.Sprintf("%s/%s/%s", pod.GetNamespace(), pod.GetName(), ctr.GetName())
+}

@@ -1,0 +1,205 @@
+// Package placement turns a pod's GPUs, a network's selector and the node's
+// current use of its NICs into the NICs the pod gets.
+package placement
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// Input is one attachment's request, already resolved to GPU indices.
+type Input struct {
+	GPUs      []int
+	Mode      string
+	NICs      []string // selector: names or PCI addresses (empty: any)
+	Rail      *int     // selector: rail index
+	LinkLayer string   // selector: InfiniBand / Ethernet / ""
+	PoolNICs  []string // the chosen pool's NIC binding, names (empty: any)
+	MaxNICs   int      // 0: one interface per chosen NIC
+}
+
+// Pick is one NIC the attachment gets, with the GPUs that chose it.
+type Pick struct {
+	NIC    topology.NIC
+	GPUs   []int
+	Class  topology.Class
+	Reason string
+}
+
+// Node is the placement view of a node: its topology and rail numbering.
+type Node struct {
+	Machine *topology.Machine
+	Rails   map[string]int // NIC name -> rail index
+}
+
+// Choose picks NICs for in, given who uses which NIC now.
+func (n *Node) Choose(in Input, use *Usage) ([]Pick, error) {
+	linkLayer, err := modeLinkLayer(in.Mode, in.LinkLayer)
+	if err != nil {
+		return nil, err
+	}
+	allowed, err := n.allowed(in)
+	if err != nil {
+		return nil, err
+	}
+	req := topology.Request{
+		GPUs:      in.GPUs,
+		NICs:      allowed,
+		LinkLayer: linkLayer,
+		Exclude:   use.exclusions(in.Mode),
+		Load:      use.loads(),
+	}
+	choices, err := n.Machine.Select(req)
+	if err != nil {
+		return nil, fmt.Errorf("no usable NIC for mode %s: %w", in.Mode, err)
+	}
+	picks := groupByNIC(n.Machine, choices)
+	if in.MaxNICs > 0 && len(picks) > in.MaxNICs {
+		picks = picks[:in.MaxNICs]
+	}
+	return picks, nil
+}
+
+// modeLinkLayer is the link layer a mode implies: a macvlan child needs an
+// Ethernet (RoCE) netdev, an IPoIB child an InfiniBand one.
+func modeLinkLayer(mode, selected string) (string, error) {
+	implied := map[string]string{api.ModeMacvlan: "Ethernet", api.ModeIPoIB: "InfiniBand"}[mode]
+	if implied != "" && selected != "" && selected != implied {
+		return "", fmt.Errorf("linkLayer %s does not fit mode %s, which needs %s NICs", selected, mode, implied)
+	}
+	if implied != "" {
+		return implied, nil
+	}
+	return selected, nil
+}
+
+// allowed intersects the selector's NICs, the rail's NICs and the pool's
+// NICs; nil means any NIC.
+func (n *Node) allowed(in Input) ([]string, error) {
+	var sets [][]string
+	if len(in.NICs) > 0 {
+		names, err := n.resolveNames(in.NICs, "nics")
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, names)
+	}
+	if in.Rail != nil {
+		names := n.railNICs(*in.Rail)
+		if len(names) == 0 {
+			return nil, fmt.Errorf("rail %d: no NIC on this node carries that rail (rails here: %s)", *in.Rail, n.describeRails())
+		}
+		sets = append(sets, names)
+	}
+	if len(in.PoolNICs) > 0 {
+		sets = append(sets, in.PoolNICs)
+	}
+	if len(sets) == 0 {
+		return nil, nil
+	}
+	result := intersect(sets)
+	if len(result) == 0 {
+		return nil, fmt.Errorf("the NIC selector (nics, rail) and the pool's NIC binding have no NIC in common")
+	}
+	return result, nil
+}
+
+func (n *Node) resolveNames(ids []string, field string) ([]string, error) {
+	names := make([]string, 0, len(ids))
+	for _, id := range ids {
+		nic, ok := n.Machine.NICByName(id)
+		if !ok {
+			return nil, fmt.Errorf("%s: %q is not an RDMA device on this node (have %s)", field, id, strings.Join(n.nicNames(), ", "))
+		}
+		names = append(names, nic.Name)
+	}
+	return names, nil
+}
+
+// ResolveNames maps names or PCI addresses to RDMA device names.
+func (n *Node) ResolveNames(ids []string) ([]string, error) { return n.resolveNames(ids, "nics") }
+
+func (n *Node) railNICs(rail int) []string {
+	var names []string
+	for name, r := range n.Rails {
+		if r == rail {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// RailOf returns the rail a NIC carries.
+func (n *Node) RailOf(nic string) (int, bool) {
+	r, ok := n.Rails[nic]
+	return r, ok
+}
+
+func (n *Node) describeRails() string {
+	if len(n.Rails) == 0 {
+		return "none"
+	}
+	var parts []string
+	for name, r := range n.Rails {
+		parts = append(parts, fmt.Sprintf("%s=%d", name, r))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func (n *Node) nicNames() []string {
+	names := make([]string, 0, len(n.Machine.NICs))
+	for _, nic := range n.Machine.NICs {
+		names = append(names, nic.Name)
+	}
+	return names
+}
+
+func intersect(sets [][]string) []string {
+	count := map[string]int{}
+	for _, set := range sets {
+		seen := map[string]bool{}
+		for _, name := range set {
+			if !seen[name] {
+				seen[name] = true
+				count[name]++
+			}
+		}
+	}
+	var out []string
+	for name, c := range count {
+		if c == len(sets) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// groupByNIC folds per-GPU choices into one pick per NIC, in the order the
+// GPUs chose them.
+func groupByNIC(m *topology.Machine, choices []topology.Choice) []Pick {
+	var picks []Pick
+	index := map[string]int{}
+	for _, c := range choices {
+		i, ok := index[c.NIC]
+		if !ok {
+			nic, _ := m.NICByName(c.NIC)
+			index[c.NIC] = len(picks)
+			picks = append(picks, Pick{NIC: nic, Class: c.Class, Reason: c.Reason})
+			i = len(picks) - 1
+		}
+		if c.GPU >= 0 {
+			picks[i].GPUs = append(picks[i].GPUs, c.GPU)
+		}
+		if c.Class < picks[i].Class {
+			picks[i].Class, picks[i].Reason = c.Class, c.Reason
+		}
+	}
+	return picks
+}

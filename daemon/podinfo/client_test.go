@@ -1,0 +1,235 @@
+package podinfo_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/integration/kubeletstub"
+)
+
+const (
+	gpuResource = "nvidia.com/gpu"
+	migResource = "nvidia.com/mig-1g.10gb"
+	hcaResource = "rdma/hca"
+)
+
+func testPods() []kubeletstub.Pod {
+	return []kubeletstub.Pod{
+		{Namespace: "default", Name: "prefill", Containers: []kubeletstub.Container{
+			{Name: "main", Devices: map[string][]string{gpuResource: {"GPU-a", "GPU-b"}}},
+			{Name: "sidecar"},
+		}},
+		{Namespace: "other", Name: "prefill", Containers: []kubeletstub.Container{
+			{Name: "main", Devices: map[string][]string{gpuResource: {"GPU-c"}}},
+		}},
+		{Namespace: "default", Name: "multi", Containers: []kubeletstub.Container{
+			{Name: "c1", Devices: map[string][]string{gpuResource: {"0"}}},
+			{Name: "c2", Devices: map[string][]string{gpuResource: {"1", "0"}, hcaResource: {"hca-x"}}},
+			{Name: "c3", Devices: map[string][]string{migResource: {"MIG-m"}}},
+		}},
+		{Namespace: "default", Name: "cpu-only", Containers: []kubeletstub.Container{{Name: "main"}}},
+	}
+}
+
+func startStub(t *testing.T, socket string) *kubeletstub.Server {
+	t.Helper()
+	stub, err := kubeletstub.Start(socket, testPods())
+	if err != nil {
+		t.Fatalf("start kubelet stub: %v", err)
+	}
+	t.Cleanup(stub.Stop)
+	return stub
+}
+
+func dial(t *testing.T, socket string) *podinfo.Client {
+	t.Helper()
+	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
+	if err != nil {
+		t.Fatalf("Dial(%s): %v", socket, err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	return client
+}
+
+func TestPodDevices(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	stub := startStub(t, socket)
+	client := dial(t, socket)
+
+	tests := []struct {
+		name          string
+		namespace     string
+		pod           string
+		resources     []string
+		want          []string
+		wantNotFound  bool
+		wantErrSubstr string
+	}{
+		{name: "default resource", namespace: "default", pod: "prefill", want: []string{"GPU-a", "GPU-b"}},
+		{name: "same name other namespace", namespace: "other", pod: "prefill", want: []string{"GPU-c"}},
+		{name: "several containers, each id once", namespace: "default", pod: "multi", want: []string{"0", "1"}},
+		{name: "several resource names", namespace: "default", pod: "multi", resources: []string{gpuResource, migResource}, want: []string{"0", "1", "MIG-m"}},
+		{name: "other resource only", namespace: "default", pod: "multi", resources: []string{hcaResource}, want: []string{"hca-x"}},
+		{name: "pod without devices", namespace: "default", pod: "cpu-only", want: nil},
+		{name: "pod not found", namespace: "default", pod: "ghost", wantNotFound: true, wantErrSubstr: "default/ghost"},
+		{name: "empty name", namespace: "default", pod: "", wantErrSubstr: "name"},
+		{name: "empty namespace", namespace: "", pod: "prefill", wantErrSubstr: "namespace"},
+	}
+	modes := []struct {
+		name     string
+		mode     kubeletstub.GetMode
+		usesList bool
+	}{
+		{"get served", kubeletstub.GetServed, false},
+		{"get unimplemented", kubeletstub.GetUnimplemented, true},
+		{"get gate disabled", kubeletstub.GetDisabled, true},
+	}
+	for _, mode := range modes {
+		stub.SetGetMode(mode.mode)
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				before := stub.Calls()
+				got, err := client.PodDevices(context.Background(), tt.namespace, tt.pod, tt.resources)
+				if tt.wantErrSubstr != "" {
+					if err == nil {
+						t.Fatalf("PodDevices = %q, want an error", got)
+					}
+					if !strings.Contains(err.Error(), tt.wantErrSubstr) {
+						t.Errorf("error %q does not contain %q", err, tt.wantErrSubstr)
+					}
+					if errors.Is(err, podinfo.ErrPodNotFound) != tt.wantNotFound {
+						t.Errorf("errors.Is(%v, ErrPodNotFound) = %v, want %v", err, !tt.wantNotFound, tt.wantNotFound)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("PodDevices: %v", err)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("PodDevices = %q, want %q", got, tt.want)
+				}
+				after := stub.Calls()
+				if listed := after.List > before.List; listed != mode.usesList {
+					t.Errorf("List called: %v, want %v (calls before %+v, after %+v)", listed, mode.usesList, before, after)
+				}
+			})
+		}
+	}
+}
+
+func TestPodDevicesKubeletDown(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	client := dial(t, socket)
+	_, err := client.PodDevices(context.Background(), "default", "prefill", nil)
+	if err == nil {
+		t.Fatal("PodDevices with no kubelet succeeded")
+	}
+	if !errors.Is(err, podinfo.ErrKubeletUnreachable) {
+		t.Errorf("error %v does not wrap ErrKubeletUnreachable", err)
+	}
+	for _, part := range []string{socket, "GPUs fall back to the rail.dev/gpus annotation"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("error %q does not contain %q", err, part)
+		}
+	}
+}
+
+// TestPodDevicesKubeletComesLater: a client made before the kubelet is up,
+// or across a kubelet restart, finds it without being made again.
+func TestPodDevicesKubeletComesLater(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	client := dial(t, socket)
+	if _, err := client.PodDevices(context.Background(), "default", "prefill", nil); !errors.Is(err, podinfo.ErrKubeletUnreachable) {
+		t.Fatalf("before the kubelet: err = %v, want ErrKubeletUnreachable", err)
+	}
+	first := startStub(t, socket)
+	waitForDevices(t, client, []string{"GPU-a", "GPU-b"})
+
+	first.Stop()
+	second := startStub(t, socket)
+	if err := second.SetPods([]kubeletstub.Pod{{Namespace: "default", Name: "prefill", Containers: []kubeletstub.Container{
+		{Name: "main", Devices: map[string][]string{gpuResource: {"GPU-z"}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitForDevices(t, client, []string{"GPU-z"})
+}
+
+func waitForDevices(t *testing.T, client *podinfo.Client, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := client.PodDevices(context.Background(), "default", "prefill", nil)
+		if err == nil && slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PodDevices = %q, %v; want %q", got, err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestDialRefusesBadInput(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		socket  string
+		wantErr string
+	}{
+		{"empty socket", context.Background(), "", "socket path is empty"},
+		{"cancelled", cancelled, "/nonexistent/kubelet.sock", "context canceled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			client, err := podinfo.Dial(tt.ctx, tt.socket, 0)
+			if err == nil {
+				_ = client.Close()
+				t.Fatal("Dial succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDialDefaultsAndAbsolutePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	client, err := podinfo.Dial(context.Background(), "kubelet.sock", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if want := filepath.Join(dir, "kubelet.sock"); client.Socket() != want {
+		t.Errorf("Socket() = %q, want %q", client.Socket(), want)
+	}
+}
+
+func BenchmarkPodDevices(b *testing.B) {
+	socket := filepath.Join(b.TempDir(), "kubelet.sock")
+	stub, err := kubeletstub.Start(socket, testPods())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stub.Stop()
+	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	for b.Loop() {
+		if _, err := client.PodDevices(context.Background(), "default", "multi", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package podinfo
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// GPURef is what the resolver needs to know about one GPU of the node.
+// The daemon builds it from the topology engine's GPUs.
+type GPURef struct {
+	Index int    // nvidia-smi order
+	PCI   string // 0000:17:00.0
+	UUID  string // GPU-5f3c..., empty when unknown
+}
+
+// Resolver maps device IDs (from the kubelet or an annotation) to GPU indices.
+type Resolver struct {
+	// GPUs are the GPUs of this node.
+	GPUs []GPURef
+	// MIGParents maps a modern MIG UUID ("MIG-<uuid>") to its parent GPU
+	// UUID ("GPU-<uuid>"). Optional: procfs alone cannot tell a MIG
+	// device's parent, so without an entry such an ID is an error.
+	MIGParents map[string]string
+}
+
+// ResolveGPUs maps device IDs to GPU indices with no MIG map.
+// See Resolver.Resolve.
+func ResolveGPUs(ids []string, gpus []GPURef) ([]int, error) {
+	return Resolver{GPUs: gpus}.Resolve(ids)
+}
+
+// Resolve maps device IDs to the indices of the GPUs they are on,
+// de-duplicated and in ascending order. Accepted forms:
+//
+//	"3"                          a GPU index
+//	"3:1"                        MIG device 1 of GPU 3 (index strategy)
+//	"GPU-<uuid>"                 a GPU UUID (case-insensitive)
+//	"MIG-GPU-<uuid>/<gi>/<ci>"   a legacy MIG id: its parent GPU
+//	"MIG-<uuid>"                 a MIG UUID, through MIGParents
+//	"0000:17:00.0"               a PCI address (also nvidia-smi's 8-digit domain)
+//
+// with an optional time-slicing replica suffix "::<n>". Every ID that
+// cannot be resolved is reported, each error naming its ID.
+func (r Resolver) Resolve(ids []string) ([]int, error) {
+	var indices []int
+	var errs []error
+	for _, id := range ids {
+		index, err := r.resolveOne(id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gpu id %q: %w", id, err))
+			continue
+		}
+		indices = append(indices, index)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	slices.Sort(indices)
+	return slices.Compact(indices), nil
+}
+
+// ParseGPUList splits a comma-separated list such as the rail.dev/gpus
+// annotation ("0, 1,GPU-x") into trimmed IDs. An empty or blank value
+// gives no IDs; an empty entry inside the list is an error.
+func ParseGPUList(value string) ([]string, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(value, ",")
+	ids := make([]string, 0, len(parts))
+	for i, part := range parts {
+		id := strings.TrimSpace(part)
+		if id == "" {
+			return nil, fmt.Errorf("gpu list %q: entry %d is empty; use comma-separated GPU indices or UUIDs such as \"0,1\"", value, i+1)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func (r Resolver) resolveOne(raw string) (int, error) {
+	id := stripReplica(strings.TrimSpace(raw))
+	if id == "" {
+		return 0, errors.New("empty id; use a GPU index, GPU UUID or PCI address")
+	}
+	lower := strings.ToLower(id)
+	switch {
+	case strings.HasPrefix(lower, "mig-gpu-"):
+		return r.resolveLegacyMIG(lower)
+	case strings.HasPrefix(lower, "mig-"):
+		return r.resolveMIGUUID(lower)
+	case strings.HasPrefix(lower, "gpu-"):
+		return r.byUUID(lower)
+	case isDecimal(id):
+		return r.byIndexString(id)
+	}
+	if gpu, mig, ok := strings.Cut(id, ":"); ok && isDecimal(gpu) && isDecimal(mig) {
+		return r.byIndexString(gpu)
+	}
+	if pci, ok := normalizePCI(lower); ok {
+		return r.byPCI(pci)
+	}
+	return 0, errors.New("not a GPU index, GPU UUID (GPU-...), MIG id (MIG-...) or PCI address")
+}
+
+// resolveLegacyMIG handles "mig-gpu-<uuid>/<gi>/<ci>" (lower-cased).
+func (r Resolver) resolveLegacyMIG(lower string) (int, error) {
+	parent, rest, ok := strings.Cut(strings.TrimPrefix(lower, "mig-"), "/")
+	if !ok || rest == "" {
+		return 0, errors.New("legacy MIG id must be MIG-GPU-<uuid>/<gi>/<ci>")
+	}
+	return r.byUUID(parent)
+}
+
+// resolveMIGUUID handles "mig-<uuid>" (lower-cased) through MIGParents.
+func (r Resolver) resolveMIGUUID(lower string) (int, error) {
+	for mig, parent := range r.MIGParents {
+		if strings.ToLower(strings.TrimSpace(mig)) == lower {
+			return r.byUUID(strings.ToLower(strings.TrimSpace(parent)))
+		}
+	}
+	return 0, errors.New("cannot resolve a MIG UUID to its parent GPU from procfs alone " +
+		"(no MIG map from the device plugin); set the pod annotation rail.dev/gpus " +
+		"to the parent GPU's index or UUID, e.g. rail.dev/gpus: \"0\"")
+}
+
+func (r Resolver) byUUID(lower string) (int, error) {
+	for _, gpu := range r.GPUs {
+		if gpu.UUID != "" && strings.ToLower(gpu.UUID) == lower {
+			return gpu.Index, nil
+		}
+	}
+	return 0, fmt.Errorf("no GPU with UUID %s on this node (%s)", lower, r.known())
+}
+
+func (r Resolver) byIndexString(decimal string) (int, error) {
+	index, err := strconv.Atoi(decimal)
+	if err != nil {
+		return 0, fmt.Errorf("gpu index out of range: %w", err)
+	}
+	for _, gpu := range r.GPUs {
+		if gpu.Index == index {
+			return index, nil
+		}
+	}
+	return 0, fmt.Errorf("no GPU with index %d on this node (%s)", index, r.known())
+}
+
+func (r Resolver) byPCI(pci string) (int, error) {
+	for _, gpu := range r.GPUs {
+		if known, ok := normalizePCI(strings.ToLower(gpu.PCI)); ok && known == pci {
+			return gpu.Index, nil
+		}
+	}
+	return 0, fmt.Errorf("no GPU at PCI address %s on this node (%s)", pci, r.known())
+}
+
+// known describes the node's GPUs for error messages.
+func (r Resolver) known() string {
+	if len(r.GPUs) == 0 {
+		return "no GPUs found"
+	}
+	indices := make([]string, 0, len(r.GPUs))
+	for _, gpu := range r.GPUs {
+		indices = append(indices, strconv.Itoa(gpu.Index))
+	}
+	return "GPU indices: " + strings.Join(indices, ",")
+}
+
+// stripReplica drops the NVIDIA device plugin's time-slicing / MPS replica
+// suffix: "GPU-abc::2" is GPU-abc.
+func stripReplica(id string) string {
+	base, _, _ := strings.Cut(id, "::")
+	return base
+}
+
+func isDecimal(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/railcni/rail/daemon/config"
+	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/metrics"
+	"github.com/railcni/rail/daemon/nri"
+	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/daemon/server"
+	"github.com/railcni/rail/daemon/service"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+type serveFlags struct {
+	config, root, socket, stateDir, nodeName, podResources, metricsAddr, logLevel string
+}
+
+func runServe(args []string) error {
+	fs := newFlags("serve")
+	var f serveFlags
+	fs.StringVar(&f.config, "config", "", "YAML config file")
+	fs.StringVar(&f.root, "root", "", "root of /sys, /proc and /dev (default /)")
+	fs.StringVar(&f.socket, "socket", "", "API socket (default /run/rail/raild.sock)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "lease store directory (default "+config.DefaultStateDir+")")
+	fs.StringVar(&f.nodeName, "node-name", "", "this node's name (default $NODE_NAME)")
+	fs.StringVar(&f.podResources, "pod-resources-socket", "", "kubelet PodResources socket (empty: GPUs from annotations and cni-args only)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (empty: off)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := loadServeConfig(fs, f)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(f.logLevel)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return serve(ctx, cfg, log)
+}
+
+// loadServeConfig reads the file, then lets the flags that were set win.
+func loadServeConfig(fs *flag.FlagSet, f serveFlags) (*config.Config, error) {
+	cfg, err := config.Load(f.config)
+	if err != nil {
+		return nil, err
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "root":
+			cfg.Root = f.root
+		case "socket":
+			cfg.Socket = f.socket
+		case "state-dir":
+			cfg.StateDir = f.stateDir
+		case "node-name":
+			cfg.NodeName = f.nodeName
+		case "pod-resources-socket":
+			cfg.PodResourcesSocket = f.podResources
+		case "metrics-addr":
+			cfg.MetricsAddr = f.metricsAddr
+		}
+	})
+	return cfg, cfg.Finish()
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	machine, err := topology.Discover(cfg.Root)
+	if err != nil {
+		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
+	}
+	for _, p := range machine.Problems {
+		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
+	}
+	rails, err := railIndex(cfg, machine)
+	if err != nil {
+		return err
+	}
+	pools, err := ipam.NewPools(cfg.Pools, cfg.NodeName)
+	if err != nil {
+		return fmt.Errorf("config pools: %w", err)
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "leases.db"), pools, ipam.Options{Cooldown: cfg.CooldownDuration})
+	if err != nil {
+		return fmt.Errorf("open lease store: %w", err)
+	}
+	defer alloc.Close()
+	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Log: log}
+	if cfg.PodResourcesSocket != "" {
+		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("kubelet PodResources: %w", err)
+		}
+		defer pods.Close()
+		opt.Pods = pods
+	}
+	var svc *service.Service
+	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
+	opt.Metrics = m
+	if svc, err = service.New(opt); err != nil {
+		return err
+	}
+	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
+		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
+	return run(ctx, cfg, svc, m, log)
+}
+
+// run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
+func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, log *slog.Logger) error {
+	ln, err := server.Listen(cfg.Socket)
+	if err != nil {
+		return err
+	}
+	srv := server.New(svc, m, log)
+	errs := make(chan error, 4)
+	go func() { errs <- srv.Serve(ln) }()
+	if cfg.MetricsAddr != "" {
+		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, func() error { return nil }),
+			ReadHeaderTimeout: 5 * time.Second}
+		go func() { errs <- ignoreClosed(ops.ListenAndServe()) }()
+		defer ops.Close()
+	}
+	if cfg.NRI.Enabled {
+		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, log.With("part", "nri"))
+		if err != nil {
+			return fmt.Errorf("nri: %w", err)
+		}
+		go func() { errs <- plugin.Run(ctx) }()
+	}
+	if cfg.DevicePlugin.Enabled {
+		dp := deviceplugin.New(cfg.DevicePlugin, svc.Machine(), log.With("part", "deviceplugin"))
+		go func() { errs <- dp.Run(ctx) }()
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	_ = os.Remove(cfg.Socket)
+	log.Info("raild stopped")
+	return err
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

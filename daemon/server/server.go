@@ -1,0 +1,194 @@
+// Package server serves raild's versioned HTTP+JSON API on a root-only unix
+// socket, in front of the service.
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/railcni/rail/daemon/metrics"
+	"github.com/railcni/rail/daemon/service"
+	"github.com/railcni/rail/pkg/api"
+)
+
+// maxBody bounds a request body.
+const maxBody = 1 << 20
+
+// Server is the socket API.
+type Server struct {
+	svc     *service.Service
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	http    *http.Server
+}
+
+// New builds the handlers; m may be nil.
+func New(svc *service.Service, m *metrics.Metrics, log *slog.Logger) *Server {
+	s := &Server{svc: svc, metrics: m, log: log}
+	mux := http.NewServeMux()
+	prefix := "/" + api.Version
+	mux.HandleFunc("POST "+prefix+"/allocate", s.timed("allocate", s.allocate))
+	mux.HandleFunc("POST "+prefix+"/release", s.timed("release", s.release))
+	mux.HandleFunc("POST "+prefix+"/check", s.timed("check", s.check))
+	mux.HandleFunc("POST "+prefix+"/gc", s.timed("gc", s.gc))
+	mux.HandleFunc("GET "+prefix+"/status", s.timed("status", s.status))
+	mux.HandleFunc("GET "+prefix+"/leases", s.timed("leases", s.leases))
+	mux.HandleFunc("GET "+prefix+"/pools", s.timed("pools", s.pools))
+	mux.HandleFunc("GET "+prefix+"/topology", s.timed("topology", s.topology))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &api.Error{Code: api.CodeIncompatibleVersion, Msg: "unknown call " + r.Method + " " + r.URL.Path,
+			Details: "this raild speaks API " + api.Version + "; upgrade the plugin and raild together"})
+	})
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	return s
+}
+
+// Listen creates the socket (root only, mode 0600), replacing a stale one.
+func Listen(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create socket dir: %w", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
+	}
+	return ln, nil
+}
+
+// Serve answers on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.http.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown lets in-flight calls finish.
+func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+
+func (s *Server) timed(endpoint string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		h(w, r)
+		if s.metrics != nil {
+			s.metrics.Latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
+		}
+	}
+}
+
+func (s *Server) allocate(w http.ResponseWriter, r *http.Request) {
+	var req api.AllocateRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	plan, err := s.svc.Allocate(r.Context(), req)
+	respond(w, plan, err)
+}
+
+func (s *Server) release(w http.ResponseWriter, r *http.Request) {
+	var req api.AttachmentRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	respond(w, struct{}{}, s.svc.Release(r.Context(), req))
+}
+
+func (s *Server) check(w http.ResponseWriter, r *http.Request) {
+	var req api.AttachmentRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	plan, err := s.svc.Check(r.Context(), req)
+	respond(w, plan, err)
+}
+
+func (s *Server) gc(w http.ResponseWriter, r *http.Request) {
+	var req api.GCRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := s.svc.GC(r.Context(), req)
+	respond(w, res, err)
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	st, err := s.svc.Status(r.URL.Query().Get("pool"))
+	respond(w, st, err)
+}
+
+func (s *Server) leases(w http.ResponseWriter, _ *http.Request) { respond(w, s.svc.Leases(), nil) }
+func (s *Server) pools(w http.ResponseWriter, _ *http.Request)  { respond(w, s.svc.Pools(), nil) }
+func (s *Server) topology(w http.ResponseWriter, _ *http.Request) {
+	respond(w, s.svc.Topology(), nil)
+}
+
+// decode reads a JSON body strictly; unknown fields are named in the error.
+func decode(w http.ResponseWriter, r *http.Request, into any) bool {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(data) > maxBody {
+		writeError(w, &api.Error{Code: api.CodeDecode, Msg: "request body unreadable or over 1 MiB"})
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		code := uint(api.CodeDecode)
+		if strings.HasPrefix(msg, "unknown field") {
+			code = api.CodeUnsupportedField
+			msg += " (raild speaks API " + api.Version + "; is the plugin newer than raild?)"
+		}
+		writeError(w, &api.Error{Code: code, Msg: "invalid request", Details: msg})
+		return false
+	}
+	return true
+}
+
+func respond(w http.ResponseWriter, body any, err error) {
+	if err != nil {
+		var apiErr *api.Error
+		if !errors.As(err, &apiErr) {
+			apiErr = &api.Error{Code: api.CodeInternal, Msg: "internal error", Details: err.Error()}
+		}
+		writeError(w, apiErr)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func writeError(w http.ResponseWriter, e *api.Error) {
+	status := http.StatusBadRequest
+	switch e.Code {
+	case api.CodeTryAgainLater:
+		status = http.StatusServiceUnavailable
+	case api.CodeUnknownContainer:
+		status = http.StatusNotFound
+	case api.CodePoolExhausted, api.CodeNoNIC:
+		status = http.StatusConflict
+	case api.CodeInternal, api.CodeIO:
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(e)
+}

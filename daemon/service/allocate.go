@@ -1,0 +1,258 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/railcni/rail/daemon/placement"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
+)
+
+// Allocate returns the plan of one attachment, placing and leasing on the
+// first call and answering from the leases on every later one.
+func (s *Service) Allocate(ctx context.Context, req api.AllocateRequest) (*api.Plan, error) {
+	if err := ValidateAllocate(req); err != nil {
+		return nil, err
+	}
+	done := s.enter(attachKey(req.Sandbox, req.IfName, req.Network))
+	defer done()
+	if existing := s.alloc.Get(req.Sandbox, req.IfName, req.Network); len(existing) > 0 {
+		return s.planFromLeases(req.Sandbox, req.IfName, req.Network, existing), nil
+	}
+	pool, err := s.explicitPool(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Mode == api.ModeIPAM {
+		return s.allocateAddressOnly(req, pool)
+	}
+	gpus, err := s.resolveGPUs(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.allocateNICs(req, pool, gpus)
+}
+
+// enter serialises calls for one attachment key (a runtime retrying ADD
+// while the first is still running) without serialising different keys.
+func (s *Service) enter(key string) func() {
+	for {
+		s.mu.Lock()
+		wait, busy := s.inflight[key]
+		if !busy {
+			done := make(chan struct{})
+			s.inflight[key] = done
+			s.mu.Unlock()
+			return func() {
+				s.mu.Lock()
+				delete(s.inflight, key)
+				s.mu.Unlock()
+				close(done)
+			}
+		}
+		s.mu.Unlock()
+		<-wait
+	}
+}
+
+func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*api.Plan, error) {
+	if pool == "" {
+		var err error
+		if pool, err = s.onlyPool(); err != nil {
+			return nil, err
+		}
+	}
+	leases, err := s.alloc.AllocateMany([]ipam.Request{s.ipamRequest(req, req.IfName, pool, nil)})
+	if err != nil {
+		return nil, s.allocError(err)
+	}
+	s.recordAllocation(leases, nil)
+	return s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases), nil
+}
+
+func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int) (*api.Plan, error) {
+	input, err := s.placementInput(req, pool, gpus)
+	if err != nil {
+		return nil, err
+	}
+	names := interfaceNames(req)
+	s.mu.Lock()
+	picks, err := s.node.Choose(input, s.usage)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, s.countError("allocate", "no_nic", &api.Error{Code: api.CodeNoNIC,
+			Msg: "no RDMA NIC for this pod", Details: describeRequest(req, gpus) + ": " + err.Error()})
+	}
+	if len(picks) > len(names) {
+		picks = picks[:len(names)]
+	}
+	reqs, err := s.leaseRequests(req, pool, picks, names)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.reserve(reqs)
+	s.mu.Unlock()
+
+	leases, err := s.alloc.AllocateMany(reqs)
+	if err != nil {
+		s.unreserve(reqs)
+		return nil, s.allocError(err)
+	}
+	s.recordAllocation(leases, picks)
+	plan := s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases)
+	annotatePlan(plan, picks)
+	return plan, nil
+}
+
+func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
+	in := placement.Input{GPUs: gpus, Mode: req.Mode, NICs: req.Selector.NICs, Rail: req.Selector.Rail,
+		LinkLayer: req.Selector.LinkLayer, MaxNICs: req.MaxNICs}
+	if args := req.CNIArgs; args != nil {
+		if len(args.NICs) > 0 {
+			in.NICs = args.NICs
+		}
+		if args.Rail != nil {
+			r := int(*args.Rail)
+			in.Rail = &r
+		}
+	}
+	if pool != "" {
+		bound, err := s.poolNICs(pool)
+		if err != nil {
+			return in, err
+		}
+		in.PoolNICs = bound
+	}
+	return in, nil
+}
+
+// leaseRequests builds one lease request per pick, each with its pool.
+func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []placement.Pick, names []string) ([]ipam.Request, error) {
+	reqs := make([]ipam.Request, 0, len(picks))
+	for i, pick := range picks {
+		p := pool
+		if p == "" {
+			var err error
+			if p, err = s.boundPool(pick.NIC.Name); err != nil {
+				return nil, err
+			}
+		}
+		reqs = append(reqs, s.ipamRequest(req, names[i], p, []string{pick.NIC.Name}))
+	}
+	return reqs, nil
+}
+
+func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics []string) ipam.Request {
+	return ipam.Request{Sandbox: req.Sandbox, IfName: ifname, Attachment: req.IfName, Network: req.Network,
+		Pool: pool, NICs: nics, Mode: req.Mode, PodNamespace: req.PodNamespace, PodName: req.PodName,
+		PodUID: req.PodUID, Netns: req.Netns}
+}
+
+// reserve marks the NICs as used before the leases are written, so a
+// concurrent allocation cannot take a NIC that is about to be moved.
+func (s *Service) reserve(reqs []ipam.Request) {
+	for _, r := range reqs {
+		for _, nic := range r.NICs {
+			s.usage.Add(nic, leaseKey(r.Sandbox, r.IfName), r.Sandbox, podName(r.PodNamespace, r.PodName, r.Sandbox), r.Mode)
+		}
+	}
+}
+
+func (s *Service) unreserve(reqs []ipam.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range reqs {
+		for _, nic := range r.NICs {
+			s.usage.Remove(nic, leaseKey(r.Sandbox, r.IfName))
+		}
+	}
+}
+
+func (s *Service) recordAllocation(leases []ipam.Lease, picks []placement.Pick) {
+	s.mu.Lock()
+	for _, l := range leases {
+		s.trackLocked(l)
+	}
+	s.mu.Unlock()
+	for i, l := range leases {
+		if s.opt.Metrics != nil {
+			s.opt.Metrics.Allocations.WithLabelValues(l.Pool, l.Mode).Inc()
+		}
+		attrs := []any{"sandbox", l.Sandbox, "ifname", l.IfName, "pod", podName(l.PodNamespace, l.PodName, ""),
+			"pool", l.Pool, "address", l.Address.String(), "nics", l.NICs}
+		if i < len(picks) {
+			attrs = append(attrs, "gpus", picks[i].GPUs, "distance", picks[i].Class.String())
+			if s.opt.Metrics != nil {
+				s.opt.Metrics.Placements.WithLabelValues(picks[i].NIC.Name, picks[i].Class.String()).Inc()
+			}
+		}
+		s.log.Info("lease allocated", attrs...)
+	}
+}
+
+// allocError maps allocator errors to wire errors.
+func (s *Service) allocError(err error) error {
+	switch {
+	case errors.Is(err, ipam.ErrExhausted):
+		return s.countError("allocate", "pool_exhausted", &api.Error{Code: api.CodePoolExhausted, Msg: "pool exhausted", Details: err.Error()})
+	case errors.Is(err, ipam.ErrUnknownPool), errors.Is(err, ipam.ErrNoNodeSlice):
+		return s.countError("allocate", "bad_pool", &api.Error{Code: api.CodeInvalidConfig, Msg: "invalid field \"pool\"", Details: err.Error()})
+	default:
+		return s.countError("allocate", "store", &api.Error{Code: api.CodeIO, Msg: "lease store", Details: err.Error()})
+	}
+}
+
+func (s *Service) countError(op, reason string, err *api.Error) *api.Error {
+	if s.opt.Metrics != nil {
+		s.opt.Metrics.Errors.WithLabelValues(op, reason).Inc()
+	}
+	s.log.Warn("request failed", "op", op, "reason", reason, "error", err.Error())
+	return err
+}
+
+// interfaceNames: chained, prefix0..; alone, ifname, ifname-1, ...
+func interfaceNames(req api.AllocateRequest) []string {
+	const max = 16
+	names := make([]string, 0, max)
+	for i := 0; i < max; i++ {
+		var name string
+		switch {
+		case req.Chained:
+			name = fmt.Sprintf("%s%d", prefixOr(req.IfPrefix), i)
+		case i == 0:
+			name = req.IfName
+		default:
+			name = fmt.Sprintf("%s-%d", req.IfName, i)
+		}
+		if len(name) > 15 {
+			break
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
+func prefixOr(p string) string {
+	if p == "" {
+		return "rail"
+	}
+	return p
+}
+
+func describeRequest(req api.AllocateRequest, gpus []int) string {
+	pod := podName(req.PodNamespace, req.PodName, "sandbox "+req.Sandbox)
+	if len(gpus) == 0 {
+		return fmt.Sprintf("pod %s (no GPUs known; mode %s)", pod, req.Mode)
+	}
+	parts := make([]string, len(gpus))
+	for i, g := range gpus {
+		parts[i] = fmt.Sprint(g)
+	}
+	return fmt.Sprintf("pod %s (GPUs %s; mode %s)", pod, strings.Join(parts, ","), req.Mode)
+}
+
+func attachKey(sandbox, ifname, network string) string { return sandbox + "/" + ifname + "/" + network }

@@ -1,0 +1,119 @@
+package service
+
+import (
+	"sort"
+	"time"
+
+	"github.com/railcni/rail/daemon/placement"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
+)
+
+// policyTableBase numbers the per-interface routing tables (per pod netns).
+const policyTableBase = 100
+
+// planFromLeases turns an attachment's leases into the plan the plugin applies.
+func (s *Service) planFromLeases(sandbox, ifname, network string, leases []ipam.Lease) *api.Plan {
+	leases = sortedLeases(leases)
+	mode := ""
+	if len(leases) > 0 {
+		mode = leases[0].Mode
+	}
+	plan := &api.Plan{Sandbox: sandbox, IfName: ifname, Network: network, Mode: mode}
+	tables := s.policyTables(sandbox)
+	for _, l := range leases {
+		plan.Interfaces = append(plan.Interfaces, s.planInterface(l, tables[l.IfName]))
+	}
+	return plan
+}
+
+func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
+	iface := api.PlanInterface{Name: l.IfName, Pool: l.Pool, Table: table}
+	addr := api.Address{CIDR: l.Address.String()}
+	if l.Gateway.IsValid() {
+		addr.Gateway = l.Gateway.String()
+	}
+	iface.Addresses = []api.Address{addr}
+	if pool, ok := s.alloc.Pools().Get(l.Pool); ok {
+		iface.MTU = pool.Config.MTU
+		for _, r := range pool.Config.Routes {
+			iface.Routes = append(iface.Routes, api.Route{Dst: r.Dst, GW: r.GW})
+		}
+	}
+	if len(l.NICs) > 0 {
+		iface.NIC = s.nicInfo(l.NICs[0])
+	}
+	return iface
+}
+
+func (s *Service) nicInfo(name string) *api.NIC {
+	nic, ok := s.opt.Machine.NICByName(name)
+	if !ok {
+		return &api.NIC{RDMADevice: name}
+	}
+	info := &api.NIC{RDMADevice: nic.Name, Netdev: nic.Netdev, PCI: nic.PCI, UverbsName: nic.UverbsName,
+		LinkLayer: nic.LinkLayer, Port: 1}
+	if len(nic.Ports) > 0 {
+		info.Port = nic.Ports[0].Num
+	}
+	if r, ok := s.node.RailOf(nic.Name); ok {
+		info.Rail = &r
+	}
+	return info
+}
+
+// policyTables gives each rail interface of a sandbox its own routing table
+// when several of them share a subnet, so replies leave where they came in.
+func (s *Service) policyTables(sandbox string) map[string]int {
+	leases := s.SandboxLeases(sandbox)
+	sort.Slice(leases, func(i, j int) bool { return lessIfName(leases[i].IfName, leases[j].IfName) })
+	bySubnet := map[string][]string{}
+	for _, l := range leases {
+		if len(l.NICs) == 0 {
+			continue
+		}
+		if pool, ok := s.alloc.Pools().Get(l.Pool); ok {
+			subnet := pool.Config.Subnet
+			bySubnet[subnet] = append(bySubnet[subnet], l.IfName)
+		}
+	}
+	tables := map[string]int{}
+	for i, l := range leases {
+		if pool, ok := s.alloc.Pools().Get(l.Pool); ok && len(bySubnet[pool.Config.Subnet]) > 1 {
+			tables[l.IfName] = policyTableBase + i
+		}
+	}
+	return tables
+}
+
+// annotatePlan adds, for people, which GPUs chose each NIC and why.
+func annotatePlan(plan *api.Plan, picks []placement.Pick) {
+	for i := range plan.Interfaces {
+		if i >= len(picks) {
+			return
+		}
+		plan.Interfaces[i].GPUs = picks[i].GPUs
+		plan.Interfaces[i].Distance = picks[i].Class.String()
+		plan.Interfaces[i].Reason = picks[i].Reason
+	}
+}
+
+func sortedLeases(leases []ipam.Lease) []ipam.Lease {
+	out := append([]ipam.Lease(nil), leases...)
+	sort.Slice(out, func(i, j int) bool { return lessIfName(out[i].IfName, out[j].IfName) })
+	return out
+}
+
+// lessIfName orders rail2 before rail10 and net1 before net1-1.
+func lessIfName(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+func toAPILease(l ipam.Lease) api.Lease {
+	return api.Lease{Sandbox: l.Sandbox, IfName: l.IfName, Attachment: l.Attachment, Network: l.Network,
+		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: l.Mode,
+		PodNamespace: l.PodNamespace, PodName: l.PodName, PodUID: l.PodUID, Created: l.Created.UTC().Format(time.RFC3339)}
+}

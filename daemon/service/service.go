@@ -1,0 +1,159 @@
+// Package service is raild's core: it places pods on NICs, leases their
+// addresses and answers for both. The socket server, the NRI plugin and the
+// CLI all go through it.
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/railcni/rail/daemon/metrics"
+	"github.com/railcni/rail/daemon/placement"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// PodDevices answers which device IDs of the given resources a pod holds
+// (the kubelet PodResources API).
+type PodDevices interface {
+	PodDevices(ctx context.Context, namespace, name string, resources []string) ([]string, error)
+}
+
+// Options wires a Service.
+type Options struct {
+	Machine      *topology.Machine
+	Rails        map[string]int
+	Alloc        *ipam.Allocator
+	Pods         PodDevices // nil: GPUs come only from annotations and cni-args
+	GPUResources []string
+	Metrics      *metrics.Metrics // nil: not measured
+	Log          *slog.Logger
+	// NetnsExists tells whether a sandbox's netns is still there; nil uses os.Stat.
+	NetnsExists func(path string) bool
+}
+
+// Service is safe for concurrent use.
+type Service struct {
+	opt   Options
+	node  *placement.Node
+	alloc *ipam.Allocator
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	usage     *placement.Usage
+	bySandbox map[string][]api.Lease   // what NRI reads on its hot path
+	inflight  map[string]chan struct{} // attachment key -> done
+}
+
+// New builds the service from the leases on disk and releases those whose
+// sandbox netns is gone.
+func New(opt Options) (*Service, error) {
+	if opt.Machine == nil || opt.Alloc == nil {
+		return nil, fmt.Errorf("service needs a machine and an allocator")
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.NetnsExists == nil {
+		opt.NetnsExists = func(path string) bool { _, err := os.Stat(path); return err == nil }
+	}
+	s := &Service{
+		opt:       opt,
+		node:      &placement.Node{Machine: opt.Machine, Rails: opt.Rails},
+		alloc:     opt.Alloc,
+		log:       opt.Log,
+		usage:     placement.NewUsage(),
+		bySandbox: map[string][]api.Lease{},
+		inflight:  map[string]chan struct{}{},
+	}
+	for _, l := range opt.Alloc.Leases() {
+		s.track(l)
+	}
+	if err := s.Reconcile(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Reconcile releases leases whose recorded netns no longer exists.
+func (s *Service) Reconcile() error {
+	released, err := s.alloc.ReleaseIf(func(l ipam.Lease) bool {
+		return l.Netns != "" && !s.opt.NetnsExists(l.Netns)
+	})
+	if err != nil {
+		return fmt.Errorf("reconcile leases: %w", err)
+	}
+	s.forget(released, "netns gone")
+	return nil
+}
+
+// Machine is the node's topology.
+func (s *Service) Machine() *topology.Machine { return s.opt.Machine }
+
+// Topology is the report of `raild topo`.
+func (s *Service) Topology() topology.Report { return s.opt.Machine.Report() }
+
+func (s *Service) track(l ipam.Lease) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.trackLocked(l)
+}
+
+func (s *Service) trackLocked(l ipam.Lease) {
+	key := leaseKey(l.Sandbox, l.IfName)
+	for _, nic := range l.NICs {
+		s.usage.Add(nic, key, l.Sandbox, podName(l.PodNamespace, l.PodName, l.Sandbox), l.Mode)
+	}
+	s.bySandbox[l.Sandbox] = append(withoutKey(s.bySandbox[l.Sandbox], l.IfName), toAPILease(l))
+}
+
+// forget drops released leases from the in-memory views and counts them.
+func (s *Service) forget(released []ipam.Lease, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range released {
+		key := leaseKey(l.Sandbox, l.IfName)
+		for _, nic := range l.NICs {
+			s.usage.Remove(nic, key)
+		}
+		s.bySandbox[l.Sandbox] = withoutKey(s.bySandbox[l.Sandbox], l.IfName)
+		if len(s.bySandbox[l.Sandbox]) == 0 {
+			delete(s.bySandbox, l.Sandbox)
+		}
+		if s.opt.Metrics != nil {
+			s.opt.Metrics.Releases.WithLabelValues(l.Pool).Inc()
+		}
+		s.log.Info("lease released", "sandbox", l.Sandbox, "ifname", l.IfName, "pod", podName(l.PodNamespace, l.PodName, ""),
+			"address", l.Address.String(), "nics", l.NICs, "why", why)
+	}
+}
+
+// SandboxLeases returns the leases of a sandbox from memory (NRI hot path).
+func (s *Service) SandboxLeases(sandbox string) []api.Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]api.Lease(nil), s.bySandbox[sandbox]...)
+}
+
+func leaseKey(sandbox, ifname string) string { return sandbox + "/" + ifname }
+
+func podName(ns, name, fallback string) string {
+	if name == "" {
+		return fallback
+	}
+	return ns + "/" + name
+}
+
+func withoutKey(leases []api.Lease, ifname string) []api.Lease {
+	out := leases[:0:0]
+	for _, l := range leases {
+		if l.IfName != ifname {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package service
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+var (
+	ifNameRE  = regexp.MustCompile(`^[^\s/:]{1,15}$`)
+	sandboxRE = regexp.MustCompile(`^[a-zA-Z0-9_.:-]{1,256}$`)
+	modes     = []string{api.ModeMove, api.ModeMacvlan, api.ModeIPoIB, api.ModeIPAM}
+)
+
+func invalid(field, format string, args ...any) *api.Error {
+	return &api.Error{Code: api.CodeInvalidConfig, Msg: fmt.Sprintf("invalid field %q", field), Details: fmt.Sprintf(format, args...)}
+}
+
+// ValidateAllocate checks a request before anything is placed or leased.
+func ValidateAllocate(req api.AllocateRequest) error {
+	if err := ValidateAttachment(api.AttachmentRequest{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network}); err != nil {
+		return err
+	}
+	if !contains(modes, req.Mode) {
+		return invalid("mode", "%q: use one of %s", req.Mode, strings.Join(modes, ", "))
+	}
+	if req.IfPrefix != "" && len(req.IfPrefix) > 11 {
+		return invalid("ifPrefix", "%q is longer than 11 bytes; interface names must fit 15", req.IfPrefix)
+	}
+	if req.MaxNICs < 0 {
+		return invalid("maxNICs", "%d must not be negative", req.MaxNICs)
+	}
+	if ll := req.Selector.LinkLayer; ll != "" && ll != "InfiniBand" && ll != "Ethernet" {
+		return invalid("selector.linkLayer", "%q: use InfiniBand or Ethernet", ll)
+	}
+	return nil
+}
+
+// ValidateAttachment checks the key of an attachment.
+func ValidateAttachment(req api.AttachmentRequest) error {
+	if req.Sandbox == "" {
+		return invalid("sandbox", "empty: the CNI_CONTAINERID of the pod sandbox is required")
+	}
+	if !sandboxRE.MatchString(req.Sandbox) {
+		return invalid("sandbox", "%q: letters, digits, '_', '.', ':' and '-' only, at most 256", req.Sandbox)
+	}
+	if !ifNameRE.MatchString(req.IfName) {
+		return invalid("ifName", "%q must be 1 to 15 bytes without spaces, '/' or ':'", req.IfName)
+	}
+	if req.Network == "" {
+		return invalid("network", "empty: the network name (netconf \"name\") is required")
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, item := range list {
+		if item == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,178 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
+)
+
+// raildStartTimeout bounds the wait for raild's socket to answer.
+const raildStartTimeout = 30 * time.Second
+
+// DaemonConfig is the part of raild's YAML config the harness writes.
+type DaemonConfig struct {
+	Cooldown string            `json:"cooldown,omitempty"`
+	Pools    []ipam.PoolConfig `json:"pools"`
+}
+
+// RaildOptions say how to run raild.
+type RaildOptions struct {
+	Bin          string // path of the raild binary
+	Dir          string // config, socket, state and log live here
+	Root         string // the fake machine root
+	NodeName     string
+	PodResources string // kubelet PodResources socket; "" for none
+	Config       DaemonConfig
+	Netns        *NetNS // where raild runs (the node netns)
+}
+
+// Raild is a raild process running in the node netns.
+type Raild struct {
+	opt    RaildOptions
+	Socket string
+	Log    string // path of its stderr
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error // set before exited is closed
+}
+
+// StartRaild writes the config and starts raild, returning once its socket
+// answers.
+func StartRaild(opt RaildOptions) (*Raild, error) {
+	cfg, err := yaml.Marshal(opt.Config)
+	if err != nil {
+		return nil, fmt.Errorf("encode raild config: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(opt.Dir, "raild.yaml"), cfg, 0o600); err != nil {
+		return nil, fmt.Errorf("write raild config: %w", err)
+	}
+	r := &Raild{opt: opt, Socket: filepath.Join(opt.Dir, "raild.sock"), Log: filepath.Join(opt.Dir, "raild.log")}
+	return r, r.Start()
+}
+
+// Start starts the process (again, after Stop) and waits until it serves.
+func (r *Raild) Start() error {
+	if r.Running() {
+		return errors.New("raild is already running")
+	}
+	logFile, err := os.OpenFile(r.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("raild log: %w", err)
+	}
+	defer logFile.Close()
+	args := []string{"serve", "--config", filepath.Join(r.opt.Dir, "raild.yaml"), "--root", r.opt.Root,
+		"--socket", r.Socket, "--state-dir", filepath.Join(r.opt.Dir, "state"), "--node-name", r.opt.NodeName,
+		"--log-level", "debug"}
+	if r.opt.PodResources != "" {
+		args = append(args, "--pod-resources-socket", r.opt.PodResources)
+	}
+	cmd := exec.Command(r.opt.Bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.opt.Netns.Do(cmd.Start); err != nil {
+		return fmt.Errorf("start raild: %w", err)
+	}
+	r.cmd, r.exited, r.err = cmd, make(chan struct{}), nil
+	go func(exited chan struct{}) {
+		r.err = cmd.Wait()
+		close(exited)
+	}(r.exited)
+	return r.waitReady()
+}
+
+func (r *Raild) waitReady() error {
+	client := api.NewClient(r.Socket, time.Second)
+	deadline := time.Now().Add(raildStartTimeout)
+	for {
+		select {
+		case <-r.exited:
+			return fmt.Errorf("raild exited at start (%v): %s", r.err, r.LogTail(20))
+		default:
+		}
+		if _, err := client.Pools(context.Background()); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			_ = r.Stop()
+			return fmt.Errorf("raild did not answer on %s within %s: %s", r.Socket, raildStartTimeout, r.LogTail(20))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Running reports whether the process is alive.
+func (r *Raild) Running() bool {
+	if r.exited == nil {
+		return false
+	}
+	select {
+	case <-r.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// PID is the process id of the running raild (0 when stopped).
+func (r *Raild) PID() int {
+	if !r.Running() {
+		return 0
+	}
+	return r.cmd.Process.Pid
+}
+
+// Stop sends SIGTERM and waits for the exit (SIGKILL after 10 s). Stopping
+// a stopped raild is not an error.
+func (r *Raild) Stop() error {
+	if !r.Running() {
+		return nil
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(10 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+		return fmt.Errorf("raild ignored SIGTERM for 10s and was killed: %s", r.LogTail(10))
+	}
+	var exitErr *exec.ExitError
+	if r.err != nil && !errors.As(r.err, &exitErr) {
+		return fmt.Errorf("raild: %w", r.err)
+	}
+	if exitErr != nil && exitErr.ExitCode() != 0 {
+		return fmt.Errorf("raild exited with %v after SIGTERM: %s", r.err, r.LogTail(10))
+	}
+	return nil
+}
+
+// Restart stops and starts raild (its reconcile runs at start).
+func (r *Raild) Restart() error {
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	return r.Start()
+}
+
+// LogTail returns the last n lines raild wrote.
+func (r *Raild) LogTail(n int) string {
+	data, err := os.ReadFile(r.Log)
+	if err != nil {
+		return "(no raild log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,11 @@
+// Package ipam holds raild's IP pools and the lease store behind them.
+//
+// Pools come from the daemon's YAML config (PoolConfig, validated by
+// NewPools). Leases are keyed by (sandbox ID, pod interface name) and live
+// in a bbolt file; an Allocator keeps an in-memory index of them, reserves
+// addresses under a mutex and makes every change durable before it returns,
+// coalescing concurrent writers into shared transactions (bbolt's DB.Batch).
+// Released addresses wait a cooldown, recorded on disk, before reuse.
+//
+// The package imports nothing else of the project and never logs.
+package ipam

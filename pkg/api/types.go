@@ -1,0 +1,204 @@
+// Package api holds the versioned wire types of raild's node socket and a
+// small client with timeouts that maps failures to CNI error codes.
+package api
+
+import "errors"
+
+// Version is the path prefix of every call: /v1/...
+const Version = "v1"
+
+// DefaultSocket is where raild listens and where the plugins dial.
+const DefaultSocket = "/run/rail/raild.sock"
+
+// Attach modes. ModeIPAM is used by rail-ipam: an address, no NIC.
+const (
+	ModeMove    = "move"
+	ModeMacvlan = "macvlan"
+	ModeIPoIB   = "ipoib"
+	ModeIPAM    = "ipam"
+)
+
+// Pod annotations understood by raild.
+const (
+	AnnotationGPUs    = "rail.dev/gpus"
+	AnnotationPool    = "rail.dev/pool"
+	AnnotationDevices = "rail.dev/devices"
+)
+
+// Selector narrows the NICs a network may use (NAD / conflist / cni-args).
+type Selector struct {
+	// NICs are RDMA device names (mlx5_0) or PCI addresses.
+	NICs []string `json:"nics,omitempty"`
+	// Rail picks the NIC carrying this rail index.
+	Rail *int `json:"rail,omitempty"`
+	// LinkLayer is "InfiniBand" or "Ethernet"; empty accepts both.
+	LinkLayer string `json:"linkLayer,omitempty"`
+}
+
+// AllocateRequest asks raild for a plan for one CNI attachment
+// (sandbox, CNI_IFNAME). It is re-entrant: the same key gets the same plan.
+type AllocateRequest struct {
+	Sandbox      string            `json:"sandbox"`
+	Netns        string            `json:"netns,omitempty"`
+	IfName       string            `json:"ifName"`
+	Network      string            `json:"network"`
+	PodNamespace string            `json:"podNamespace,omitempty"`
+	PodName      string            `json:"podName,omitempty"`
+	PodUID       string            `json:"podUID,omitempty"`
+	Mode         string            `json:"mode"`
+	Pool         string            `json:"pool,omitempty"`
+	Selector     Selector          `json:"selector,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	CNIArgs      *CNIArgs          `json:"cniArgs,omitempty"`
+	// Chained is true when rail runs after a primary plugin: interfaces are
+	// then named IfPrefix+N; alone they are IfName, IfName-1, ...
+	Chained  bool   `json:"chained,omitempty"`
+	IfPrefix string `json:"ifPrefix,omitempty"`
+	// MaxNICs caps how many NICs the attachment gets (0: one per chosen NIC).
+	MaxNICs int `json:"maxNICs,omitempty"`
+}
+
+// AttachmentRequest names one attachment, for release and check.
+type AttachmentRequest struct {
+	Sandbox string `json:"sandbox"`
+	IfName  string `json:"ifName"`
+	Network string `json:"network"`
+}
+
+// NIC describes the RDMA NIC behind one pod interface.
+type NIC struct {
+	RDMADevice string `json:"rdmaDevice"`
+	Netdev     string `json:"netdev"`
+	PCI        string `json:"pci,omitempty"`
+	UverbsName string `json:"uverbs,omitempty"`
+	Port       int    `json:"port,omitempty"`
+	LinkLayer  string `json:"linkLayer,omitempty"`
+	Rail       *int   `json:"rail,omitempty"`
+}
+
+// Address is an address in CIDR form with its optional gateway.
+type Address struct {
+	CIDR    string `json:"cidr"`
+	Gateway string `json:"gateway,omitempty"`
+}
+
+// Route is a destination in CIDR form and an optional next hop.
+type Route struct {
+	Dst string `json:"dst"`
+	GW  string `json:"gw,omitempty"`
+}
+
+// PlanInterface is one pod interface of a plan.
+type PlanInterface struct {
+	Name      string    `json:"name"`
+	Pool      string    `json:"pool"`
+	NIC       *NIC      `json:"nic,omitempty"`
+	GPUs      []int     `json:"gpus,omitempty"`
+	Distance  string    `json:"distance,omitempty"` // PIX, PXB, PHB, NODE, SYS
+	Reason    string    `json:"reason,omitempty"`   // why this NIC, for people
+	Addresses []Address `json:"addresses"`
+	Routes    []Route   `json:"routes,omitempty"`
+	MTU       int       `json:"mtu,omitempty"`
+	// Table is the policy routing table for this interface (0: main), set
+	// when several rail interfaces of the pod share a subnet.
+	Table int `json:"table,omitempty"`
+}
+
+// Plan is raild's answer to allocate and check.
+type Plan struct {
+	Sandbox    string          `json:"sandbox"`
+	IfName     string          `json:"ifName"`
+	Network    string          `json:"network"`
+	Mode       string          `json:"mode"`
+	Interfaces []PlanInterface `json:"interfaces"`
+}
+
+// Attachment is one valid (container, interface) pair of the CNI GC verb.
+type Attachment struct {
+	Sandbox string `json:"sandbox"`
+	IfName  string `json:"ifName"`
+}
+
+// GCRequest lists the attachments the runtime still considers valid for a network.
+type GCRequest struct {
+	Network string       `json:"network"`
+	Valid   []Attachment `json:"valid"`
+}
+
+// GCResult says what GC released.
+type GCResult struct {
+	Released []Lease `json:"released"`
+}
+
+// Lease is one address held by one pod interface.
+type Lease struct {
+	Sandbox      string   `json:"sandbox"`
+	IfName       string   `json:"ifname"`
+	Attachment   string   `json:"attachment"`
+	Network      string   `json:"network"`
+	Pool         string   `json:"pool"`
+	Address      string   `json:"address"`
+	NICs         []string `json:"nics"`
+	Mode         string   `json:"mode,omitempty"`
+	PodNamespace string   `json:"podNamespace,omitempty"`
+	PodName      string   `json:"podName,omitempty"`
+	PodUID       string   `json:"podUID,omitempty"`
+	Created      string   `json:"created,omitempty"`
+}
+
+// PoolStatus is one pool's size and use on this node.
+type PoolStatus struct {
+	Name    string   `json:"name"`
+	Subnet  string   `json:"subnet"`
+	Size    uint64   `json:"size"`
+	Used    uint64   `json:"used"`
+	Cooling uint64   `json:"cooling"`
+	Free    uint64   `json:"free"`
+	Rail    *int     `json:"rail,omitempty"`
+	Bound   []string `json:"nics,omitempty"`
+}
+
+// Status answers the CNI STATUS verb.
+type Status struct {
+	Healthy bool         `json:"healthy"`
+	Reason  string       `json:"reason,omitempty"`
+	Pools   []PoolStatus `json:"pools"`
+}
+
+// Error is the body of every non-2xx answer. Code is a CNI error code.
+type Error struct {
+	Code    uint   `json:"code"`
+	Msg     string `json:"msg"`
+	Details string `json:"details,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Details == "" {
+		return e.Msg
+	}
+	return e.Msg + ": " + e.Details
+}
+
+// CNI error codes used on the wire (spec section "Error").
+const (
+	CodeIncompatibleVersion = 1
+	CodeUnsupportedField    = 2
+	CodeUnknownContainer    = 3
+	CodeInvalidEnv          = 4
+	CodeIO                  = 5
+	CodeDecode              = 6
+	CodeInvalidConfig       = 7
+	CodeTryAgainLater       = 11
+	CodeNotAvailable        = 50
+	CodeInternal            = 999
+	// CodeNoNIC: the pod asked for RDMA and no NIC is usable (plugin-specific range >= 100).
+	CodeNoNIC = 100
+	// CodePoolExhausted: the pool has no free address.
+	CodePoolExhausted = 101
+)
+
+// IsCode reports whether err is a raild error with this CNI code.
+func IsCode(err error, code uint) bool {
+	var apiErr *Error
+	return errors.As(err, &apiErr) && apiErr.Code == code
+}

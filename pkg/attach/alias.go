@@ -1,0 +1,112 @@
+package attach
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// aliasPrefix starts every alias rail writes; nothing else is touched.
+const aliasPrefix = "rail:"
+
+// maxAliasLen is IFALIASZ-1, the longest alias the kernel stores.
+const maxAliasLen = 255
+
+// aliasRecord is what rail stores in a pod interface's alias (IFLA_IFALIAS),
+// the only state that travels with the device:
+//
+//	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>
+//	child link:   rail:<parent>:name=<pod name>:kind=<macvlan|ipoib>
+//
+// ':' cannot occur in interface names, so it separates the fields.
+type aliasRecord struct {
+	Host string // original host name of a moved device, or a child's parent
+	Name string // pod-side name given at attach time
+	Kind string // "" for a moved device, else the child's mode
+	MTU  int    // moved device: MTU in the host before the move
+	Up   bool   // moved device: administratively up in the host before
+}
+
+func (r aliasRecord) String() string {
+	var b strings.Builder
+	b.WriteString(aliasPrefix)
+	b.WriteString(r.Host)
+	b.WriteString(":name=")
+	b.WriteString(r.Name)
+	if r.Kind != "" {
+		b.WriteString(":kind=")
+		b.WriteString(r.Kind)
+		return b.String()
+	}
+	fmt.Fprintf(&b, ":mtu=%d:up=%d", r.MTU, boolDigit(r.Up))
+	return b.String()
+}
+
+// parseAlias decodes an alias written by aliasRecord.String. Aliases that
+// rail did not write, or that are damaged, are reported as not ours.
+func parseAlias(alias string) (aliasRecord, bool) {
+	rest, ok := strings.CutPrefix(alias, aliasPrefix)
+	if !ok {
+		return aliasRecord{}, false
+	}
+	fields := strings.Split(rest, ":")
+	rec := aliasRecord{Host: fields[0]}
+	if checkIfName(rec.Host) != nil {
+		return aliasRecord{}, false
+	}
+	seen := map[string]bool{}
+	for _, f := range fields[1:] {
+		key, value, ok := strings.Cut(f, "=")
+		if !ok || seen[key] || !rec.set(key, value) {
+			return aliasRecord{}, false
+		}
+		seen[key] = true
+	}
+	if rec.Name == "" {
+		return aliasRecord{}, false
+	}
+	if rec.Kind == "" && (!seen["mtu"] || !seen["up"]) {
+		return aliasRecord{}, false
+	}
+	return rec, true
+}
+
+// set stores one key=value field; unknown keys are accepted and ignored so
+// that a newer rail's aliases still restore with an older one.
+func (r *aliasRecord) set(key, value string) bool {
+	switch key {
+	case "name":
+		r.Name = value
+		return checkIfName(value) == nil
+	case "kind":
+		r.Kind = value
+		return value == string(ModeMacvlan) || value == string(ModeIPoIB)
+	case "mtu":
+		mtu, err := strconv.Atoi(value)
+		r.MTU = mtu
+		return err == nil && mtu > 0
+	case "up":
+		r.Up = value == "1"
+		return value == "0" || value == "1"
+	default:
+		return true
+	}
+}
+
+// belongsTo reports whether the record marks the interface s creates.
+func (r aliasRecord) belongsTo(s Spec) bool {
+	if r.Host != s.Parent {
+		return false
+	}
+	if s.Mode == ModeMove {
+		return r.Kind == ""
+	}
+	return r.Kind == string(s.Mode) && r.Name == s.Name
+}
+
+func boolDigit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,103 @@
+package attach
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestAliasRoundTrip(t *testing.T) {
+	tests := []struct {
+		rec  aliasRecord
+		want string
+	}{
+		{aliasRecord{Host: "ens1f0np0", Name: "rail0", MTU: 1500, Up: true}, "rail:ens1f0np0:name=rail0:mtu=1500:up=1"},
+		{aliasRecord{Host: "enp65s0f1", Name: "net1-1", MTU: 9000}, "rail:enp65s0f1:name=net1-1:mtu=9000:up=0"},
+		{aliasRecord{Host: "ib0", Name: "net1", Kind: "ipoib"}, "rail:ib0:name=net1:kind=ipoib"},
+		{aliasRecord{Host: "eth.100", Name: "net2", Kind: "macvlan"}, "rail:eth.100:name=net2:kind=macvlan"},
+	}
+	for _, tt := range tests {
+		s := tt.rec.String()
+		if s != tt.want {
+			t.Errorf("String() = %q, want %q", s, tt.want)
+		}
+		if len(s) > maxAliasLen {
+			t.Errorf("alias %q is longer than the kernel keeps", s)
+		}
+		got, ok := parseAlias(s)
+		if !ok || got != tt.rec {
+			t.Errorf("parseAlias(%q) = %+v, %v; want %+v", s, got, ok, tt.rec)
+		}
+	}
+}
+
+func TestParseAliasRejects(t *testing.T) {
+	for _, alias := range []string{
+		"",
+		"uplink to switch 3",
+		"rail:",
+		"rail:eth0",                              // no name, no state
+		"rail:eth0:name=rail0",                   // moved device without mtu/up
+		"rail:eth0:name=rail0:mtu=0:up=1",        // mtu 0
+		"rail:eth0:name=rail0:mtu=x:up=1",        // mtu not a number
+		"rail:eth0:name=rail0:mtu=1500:up=yes",   // up not 0/1
+		"rail:eth0:name=rail0:kind=sriov",        // unknown kind
+		"rail:eth/0:name=rail0:mtu=1500:up=1",    // bad host name
+		"rail:eth0:name=rail0:mtu=1500:mtu=1400", // repeated key
+		"rail:eth0:name=rail0:mtu=1500:up",       // field without '='
+	} {
+		if rec, ok := parseAlias(alias); ok {
+			t.Errorf("parseAlias(%q) = %+v, want not ours", alias, rec)
+		}
+	}
+	if rec, ok := parseAlias("rail:eth0:name=rail0:mtu=1500:up=1:future=x"); !ok || rec.MTU != 1500 {
+		t.Errorf("unknown keys from a newer rail must be ignored, got %+v %v", rec, ok)
+	}
+}
+
+func TestAliasBelongsTo(t *testing.T) {
+	moved := aliasRecord{Host: "nic0", Name: "rail0", MTU: 1500}
+	child := aliasRecord{Host: "nic0", Name: "net1", Kind: "macvlan"}
+	tests := []struct {
+		rec  aliasRecord
+		spec Spec
+		want bool
+	}{
+		{moved, Spec{Mode: ModeMove, Parent: "nic0", Name: "rail0"}, true},
+		{moved, Spec{Mode: ModeMove, Parent: "nic0", Name: "renamed"}, true}, // the NIC is the identity
+		{moved, Spec{Mode: ModeMove, Parent: "nic1", Name: "rail0"}, false},
+		{moved, Spec{Mode: ModeMacvlan, Parent: "nic0", Name: "rail0"}, false},
+		{child, Spec{Mode: ModeMacvlan, Parent: "nic0", Name: "net1"}, true},
+		{child, Spec{Mode: ModeMacvlan, Parent: "nic0", Name: "net2"}, false}, // another child of the same NIC
+		{child, Spec{Mode: ModeIPoIB, Parent: "nic0", Name: "net1"}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.rec.belongsTo(tt.spec); got != tt.want {
+			t.Errorf("%+v belongsTo %+v = %v, want %v", tt.rec, tt.spec, got, tt.want)
+		}
+	}
+}
+
+func TestUndoListRunsNewestFirstAndJoinsErrors(t *testing.T) {
+	var u undoList
+	var order []string
+	for _, step := range []string{"a", "b", "c"} {
+		u.push(step, func() error {
+			order = append(order, step)
+			if step == "b" {
+				return errors.New("boom")
+			}
+			return nil
+		})
+	}
+	err := u.run()
+	if got := strings.Join(order, ""); got != "cba" {
+		t.Errorf("order %q, want cba", got)
+	}
+	if err == nil || !strings.Contains(err.Error(), "undo b: boom") {
+		t.Errorf("run() = %v, want the failure of b", err)
+	}
+	if err := u.run(); err != nil || len(order) != 3 {
+		t.Errorf("second run() = %v after %d steps, want nothing to do", err, len(order))
+	}
+}

@@ -1,0 +1,136 @@
+package attach
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/railcni/rail/pkg/rdma"
+	"github.com/vishvananda/netlink"
+)
+
+// Attach gives the pod whose network namespace is at podNetns the
+// interface s describes. The host netns is the caller's. On failure
+// nothing is left behind in either namespace.
+//
+// Attach is re-entrant: when the pod already has rail's interface for s
+// and it matches s (see Check), Attach returns it unchanged; when it exists
+// but differs, Attach fails and the caller should Detach first.
+func Attach(podNetns string, s Spec) (Result, error) {
+	return defaultAttacher().attach(podNetns, s)
+}
+
+// Detach undoes Attach: a moved netdev returns to the host under its
+// original name with its original MTU and up/down state (and its RDMA
+// device, in exclusive mode), even when it was renamed inside the pod or the
+// kernel already pushed it back because the pod netns died; a child link
+// is deleted; source rules are removed. A pod netns that is gone or empty,
+// a link that is gone, or a second call all return nil.
+func Detach(podNetns string, s Spec) error {
+	return defaultAttacher().detach(podNetns, s)
+}
+
+// Check verifies that the pod interface of s is present, rail's, up, and
+// has the MTU, addresses, routes, rules and ARP settings s lists. The error
+// says what differs.
+func Check(podNetns string, s Spec) error {
+	if err := validate(s); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sess, err := openSession(podNetns)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", s.Name, err)
+	}
+	defer sess.close()
+	if err := checkSession(sess, s); err != nil {
+		return fmt.Errorf("check %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// attacher carries the one dependency tests replace: moving RDMA devices,
+// which needs RDMA hardware.
+type attacher struct {
+	moveRDMA func(dev, fromNetns, toNetns string) error
+}
+
+func defaultAttacher() attacher {
+	return attacher{moveRDMA: rdma.MoveDevice}
+}
+
+func (a attacher) attach(podNetns string, s Spec) (Result, error) {
+	if err := validate(s); err != nil {
+		return Result{}, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sess, err := openSession(podNetns)
+	if err != nil {
+		return Result{}, fmt.Errorf("attach %s: %w", s.Name, err)
+	}
+	defer sess.close()
+	if existing, err := sess.podNL.LinkByName(s.Name); err == nil {
+		return reattach(sess, existing, s)
+	} else if ignoreGone(err) != nil {
+		return Result{}, fmt.Errorf("attach %s: look up %s in pod: %w", s.Name, s.Name, err)
+	}
+	var res Result
+	if s.Mode == ModeMove {
+		res, err = a.attachMove(sess, s)
+	} else {
+		res, err = a.attachChild(sess, s)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("attach %s (%s of %s): %w", s.Name, s.Mode, s.Parent, err)
+	}
+	return res, nil
+}
+
+// reattach handles an Attach for a name the pod already has.
+func reattach(sess *session, existing netlink.Link, s Spec) (Result, error) {
+	if rec, ok := parseAlias(existing.Attrs().Alias); !ok || !rec.belongsTo(s) {
+		return Result{}, fmt.Errorf("attach %s: pod netns %s already has an interface named %s: pick another name",
+			s.Name, sess.podPath, s.Name)
+	}
+	if err := checkSession(sess, s); err != nil {
+		return Result{}, fmt.Errorf("attach %s: already attached but not as requested (%w): detach it first", s.Name, err)
+	}
+	return resultOf(sess, s.Name)
+}
+
+func (a attacher) detach(podNetns string, s Spec) error {
+	if err := validate(s); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sess, err := openSession(podNetns)
+	if errors.Is(err, errPodNetnsGone) {
+		sess, err = openHostSession(podNetns)
+	}
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", s.Name, err)
+	}
+	defer sess.close()
+	if s.Mode == ModeMove {
+		err = a.detachMove(sess, s)
+	} else {
+		err = a.detachChild(sess, s)
+	}
+	if err != nil {
+		return fmt.Errorf("detach %s (%s of %s): %w", s.Name, s.Mode, s.Parent, err)
+	}
+	return nil
+}
+
+// resultOf reads back the pod interface name.
+func resultOf(sess *session, name string) (Result, error) {
+	link, err := sess.podNL.LinkByName(name)
+	if err != nil {
+		return Result{}, fmt.Errorf("read back %s in pod: %w", name, err)
+	}
+	attrs := link.Attrs()
+	return Result{Name: attrs.Name, MAC: attrs.HardwareAddr.String(), MTU: attrs.MTU, Index: attrs.Index}, nil
+}

@@ -1,0 +1,33 @@
+// Package attach does the netlink work that gives a pod one NIC interface,
+// and undoes it exactly.
+//
+// Three modes (Spec.Mode):
+//
+//   - move: the NIC's host netdev itself moves into the pod netns, renamed to
+//     Spec.Name, in one RTM_NEWLINK message (IFLA_NET_NS_FD + IFLA_IFNAME +
+//     IFLA_IFALIAS + IFLA_MTU). Its alias records what Detach needs to put it
+//     back: "rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>". The alias
+//     is the only state that lives with the device, so Detach finds the
+//     device by it even after it was renamed inside the pod, and even after
+//     the kernel handed it back to the host when the pod netns died.
+//   - macvlan: a macvlan child of Spec.Parent, created directly inside the
+//     pod netns (one RTM_NEWLINK with IFLA_NET_NS_FD).
+//   - ipoib: an IPoIB child (P_Key, datagram/connected) of an InfiniBand
+//     parent, created the same way; a parent that is not InfiniBand is
+//     refused with a message that says what it is and what to use instead.
+//
+// Children carry the alias "rail:<parent>:name=<pod name>:kind=<mode>".
+//
+// On every interface: the addresses (IPv6 without DAD), only the routes the
+// Spec lists (never a default route unless listed), optionally a policy
+// routing table with one "from <addr> lookup <table>" rule per address,
+// optional arp_ignore=1/arp_announce=2 (written to /proc/sys inside the pod
+// netns), the MTU, and the link up.
+//
+// Every step pushes its inverse on an undo list: a failure half-way leaves
+// host and pod as they were. Detach is idempotent: a pod netns that is gone
+// or empty, a link that is gone, a second call, all return nil.
+//
+// The host netns is always the caller's (the calling thread's) netns. The
+// package never logs.
+package attach

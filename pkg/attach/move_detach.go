@@ -1,0 +1,104 @@
+package attach
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/railcni/rail/pkg/rdma"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// detachMove returns a moved netdev to the host as it was. sess.pod is nil
+// when the pod netns is gone: the kernel then already pushed the device
+// back to the host netns under its pod name, and it is found there by its
+// alias.
+func (a attacher) detachMove(sess *session, s Spec) error {
+	if sess.pod == nil {
+		return restoreInHost(sess, s)
+	}
+	link, rec, found, err := findOwnedLink(sess, s)
+	if err != nil {
+		return err
+	}
+	if !found {
+		// Not in the pod (never attached, or returned to the host earlier):
+		// restore it there if it still carries rail's alias.
+		return errors.Join(removeSourceRules(sess.podNL, s), restoreInHost(sess, s))
+	}
+	errs := []error{removeSourceRules(sess.podNL, s), removeAddresses(sess.podNL, link, s)}
+	if s.movesRDMADevice() {
+		err := a.moveRDMA(s.RDMADevice, sess.podPath, "")
+		if err != nil && !errors.Is(err, rdma.ErrDeviceNotFound) {
+			// The netdev still goes back: a pod must not keep the NIC.
+			errs = append(errs, fmt.Errorf("move rdma device %s back to the host: %w", s.RDMADevice, err))
+		}
+	}
+	errs = append(errs, moveOutOfPod(sess, link, rec))
+	return errors.Join(errs...)
+}
+
+// restoreInHost finds, in the host netns, a device that carries rail's
+// move alias for s.Parent and gives it back its host name, MTU and state.
+// A device already restored (no alias) or gone is not an error.
+func restoreInHost(sess *session, s Spec) error {
+	links, err := sess.hostNL.LinkList()
+	if err != nil {
+		return fmt.Errorf("list host links: %w", err)
+	}
+	for _, l := range links {
+		rec, ok := parseAlias(l.Attrs().Alias)
+		if !ok || rec.Kind != "" || rec.Host != s.Parent {
+			continue
+		}
+		return restoreHostLink(sess, l, rec)
+	}
+	return nil
+}
+
+func restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
+	name := link.Attrs().Name
+	change := linkChange{Index: link.Attrs().Index, NetnsFd: -1, Alias: stringPtr(""), MTU: rec.MTU}
+	if name != rec.Host {
+		change.Name = rec.Host
+		if link.Attrs().Flags&net.FlagUp != 0 {
+			// The kernel renames only devices that are down.
+			if err := sess.hostNL.LinkSetDown(link); err != nil {
+				return fmt.Errorf("set %s down to rename it to %s: %w", name, rec.Host, err)
+			}
+		}
+	}
+	sock, err := openRouteSocket(netns.None())
+	if err != nil {
+		return err
+	}
+	defer sock.close()
+	if err := sock.changeLink(change); err != nil {
+		return fmt.Errorf("restore host netdev %s (now %s): %w", rec.Host, name, err)
+	}
+	return restoreUpState(sess, rec)
+}
+
+// findOwnedLink finds the pod link that rail created or moved for s: by
+// name first, then by alias (the pod may have renamed it).
+func findOwnedLink(sess *session, s Spec) (netlink.Link, aliasRecord, bool, error) {
+	link, err := sess.podNL.LinkByName(s.Name)
+	if err == nil {
+		if rec, ok := parseAlias(link.Attrs().Alias); ok && rec.belongsTo(s) {
+			return link, rec, true, nil
+		}
+	} else if ignoreGone(err) != nil {
+		return nil, aliasRecord{}, false, fmt.Errorf("find %s in pod: %w", s.Name, err)
+	}
+	links, err := sess.podNL.LinkList()
+	if err != nil {
+		return nil, aliasRecord{}, false, fmt.Errorf("list pod links: %w", err)
+	}
+	for _, l := range links {
+		if rec, ok := parseAlias(l.Attrs().Alias); ok && rec.belongsTo(s) {
+			return l, rec, true, nil
+		}
+	}
+	return nil, aliasRecord{}, false, nil
+}

@@ -1,0 +1,78 @@
+package attach
+
+import (
+	"net/netip"
+)
+
+// Mode is how a NIC reaches the pod.
+type Mode string
+
+const (
+	// ModeMove moves the NIC's netdev itself into the pod.
+	ModeMove Mode = "move"
+	// ModeMacvlan gives the pod a macvlan child of the NIC's netdev (RoCE).
+	ModeMacvlan Mode = "macvlan"
+	// ModeIPoIB gives the pod an IPoIB child of the NIC's InfiniBand netdev.
+	ModeIPoIB Mode = "ipoib"
+)
+
+// Route is one route the pod interface gets. A zero GW makes it a
+// link-scoped (directly connected) route.
+type Route struct {
+	Dst netip.Prefix
+	GW  netip.Addr
+}
+
+// Spec describes one pod interface. Fields that do not apply to Mode are
+// ignored, except MAC, which only macvlan can honour and is refused
+// elsewhere.
+type Spec struct {
+	Mode Mode
+	// Parent is the host netdev of the NIC: moved itself in move mode, the
+	// parent of the child in macvlan and ipoib mode.
+	Parent string
+	// Name is the pod-side interface name (rail0, net1, net1-1).
+	Name string
+	// Addresses are host addresses with their prefix, e.g. 10.10.0.5/24.
+	Addresses []netip.Prefix
+	// Routes are added as given; nothing else (no default route unless
+	// listed). The kernel's own prefix routes for Addresses stay in main.
+	Routes []Route
+	// MTU of the pod interface; 0 keeps the device's (or the parent's).
+	MTU int
+	// Table > 0 enables policy routing: Routes and each address's subnet
+	// route go into this table, plus a "from <addr> lookup <Table>" rule per
+	// address. 253, 254 and 255 (default, main, local) are refused.
+	Table int
+	// ArpTuning sets arp_ignore=1 and arp_announce=2 on the interface, for
+	// several rails in one subnet.
+	ArpTuning bool
+	// MacvlanMode is bridge (default), private, vepa or passthru.
+	MacvlanMode string
+	// PKey is the IPoIB partition key; 0 uses the parent's.
+	PKey uint16
+	// IPoIBMode is "datagram" (default) or "connected".
+	IPoIBMode string
+	// MAC is an optional MAC address for the macvlan child.
+	MAC string
+	// RDMADevice is the NIC's RDMA device (mlx5_0). In move mode with
+	// RDMAExclusive it moves into the pod with the netdev and back.
+	RDMADevice string
+	// RDMAExclusive says the RDMA subsystem is in exclusive netns mode.
+	// Macvlan and ipoib attachments that name an RDMADevice are refused then,
+	// since a pod cannot reach the parent's RDMA device in that mode.
+	RDMAExclusive bool
+}
+
+// Result describes the pod interface after Attach.
+type Result struct {
+	Name  string
+	MAC   string
+	MTU   int
+	Index int
+}
+
+// movesRDMADevice reports whether attaching s moves an RDMA device too.
+func (s Spec) movesRDMADevice() bool {
+	return s.Mode == ModeMove && s.RDMAExclusive && s.RDMADevice != ""
+}

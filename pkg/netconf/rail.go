@@ -1,0 +1,208 @@
+package netconf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+// AnnotationsCapability is the runtime capability that carries pod annotations (containerd, CRI-O).
+const AnnotationsCapability = "io.kubernetes.cri.pod-annotations"
+
+// DefaultIfPrefix names chained rail interfaces rail0, rail1, ...
+const DefaultIfPrefix = "rail"
+
+// RuntimeConfig is what the runtime fills in for declared capabilities.
+type RuntimeConfig struct {
+	PodAnnotations map[string]string `json:"io.kubernetes.cri.pod-annotations,omitempty"`
+}
+
+// Args is the "args" field; Multus puts cni-args under "cni".
+type Args struct {
+	CNI *api.CNIArgs `json:"cni,omitempty"`
+}
+
+// Rail is the netconf of the rail plugin.
+type Rail struct {
+	types.PluginConf
+	Socket        string         `json:"socket,omitempty"`
+	Timeout       string         `json:"timeout,omitempty"`
+	Mode          string         `json:"mode,omitempty"`
+	Pool          string         `json:"pool,omitempty"`
+	IfPrefix      string         `json:"ifPrefix,omitempty"`
+	NICs          []string       `json:"nics,omitempty"`
+	Rail          *int           `json:"rail,omitempty"`
+	LinkLayer     string         `json:"linkLayer,omitempty"`
+	MaxNICs       int            `json:"maxNICs,omitempty"`
+	MTU           int            `json:"mtu,omitempty"`
+	MacvlanMode   string         `json:"macvlanMode,omitempty"`
+	PKey          string         `json:"pkey,omitempty"`
+	IPoIBMode     string         `json:"ipoibMode,omitempty"`
+	RuntimeConfig *RuntimeConfig `json:"runtimeConfig,omitempty"`
+	Args          *Args          `json:"args,omitempty"`
+
+	// Filled by LoadRail.
+	CallTimeout time.Duration `json:"-"`
+	PKeyValue   uint16        `json:"-"`
+}
+
+var (
+	ifPrefixRE   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,10}$`)
+	poolNameRE   = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
+	macvlanModes = []string{"bridge", "private", "vepa", "passthru"}
+	ipoibModes   = []string{"datagram", "connected"}
+	linkLayers   = []string{"InfiniBand", "Ethernet"}
+	railModes    = []string{api.ModeMove, api.ModeMacvlan, api.ModeIPoIB}
+)
+
+// LoadRail decodes and validates the rail netconf. Unknown fields are refused
+// (CNI code 2); bad values name the field and what is allowed (code 7).
+func LoadRail(data []byte) (*Rail, error) {
+	conf := &Rail{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(conf); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field") {
+			return nil, unknownFieldError(strings.TrimPrefix(err.Error(), "json: ") +
+				"; rail accepts socket, timeout, mode, pool, ifPrefix, nics, rail, linkLayer, maxNICs, mtu, macvlanMode, pkey, ipoibMode")
+		}
+		return nil, types.NewError(types.ErrDecodingFailure, "failed to decode rail netconf", err.Error())
+	}
+	if err := conf.defaultsAndValidate(); err != nil {
+		return nil, err
+	}
+	return conf, nil
+}
+
+func (c *Rail) defaultsAndValidate() error {
+	if c.Socket == "" {
+		c.Socket = api.DefaultSocket
+	}
+	if c.Mode == "" {
+		c.Mode = api.ModeMove
+	}
+	if c.IfPrefix == "" {
+		c.IfPrefix = DefaultIfPrefix
+	}
+	if c.MacvlanMode == "" {
+		c.MacvlanMode = "bridge"
+	}
+	if c.IPoIBMode == "" {
+		c.IPoIBMode = "datagram"
+	}
+	if c.IPAM.Type != "" {
+		return fieldError("ipam", "rail takes its addresses from raild's pools: remove \"ipam\" and name the pool with \"pool\"")
+	}
+	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkMTU, c.checkPKey}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Rail) checkBasics() error {
+	if !contains(railModes, c.Mode) {
+		return fieldError("mode", "%q is not a mode: use one of %s", c.Mode, strings.Join(railModes, ", "))
+	}
+	if !strings.HasPrefix(c.Socket, "/") {
+		return fieldError("socket", "%q must be an absolute path to raild's unix socket (default %s)", c.Socket, api.DefaultSocket)
+	}
+	if c.Pool != "" && !poolNameRE.MatchString(c.Pool) {
+		return fieldError("pool", "%q is not a pool name: letters, digits, '.', '_' and '-', at most 63", c.Pool)
+	}
+	if !ifPrefixRE.MatchString(c.IfPrefix) {
+		return fieldError("ifPrefix", "%q must start with a letter and be at most 11 characters so that the interface name fits 15 bytes", c.IfPrefix)
+	}
+	if !contains(macvlanModes, c.MacvlanMode) {
+		return fieldError("macvlanMode", "%q: use one of %s", c.MacvlanMode, strings.Join(macvlanModes, ", "))
+	}
+	if !contains(ipoibModes, c.IPoIBMode) {
+		return fieldError("ipoibMode", "%q: use one of %s", c.IPoIBMode, strings.Join(ipoibModes, ", "))
+	}
+	return nil
+}
+
+func (c *Rail) checkTimeout() error {
+	c.CallTimeout = api.DefaultTimeout
+	if c.Timeout == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(c.Timeout)
+	if err != nil || d <= 0 || d > 5*time.Minute {
+		return fieldError("timeout", "%q must be a duration between 1ms and 5m, e.g. \"10s\"", c.Timeout)
+	}
+	c.CallTimeout = d
+	return nil
+}
+
+func (c *Rail) checkSelector() error {
+	if c.LinkLayer != "" && !contains(linkLayers, c.LinkLayer) {
+		return fieldError("linkLayer", "%q: use InfiniBand or Ethernet (or leave it out for both)", c.LinkLayer)
+	}
+	if c.Rail != nil && (*c.Rail < 0 || *c.Rail > 63) {
+		return fieldError("rail", "%d must be a rail index from 0 to 63", *c.Rail)
+	}
+	if c.MaxNICs < 0 || c.MaxNICs > 64 {
+		return fieldError("maxNICs", "%d must be between 0 (one interface per chosen NIC) and 64", c.MaxNICs)
+	}
+	for i, nic := range c.NICs {
+		if nic == "" || strings.ContainsAny(nic, "/ ") {
+			return fieldError(fmt.Sprintf("nics[%d]", i), "%q must be an RDMA device name (mlx5_0) or a PCI address (0000:19:00.0)", nic)
+		}
+	}
+	return nil
+}
+
+func (c *Rail) checkMTU() error {
+	if c.MTU != 0 && (c.MTU < 576 || c.MTU > 65520) {
+		return fieldError("mtu", "%d is out of range: use 576..65520 (IPoIB connected mode allows up to 65520), or 0 to keep the NIC's", c.MTU)
+	}
+	return nil
+}
+
+func (c *Rail) checkPKey() error {
+	if c.PKey == "" {
+		return nil
+	}
+	v, err := strconv.ParseUint(c.PKey, 0, 16)
+	if err != nil || v&0x7fff == 0 || v&0x7fff == 0x7fff {
+		return fieldError("pkey", "%q must be a P_Key like \"0x8001\" (1..0x7ffe, full-membership bit 0x8000 allowed)", c.PKey)
+	}
+	c.PKeyValue = uint16(v)
+	return nil
+}
+
+// Annotations returns the pod annotations the runtime passed, if any.
+func (c *Rail) Annotations() map[string]string {
+	if c.RuntimeConfig == nil {
+		return nil
+	}
+	return c.RuntimeConfig.PodAnnotations
+}
+
+// CNIArgs returns the Multus cni-args, if any.
+func (c *Rail) CNIArgs() *api.CNIArgs {
+	if c.Args == nil {
+		return nil
+	}
+	return c.Args.CNI
+}
+
+func contains(list []string, s string) bool {
+	for _, item := range list {
+		if item == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,123 @@
+package netconf
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/types"
+)
+
+func TestLoadRail(t *testing.T) {
+	tests := []struct {
+		name     string
+		conf     string
+		wantCode uint   // 0: no error
+		wantText string // in the error
+		check    func(*testing.T, *Rail)
+	}{
+		{name: "defaults", conf: `{"cniVersion":"1.1.0","name":"n","type":"rail"}`, check: func(t *testing.T, c *Rail) {
+			if c.Mode != "move" || c.Socket != "/run/rail/raild.sock" || c.IfPrefix != "rail" || c.MacvlanMode != "bridge" {
+				t.Errorf("defaults not applied: %+v", c)
+			}
+		}},
+		{name: "full", conf: `{"cniVersion":"1.0.0","name":"n","type":"rail","mode":"macvlan","pool":"prefill","nics":["mlx5_0"],
+			"rail":1,"linkLayer":"Ethernet","mtu":4200,"macvlanMode":"private","timeout":"3s",
+			"runtimeConfig":{"io.kubernetes.cri.pod-annotations":{"rail.dev/pool":"decode"}},
+			"args":{"cni":{"gpus":[0,1],"pool":"x","rail":"2"}}}`, check: func(t *testing.T, c *Rail) {
+			if c.Annotations()["rail.dev/pool"] != "decode" || c.CNIArgs().GPUs.String() != "0,1" || int(*c.CNIArgs().Rail) != 2 {
+				t.Errorf("runtime config or args lost: %+v %+v", c.RuntimeConfig, c.Args.CNI)
+			}
+			if c.CallTimeout.Seconds() != 3 {
+				t.Errorf("timeout = %v", c.CallTimeout)
+			}
+		}},
+		{name: "pkey", conf: `{"name":"n","type":"rail","mode":"ipoib","pkey":"0x8001"}`, check: func(t *testing.T, c *Rail) {
+			if c.PKeyValue != 0x8001 {
+				t.Errorf("pkey = %#x", c.PKeyValue)
+			}
+		}},
+		{name: "unknown field", conf: `{"name":"n","type":"rail","mdoe":"move"}`, wantCode: types.ErrUnsupportedField, wantText: "mdoe"},
+		{name: "bad mode", conf: `{"name":"n","type":"rail","mode":"sriov"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mode"`},
+		{name: "bad mtu", conf: `{"name":"n","type":"rail","mtu":70000}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mtu"`},
+		{name: "relative socket", conf: `{"name":"n","type":"rail","socket":"raild.sock"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"socket"`},
+		{name: "bad pool", conf: `{"name":"n","type":"rail","pool":"a b"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"pool"`},
+		{name: "long prefix", conf: `{"name":"n","type":"rail","ifPrefix":"averylongprefix"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ifPrefix"`},
+		{name: "bad pkey", conf: `{"name":"n","type":"rail","pkey":"0x7fff"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"pkey"`},
+		{name: "bad link layer", conf: `{"name":"n","type":"rail","linkLayer":"ib"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"linkLayer"`},
+		{name: "bad rail", conf: `{"name":"n","type":"rail","rail":-1}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"rail"`},
+		{name: "bad timeout", conf: `{"name":"n","type":"rail","timeout":"soon"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"timeout"`},
+		{name: "ipam given", conf: `{"name":"n","type":"rail","ipam":{"type":"host-local"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ipam"`},
+		{name: "bad nic", conf: `{"name":"n","type":"rail","nics":["a/b"]}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `nics[0]`},
+		{name: "not json", conf: `{`, wantCode: types.ErrDecodingFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conf, err := LoadRail([]byte(tt.conf))
+			if tt.wantCode == 0 {
+				if err != nil {
+					t.Fatalf("LoadRail: %v", err)
+				}
+				tt.check(t, conf)
+				return
+			}
+			var cniErr *types.Error
+			if !errors.As(err, &cniErr) {
+				t.Fatalf("want CNI error code %d, got %v", tt.wantCode, err)
+			}
+			if cniErr.Code != tt.wantCode || !strings.Contains(cniErr.Error(), tt.wantText) {
+				t.Errorf("got code %d %q; want code %d mentioning %q", cniErr.Code, cniErr.Error(), tt.wantCode, tt.wantText)
+			}
+		})
+	}
+}
+
+func TestLoadIPAM(t *testing.T) {
+	tests := []struct {
+		name     string
+		conf     string
+		wantCode uint
+		wantText string
+	}{
+		{name: "ok, main plugin fields ignored", conf: `{"name":"n","type":"macvlan","master":"eth1","ipam":{"type":"rail-ipam","pool":"p"}}`},
+		{name: "missing ipam", conf: `{"name":"n","type":"macvlan"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ipam"`},
+		{name: "unknown ipam field", conf: `{"name":"n","ipam":{"type":"rail-ipam","subnet":"10.0.0.0/24"}}`, wantCode: types.ErrUnsupportedField, wantText: "subnet"},
+		{name: "bad socket", conf: `{"name":"n","ipam":{"type":"rail-ipam","socket":"x"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: "ipam.socket"},
+		{name: "bad pool", conf: `{"name":"n","ipam":{"type":"rail-ipam","pool":"../x"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: "ipam.pool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadIPAM([]byte(tt.conf))
+			if tt.wantCode == 0 {
+				if err != nil {
+					t.Fatalf("LoadIPAM: %v", err)
+				}
+				return
+			}
+			var cniErr *types.Error
+			if !errors.As(err, &cniErr) || cniErr.Code != tt.wantCode || !strings.Contains(cniErr.Error(), tt.wantText) {
+				t.Errorf("got %v; want code %d mentioning %q", err, tt.wantCode, tt.wantText)
+			}
+		})
+	}
+}
+
+func TestParsePodKeys(t *testing.T) {
+	tests := []struct {
+		args string
+		want PodKeys
+	}{
+		{"", PodKeys{}},
+		{"IgnoreUnknown=1;K8S_POD_NAME=p;K8S_POD_NAMESPACE=ns;K8S_POD_UID=u", PodKeys{Namespace: "ns", Name: "p", UID: "u"}},
+		{"K8S_POD_UID=u;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p;OTHER=x", PodKeys{Namespace: "ns", Name: "p", UID: "u"}},
+	}
+	for _, tt := range tests {
+		got, err := ParsePodKeys(tt.args)
+		if err != nil || got != tt.want {
+			t.Errorf("ParsePodKeys(%q) = %+v, %v; want %+v", tt.args, got, err, tt.want)
+		}
+	}
+	if _, err := ParsePodKeys("broken"); err == nil {
+		t.Error("ParsePodKeys(\"broken\"): want an error")
+	}
+}

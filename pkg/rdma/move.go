@@ -1,0 +1,99 @@
+package rdma
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// MoveDevice moves the RDMA device rdmaDev (e.g. "mlx5_0") from the network
+// namespace fromNetns to toNetns, like "rdma dev set <dev> netns <ns>".
+// Both are netns paths (/proc/<pid>/ns/net, /var/run/netns/<name>); an empty
+// path means the caller's own network namespace (the calling thread's).
+//
+// The request is sent on a NETLINK_RDMA socket opened inside fromNetns,
+// because in exclusive mode the device is only visible there. The kernel
+// accepts it only in exclusive netns mode; in shared mode it refuses.
+func MoveDevice(rdmaDev, fromNetns, toNetns string) error {
+	if rdmaDev == "" {
+		return errors.New("move rdma device: device name is empty")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	from, err := openNetns(fromNetns)
+	if err != nil {
+		return fmt.Errorf("move rdma device %s: source netns: %w", rdmaDev, err)
+	}
+	defer closeNetns(from)
+	to, err := openNetns(toNetns)
+	if err != nil {
+		return fmt.Errorf("move rdma device %s: target netns: %w", rdmaDev, err)
+	}
+	defer closeNetns(to)
+
+	h, err := netlink.NewHandleAt(from, unix.NETLINK_RDMA)
+	if err != nil {
+		if noRDMASubsystem(err) {
+			return fmt.Errorf("move rdma device %s: this kernel has no RDMA subsystem", rdmaDev)
+		}
+		return fmt.Errorf("move rdma device %s: open rdma netlink socket: %w", rdmaDev, err)
+	}
+	defer h.Close()
+	link, err := findDevice(h, rdmaDev)
+	if err != nil {
+		return fmt.Errorf("move rdma device %s: %w", rdmaDev, err)
+	}
+	if err := h.RdmaLinkSetNsFd(link, uint32(to)); err != nil {
+		return fmt.Errorf("move rdma device %s to netns %s: %w (the RDMA subsystem must be in exclusive netns mode)",
+			rdmaDev, describeNetns(toNetns), err)
+	}
+	return nil
+}
+
+// ErrDeviceNotFound is wrapped by MoveDevice when the device is not in the
+// source netns (for example because the kernel already returned it to the
+// host when the pod netns was destroyed).
+var ErrDeviceNotFound = errors.New("rdma device not found in the source netns")
+
+func findDevice(h *netlink.Handle, name string) (*netlink.RdmaLink, error) {
+	links, err := h.RdmaLinkList()
+	if err != nil {
+		return nil, fmt.Errorf("list rdma devices: %w", err)
+	}
+	for _, l := range links {
+		if l.Attrs.Name == name {
+			return l, nil
+		}
+	}
+	return nil, ErrDeviceNotFound
+}
+
+// openNetns opens path, or the calling thread's netns when path is empty.
+func openNetns(path string) (netns.NsHandle, error) {
+	if path == "" {
+		return netns.Get()
+	}
+	h, err := netns.GetFromPath(path)
+	if err != nil {
+		return netns.None(), fmt.Errorf("open %s: %w", path, err)
+	}
+	return h, nil
+}
+
+func closeNetns(h netns.NsHandle) {
+	if h.IsOpen() {
+		_ = h.Close()
+	}
+}
+
+func describeNetns(path string) string {
+	if path == "" {
+		return "of the caller"
+	}
+	return path
+}

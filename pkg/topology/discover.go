@@ -1,0 +1,106 @@
+package topology
+
+import (
+	"errors"
+	"os"
+)
+
+// discovery collects what one Discover call finds and what went wrong.
+type discovery struct {
+	fs       *fsys
+	problems []Problem
+}
+
+func (d *discovery) problem(device, reason string) {
+	d.problems = append(d.problems, Problem{Device: device, Reason: reason})
+}
+
+// linkProblem words a failure to follow p, naming dangling links as such.
+func (d *discovery) linkProblem(p string, err error) string {
+	if errors.Is(err, os.ErrNotExist) && d.fs.isLink(p) {
+		return p + " is a dangling link"
+	}
+	return why(p, err)
+}
+
+// Discover reads the machine below root ("/" for this host): GPUs bound to
+// the nvidia driver, RDMA devices with their ports, netdevs and char
+// devices, and where each sits in the PCIe tree. Odd or broken entries do
+// not fail discovery: they are reported with what is known, or skipped,
+// and listed in Problems. It fails only when root holds no sys directory.
+// The Machine it returns is read-only: selection indexes are built here.
+func Discover(root string) (*Machine, error) {
+	fs, err := newFsys(root)
+	if err != nil {
+		return nil, err
+	}
+	d := &discovery{fs: fs}
+	m := &Machine{Root: root}
+	m.GPUs = d.discoverGPUs()
+	m.NICs = d.discoverNICs(d.scanCharDevs())
+	m.RdmaCM = d.rdmaCM(len(m.NICs) > 0)
+	m.Problems = d.problems
+	m.idx = newIndex(m.GPUs, m.NICs)
+	return m, nil
+}
+
+// NewMachine builds a Machine from devices described elsewhere (a test, a
+// saved report) and indexes it for selection. GPU indices are kept as
+// given; NICs keep their order.
+func NewMachine(gpus []GPU, nics []NIC) *Machine {
+	m := &Machine{GPUs: gpus, NICs: nics}
+	m.idx = newIndex(gpus, nics)
+	return m
+}
+
+// index holds what selection needs, computed once per machine.
+type index struct {
+	class  [][]Class  // [gpu position][nic position]
+	reason [][]string // "PIX to GPU0 via switch 0000:16:00.0"
+	order  [][]int    // per GPU: NIC positions by class, then name
+	rank   []int      // per NIC: position in natural name order
+	gpuPos map[int]int
+}
+
+func newIndex(gpus []GPU, nics []NIC) *index {
+	idx := &index{
+		class:  make([][]Class, len(gpus)),
+		reason: make([][]string, len(gpus)),
+		order:  make([][]int, len(gpus)),
+		rank:   make([]int, len(nics)),
+		gpuPos: make(map[int]int, len(gpus)),
+	}
+	byName := make([]int, len(nics))
+	for i := range nics {
+		byName[i] = i
+	}
+	sortNaturalBy(byName, func(i int) string { return nics[i].Name })
+	for r, i := range byName {
+		idx.rank[i] = r
+	}
+	for gi, g := range gpus {
+		idx.gpuPos[g.Index] = gi
+		idx.class[gi] = make([]Class, len(nics))
+		idx.reason[gi] = make([]string, len(nics))
+		for ni, n := range nics {
+			c, via := distance(g, n)
+			idx.class[gi][ni] = c
+			idx.reason[gi][ni] = pairReason(c, g.Index, via)
+		}
+		order := make([]int, len(nics))
+		copy(order, byName)
+		classes := idx.class[gi]
+		sortStableBy(order, func(a, b int) bool { return classes[a] < classes[b] })
+		idx.order[gi] = order
+	}
+	return idx
+}
+
+// index returns the machine's selection index, building a private one for
+// a Machine assembled by hand.
+func (m *Machine) index() *index {
+	if m.idx != nil {
+		return m.idx
+	}
+	return newIndex(m.GPUs, m.NICs)
+}

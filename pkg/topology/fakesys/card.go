@@ -1,0 +1,167 @@
+package fakesys
+
+import (
+	"fmt"
+)
+
+// nicPlan is one RDMA device to write.
+type nicPlan struct {
+	name      string
+	devDir    string // PCI function directory; "" for software devices
+	pci       string
+	linkLayer string
+	state     string
+	rate      string
+	netdev    string // "" when it has none
+	parent    string // software devices: the netdev they run on
+	hcaType   string
+	numa      int
+	vf, bond  bool
+	slaves    []string
+}
+
+// card writes a NIC card's functions, their netdevs and RDMA devices.
+func (b *builder) card(parent string, bus, numa int, c Card) {
+	slot := c.Slot
+	if slot == 0 {
+		slot = b.nextSlot
+	}
+	b.nextSlot = max(b.nextSlot, slot+1)
+	model := modelOf(c.Model)
+	multi := len(c.Funcs) > 1
+	nextFn := len(c.Funcs)
+	var slaves []string
+	var slaveDirs []string
+	var pf0 nicPlan
+	for fn, f := range c.Funcs {
+		bdf := addr(bus, 0, fn)
+		dir := b.function(parent, bdf, numa, pciID{"0x15b3", model.device, nicClass(f.LinkLayer), "mlx5_core"})
+		p := b.plan(f, dir, bdf, numa, model.hcaType)
+		p.netdev = b.netdevName(f, bus, fn, slot, multi, c.Bond != "")
+		if p.netdev != "" {
+			slaveDirs = append(slaveDirs, b.netdev(dir, p.netdev, f.LinkLayer, 0, p.state, p.name))
+			slaves = append(slaves, p.netdev)
+		}
+		if fn == 0 {
+			pf0 = p
+		}
+		if c.Bond == "" {
+			b.rdmaDevice(p)
+		}
+		for k, vf := range f.VFs {
+			dev, vfn := nextFn/8, nextFn%8
+			nextFn++
+			name := vfNetdevName(b.opt, vf, fmt.Sprintf("ibp%ds%df%d", bus, dev, vfn),
+				fmt.Sprintf("ens%df%dv%d", slot, fn, k))
+			b.virtualFunction(parent, dir, addr(bus, dev, vfn), numa, vf, k, name)
+		}
+	}
+	if c.Bond != "" {
+		b.bondDevice(c, pf0, slaves, slaveDirs)
+	}
+}
+
+type cardModel struct{ device, vfDevice, hcaType, vfHcaType string }
+
+// modelOf returns a card's PCI device IDs and HCA types; unknown models
+// are written as ConnectX-7.
+func modelOf(name string) cardModel {
+	switch name {
+	case "ConnectX-6 Dx":
+		return cardModel{"0x101d", "0x101e", "MT4125", "MT4126"}
+	case "ConnectX-6":
+		return cardModel{"0x101b", "0x101c", "MT4123", "MT4124"}
+	}
+	return cardModel{"0x1021", "0x101e", "MT4129", "MT4126"}
+}
+
+func nicClass(linkLayer string) string {
+	if linkLayer == "InfiniBand" {
+		return "0x020700"
+	}
+	return "0x020000"
+}
+
+// plan fills what a function's RDMA device gets from its description.
+func (b *builder) plan(f Func, dir, bdf string, numa int, hcaType string) nicPlan {
+	p := nicPlan{
+		name: f.RDMA, devDir: dir, pci: bdf, linkLayer: f.LinkLayer,
+		state: f.State, rate: f.Rate, numa: numa, hcaType: hcaType,
+	}
+	if p.state == "" {
+		p.state = "ACTIVE"
+	}
+	if p.rate == "" {
+		p.rate = "400 Gb/sec (4X NDR)"
+		if f.LinkLayer == "Ethernet" {
+			p.rate = "200 Gb/sec (4X HDR)"
+		}
+	}
+	return p
+}
+
+// netdevName is the netdev a function gets: the Options override, the
+// description's name, or a systemd-style name (ibp25s0, ens3f0np0).
+func (b *builder) netdevName(f Func, bus, fn, slot int, multi, bonded bool) string {
+	if nd, ok := b.opt.Netdevs[f.RDMA]; ok && !bonded {
+		return nd
+	}
+	switch {
+	case f.NoNetdev:
+		return ""
+	case f.Netdev != "":
+		return f.Netdev
+	case f.LinkLayer == "InfiniBand" && multi:
+		return fmt.Sprintf("ibp%ds0f%d", bus, fn)
+	case f.LinkLayer == "InfiniBand":
+		return fmt.Sprintf("ibp%ds0", bus)
+	case multi:
+		return fmt.Sprintf("ens%df%dnp%d", slot, fn, fn)
+	}
+	return fmt.Sprintf("ens%dnp0", slot)
+}
+
+// virtualFunction writes an SR-IOV VF beside its PF with its own RDMA
+// device and the physfn / virtfnN links.
+func (b *builder) virtualFunction(parent, pfDir, vfAddr string, numa int, vf Func, k int, netdev string) {
+	model := modelOf("ConnectX-7")
+	dir := b.function(parent, vfAddr, numa, pciID{"0x15b3", model.vfDevice, nicClass(vf.LinkLayer), "mlx5_core"})
+	b.f.link(dir+"/physfn", pfDir)
+	b.f.link(fmt.Sprintf("%s/virtfn%d", pfDir, k), dir)
+	p := b.plan(vf, dir, vfAddr, numa, model.vfHcaType)
+	p.vf, p.netdev = true, netdev
+	if p.netdev != "" {
+		b.netdev(dir, p.netdev, vf.LinkLayer, 0, p.state, p.name)
+	}
+	b.rdmaDevice(p)
+}
+
+// vfNetdevName is a VF's netdev: the Options override, the description's
+// name, or the systemd-style name for its link layer.
+func vfNetdevName(opt Options, vf Func, ibName, ethName string) string {
+	switch nd, ok := opt.Netdevs[vf.RDMA]; {
+	case ok:
+		return nd
+	case vf.NoNetdev:
+		return ""
+	case vf.Netdev != "":
+		return vf.Netdev
+	case vf.LinkLayer == "InfiniBand":
+		return ibName
+	}
+	return ethName
+}
+
+// bondDevice writes the bond master over the functions' netdevs and the
+// one RoCE LAG RDMA device that replaces the per-function ones.
+func (b *builder) bondDevice(c Card, pf0 nicPlan, slaves, slaveDirs []string) {
+	master := "bond0"
+	if nd, ok := b.opt.Netdevs[c.Bond]; ok {
+		master = nd
+	}
+	b.bondMaster(master, slaves, slaveDirs)
+	p := pf0
+	p.name, p.netdev, p.bond, p.slaves = c.Bond, master, true, slaves
+	p.linkLayer = "Ethernet"
+	b.rdmaDevice(p)
+}

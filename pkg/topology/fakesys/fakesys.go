@@ -1,0 +1,140 @@
+// Package fakesys writes whole machines as folders: a root laid out like a
+// real node's sysfs and procfs (real directories under
+// /sys/devices/pci…, relative symlinks from /sys/bus/pci, /sys/class/*,
+// /proc/driver/nvidia/gpus/<BDF>/information), so discovery, the daemon
+// and integration tests can run against a known GPU node.
+package fakesys
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+)
+
+// Options change details of what Write produces.
+type Options struct {
+	// Netdevs maps an RDMA device name to the netdev name to write for it
+	// (tests map NICs to real veth ends they create). For a bonded card it
+	// renames the bond master.
+	Netdevs map[string]string
+	// DevNumbers overrides the major and minor of char devices by name
+	// (uverbs0, umad1, issm1, rdma_cm).
+	DevNumbers map[string][2]uint32
+}
+
+// Spec is what Write wrote, for tests to assert against.
+type Spec struct {
+	Machine string
+	Root    string
+	GPUs    []GPUSpec // in index (PCI) order
+	NICs    []NICSpec // in the order they were written (PCI order, then software ones)
+	RdmaCM  DevSpec
+}
+
+// GPUSpec is one GPU as written.
+type GPUSpec struct {
+	Index int
+	PCI   string
+	UUID  string
+	Model string
+	Minor int
+	NUMA  int
+}
+
+// NICSpec is one RDMA device as written.
+type NICSpec struct {
+	Name      string
+	PCI       string // "" for software devices
+	Netdev    string // "" when written without one
+	Slaves    []string
+	LinkLayer string
+	State     string
+	NUMA      int
+	Virtual   bool
+	VF        bool
+	Bond      bool
+	Uverbs    DevSpec
+	Umad      DevSpec
+	Issm      *DevSpec // nil on Ethernet ports
+}
+
+// DevSpec is a char device's name and numbers.
+type DevSpec struct {
+	Name  string
+	Major uint32
+	Minor uint32
+}
+
+// NIC returns the written NIC of that name.
+func (s *Spec) NIC(name string) (NICSpec, bool) {
+	for _, n := range s.NICs {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return NICSpec{}, false
+}
+
+// Names lists the built-in machines.
+func Names() []string {
+	all := builtins()
+	names := make([]string, 0, len(all))
+	for name := range all {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Machine returns the description of a built-in machine.
+func Machine(name string) (Host, bool) {
+	build, ok := builtins()[name]
+	if !ok {
+		return Host{}, false
+	}
+	return build(), true
+}
+
+// Write writes the built-in machine of that name below root, which must
+// be empty or absent.
+func Write(root, machine string, opt Options) (*Spec, error) {
+	host, ok := Machine(machine)
+	if !ok {
+		return nil, fmt.Errorf("machine %q: unknown (built-in machines: %v)", machine, Names())
+	}
+	return WriteHost(root, machine, host, opt)
+}
+
+// WriteHost writes a described machine below root, which must be empty or
+// absent; name seeds GUIDs and GPU UUIDs.
+func WriteHost(root, name string, host Host, opt Options) (*Spec, error) {
+	if err := checkEmpty(root); err != nil {
+		return nil, err
+	}
+	b := newBuilder(root, name, opt)
+	if err := b.host(host); err != nil {
+		return nil, fmt.Errorf("machine %q: %w", name, err)
+	}
+	if b.f.err != nil {
+		return nil, fmt.Errorf("machine %q: %w", name, b.f.err)
+	}
+	slices.SortFunc(b.spec.GPUs, func(x, y GPUSpec) int { return x.Minor - y.Minor })
+	return b.spec, nil
+}
+
+func checkEmpty(root string) error {
+	if root == "" {
+		return fmt.Errorf("fake root is empty: give a directory such as t.TempDir()")
+	}
+	entries, err := os.ReadDir(root)
+	switch {
+	case os.IsNotExist(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("fake root %s: %w", root, err)
+	case len(entries) > 0:
+		return fmt.Errorf("fake root %s is not empty: write a machine into a fresh directory", root)
+	}
+	return nil
+}

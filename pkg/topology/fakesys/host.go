@@ -1,0 +1,126 @@
+package fakesys
+
+import (
+	"fmt"
+)
+
+// Host describes a machine's PCIe tree and RDMA devices. Bus numbers are
+// assigned depth first from each root's bus, the way firmware enumerates.
+type Host struct {
+	Roots    []Root     // in ascending bus order
+	SoftRoCE []SoftRoCE // rxe devices on virtual netdevs
+}
+
+// Root is one PCI host bridge, pci0000:<Bus>, with one root port per slot.
+type Root struct {
+	Bus   uint8
+	NUMA  int // written to every numa_node below; -1 for unknown
+	Ports []Slot
+}
+
+// Slot is what sits behind a root port or a switch downstream port:
+// exactly one of a switch, a GPU, a NIC card or another PCI function.
+type Slot struct {
+	Switch []Slot // a PCIe switch: one downstream port per entry
+	GPU    *GPU
+	Card   *Card
+	Other  *Other
+}
+
+// GPU is an NVIDIA GPU bound to the nvidia driver.
+type GPU struct {
+	Model string // "NVIDIA H100 80GB HBM3"
+}
+
+// Card is an RDMA NIC: one PCI function per entry of Funcs.
+type Card struct {
+	Model string // "ConnectX-7"
+	Funcs []Func
+	// Bond, when set, makes the functions one RoCE LAG device of this name
+	// (mlx5_bond_0) on the bond master "bond0" over the functions' netdevs.
+	Bond string
+	// Slot is the PCIe slot number in Ethernet names (ens<slot>f0np0);
+	// 0 assigns the next free one.
+	Slot int
+}
+
+// Func is one PCI function of a card and its RDMA device.
+type Func struct {
+	RDMA      string // mlx5_0 (ignored for bonded cards)
+	LinkLayer string // "InfiniBand" or "Ethernet"
+	State     string // port state, "" for ACTIVE
+	Rate      string // "" for a default matching the link layer
+	Netdev    string // "" for a systemd-style name
+	NoNetdev  bool   // no netdev at all (IPoIB not loaded)
+	VFs       []Func // SR-IOV virtual functions
+}
+
+// Other is any other PCI function, for example an NVSwitch bound to the
+// nvidia driver.
+type Other struct {
+	Vendor, Device, Class, Driver string
+}
+
+// SoftRoCE is a software RDMA device (rxe) on a netdev: a virtual one
+// (written for it), or the netdev of a card of this Host.
+type SoftRoCE struct {
+	RDMA   string // rxe0
+	Netdev string // the netdev it runs on
+}
+
+func (s Slot) validate(where string) error {
+	kinds := 0
+	for _, set := range []bool{s.Switch != nil, s.GPU != nil, s.Card != nil, s.Other != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return fmt.Errorf("%s: a slot holds exactly one of Switch, GPU, Card, Other (has %d)", where, kinds)
+	}
+	if s.Card != nil {
+		return s.Card.validate(where)
+	}
+	return nil
+}
+
+func (c *Card) validate(where string) error {
+	if len(c.Funcs) == 0 || len(c.Funcs) > 8 {
+		return fmt.Errorf("%s: card needs 1 to 8 Funcs, has %d", where, len(c.Funcs))
+	}
+	if c.Bond != "" && len(c.Funcs) < 2 {
+		return fmt.Errorf("%s: bonded card %s needs at least 2 Funcs", where, c.Bond)
+	}
+	for i, f := range c.Funcs {
+		if c.Bond != "" && f.LinkLayer != "Ethernet" {
+			return fmt.Errorf("%s func %d: bonded card %s needs Ethernet functions", where, i, c.Bond)
+		}
+		if err := f.validate(fmt.Sprintf("%s func %d", where, i), c.Bond != ""); err != nil {
+			return err
+		}
+		if len(f.VFs) > 0 && c.Bond != "" {
+			return fmt.Errorf("%s func %d: VFs on a bonded card are not modelled", where, i)
+		}
+	}
+	return nil
+}
+
+func (f Func) validate(where string, bonded bool) error {
+	if f.RDMA == "" && !bonded {
+		return fmt.Errorf("%s: RDMA name is empty (set it, e.g. mlx5_0)", where)
+	}
+	switch f.LinkLayer {
+	case "InfiniBand", "Ethernet":
+	default:
+		return fmt.Errorf("%s: LinkLayer %q: want InfiniBand or Ethernet", where, f.LinkLayer)
+	}
+	for i, vf := range f.VFs {
+		if len(vf.VFs) > 0 {
+			return fmt.Errorf("%s vf %d: a VF cannot have VFs", where, i)
+		}
+		if err := vf.validate(fmt.Sprintf("%s vf %d", where, i), false); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package fakesys
+
+// builtins returns the built-in machines. RDMA devices are named in PCI
+// order, as the kernel names them in probe order, so uverbsN belongs to
+// mlx5_N.
+func builtins() map[string]func() Host {
+	return map[string]func() Host{
+		// 8×H100 and 4 ConnectX-7 (InfiniBand) on two sockets: on each socket
+		// one host bridge with two root ports, each leading to a PCIe switch
+		// with two GPUs and one NIC.
+		"h100x8-cx7x4": func() Host {
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_0"), h100()),
+					pcieSwitch(h100(), ib("mlx5_1"), h100()),
+				}},
+				{Bus: 0x97, NUMA: 1, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_2"), h100()),
+					pcieSwitch(h100(), ib("mlx5_3"), h100()),
+				}},
+			}}
+		},
+		// 8 GPUs, each with its own ConnectX-7 under its own switch, two host
+		// bridges per socket; an Ethernet storage NIC per socket on a root port
+		// of its own and a dual-port Ethernet card bonded as mlx5_bond_0.
+		"gpu8-nic8": func() Host {
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_0")),
+					pcieSwitch(h100(), ib("mlx5_1")),
+				}},
+				{Bus: 0x37, NUMA: 0, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_2")),
+					pcieSwitch(h100(), ib("mlx5_3")),
+					eth("mlx5_4"),
+				}},
+				{Bus: 0x97, NUMA: 1, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_5")),
+					pcieSwitch(h100(), ib("mlx5_6")),
+				}},
+				{Bus: 0xb7, NUMA: 1, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_7")),
+					pcieSwitch(h100(), ib("mlx5_8")),
+					eth("mlx5_9"),
+					bond("mlx5_bond_0"),
+				}},
+			}}
+		},
+		// Two sockets. Socket 0 has a two-level switch: GPU0, GPU1 and mlx5_0
+		// under one lower switch, GPU2 and GPU3 under another, mlx5_1 on the
+		// upper switch (PXB from every GPU there). Socket 1 has a one-level
+		// switch with GPU4, GPU5 and mlx5_2, and GPU6, GPU7 and mlx5_3 each
+		// straight on a root port.
+		"twolevel-2s": func() Host {
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{
+					pcieSwitch(
+						pcieSwitch(h100(), h100(), ib("mlx5_0")),
+						pcieSwitch(h100(), h100()),
+						ib("mlx5_1"),
+					),
+				}},
+				{Bus: 0x97, NUMA: 1, Ports: []Slot{
+					pcieSwitch(h100(), h100(), ib("mlx5_2")),
+					h100(),
+					h100(),
+					ib("mlx5_3"),
+				}},
+			}}
+		},
+		// One socket: GPU0, GPU1 and mlx5_0 under one switch; GPU2, GPU3 and
+		// mlx5_1, whose port is DOWN, under another; an Ethernet bond
+		// mlx5_bond_0 on a third root port.
+		"down-bond": func() Host {
+			down := ib("mlx5_1")
+			down.Card.Funcs[0].State = "DOWN"
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_0"), h100()),
+					pcieSwitch(h100(), down, h100()),
+					bond("mlx5_bond_0"),
+				}},
+			}}
+		},
+		// A workstation: one GPU and one RoCE NIC on two root ports.
+		"lab-1x1": func() Host {
+			return Host{Roots: []Root{
+				{Bus: 0x00, NUMA: 0, Ports: []Slot{
+					{GPU: &GPU{Model: "NVIDIA A100 80GB PCIe"}},
+					eth("mlx5_0"),
+				}},
+			}}
+		},
+		// One GPU and Soft-RoCE rxe0 on a virtual netdev with no PCI parent.
+		"softroce": func() Host {
+			return Host{
+				Roots: []Root{
+					{Bus: 0x00, NUMA: 0, Ports: []Slot{{GPU: &GPU{Model: "NVIDIA L40S"}}}},
+				},
+				SoftRoCE: []SoftRoCE{{RDMA: "rxe0", Netdev: "veth-rxe0"}},
+			}
+		},
+	}
+}
+
+func pcieSwitch(children ...Slot) Slot { return Slot{Switch: children} }
+
+func h100() Slot { return Slot{GPU: &GPU{Model: "NVIDIA H100 80GB HBM3"}} }
+
+func ib(name string) Slot {
+	return Slot{Card: &Card{Model: "ConnectX-7", Funcs: []Func{{RDMA: name, LinkLayer: "InfiniBand"}}}}
+}
+
+func eth(name string) Slot {
+	return Slot{Card: &Card{Model: "ConnectX-6 Dx", Funcs: []Func{{RDMA: name, LinkLayer: "Ethernet"}}}}
+}
+
+func bond(name string) Slot {
+	return Slot{Card: &Card{
+		Model: "ConnectX-6 Dx",
+		Funcs: []Func{{LinkLayer: "Ethernet"}, {LinkLayer: "Ethernet"}},
+		Bond:  name,
+	}}
+}

@@ -1,0 +1,219 @@
+package topology_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/topology/fakesys"
+)
+
+// writeMachine writes a built-in machine into a fresh directory.
+func writeMachine(t testing.TB, name string, opt fakesys.Options) (string, *fakesys.Spec) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "root")
+	spec, err := fakesys.Write(root, name, opt)
+	if err != nil {
+		t.Fatalf("write %s: %v", name, err)
+	}
+	return root, spec
+}
+
+func discover(t testing.TB, root string) *topology.Machine {
+	t.Helper()
+	m, err := topology.Discover(root)
+	if err != nil {
+		t.Fatalf("discover %s: %v", root, err)
+	}
+	return m
+}
+
+// machineCase is the expected view of one built-in machine: NIC columns,
+// one matrix row per GPU ("PIX PHB SYS SYS"), the affinity per GPU and
+// the devices with problems.
+type machineCase struct {
+	nics     string
+	matrix   []string
+	affinity []string
+	problems []string
+}
+
+var machineCases = map[string]machineCase{
+	"h100x8-cx7x4": {
+		nics: "mlx5_0 mlx5_1 mlx5_2 mlx5_3",
+		matrix: []string{
+			"PIX PHB SYS SYS", "PIX PHB SYS SYS", "PHB PIX SYS SYS", "PHB PIX SYS SYS",
+			"SYS SYS PIX PHB", "SYS SYS PIX PHB", "SYS SYS PHB PIX", "SYS SYS PHB PIX",
+		},
+		affinity: []string{"mlx5_0", "mlx5_0", "mlx5_1", "mlx5_1", "mlx5_2", "mlx5_2", "mlx5_3", "mlx5_3"},
+	},
+	"gpu8-nic8": {
+		nics: "mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7 mlx5_8 mlx5_9 mlx5_bond_0",
+		matrix: []string{
+			"PIX PHB NODE NODE NODE SYS SYS SYS SYS SYS SYS",
+			"PHB PIX NODE NODE NODE SYS SYS SYS SYS SYS SYS",
+			"NODE NODE PIX PHB PHB SYS SYS SYS SYS SYS SYS",
+			"NODE NODE PHB PIX PHB SYS SYS SYS SYS SYS SYS",
+			"SYS SYS SYS SYS SYS PIX PHB NODE NODE NODE NODE",
+			"SYS SYS SYS SYS SYS PHB PIX NODE NODE NODE NODE",
+			"SYS SYS SYS SYS SYS NODE NODE PIX PHB PHB PHB",
+			"SYS SYS SYS SYS SYS NODE NODE PHB PIX PHB PHB",
+		},
+		affinity: []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8"},
+	},
+	"twolevel-2s": {
+		nics: "mlx5_0 mlx5_1 mlx5_2 mlx5_3",
+		matrix: []string{
+			"PIX PXB SYS SYS", "PIX PXB SYS SYS", "PXB PXB SYS SYS", "PXB PXB SYS SYS",
+			"SYS SYS PIX PHB", "SYS SYS PIX PHB", "SYS SYS PHB PHB", "SYS SYS PHB PHB",
+		},
+		// GPU2/3 tie at PXB and GPU6/7 at PHB: spread to the NIC the
+		// PIX GPUs left free.
+		affinity: []string{"mlx5_0", "mlx5_0", "mlx5_1", "mlx5_1", "mlx5_2", "mlx5_2", "mlx5_3", "mlx5_3"},
+	},
+	"down-bond": {
+		nics:   "mlx5_0 mlx5_1 mlx5_bond_0",
+		matrix: []string{"PIX PHB PHB", "PIX PHB PHB", "PHB PIX PHB", "PHB PIX PHB"},
+		// mlx5_1 is DOWN: GPU2/3 tie at PHB between mlx5_0 (two GPUs on
+		// it) and the bond (none), so both go to the bond.
+		affinity: []string{"mlx5_0", "mlx5_0", "mlx5_bond_0", "mlx5_bond_0"},
+		problems: []string{"mlx5_1: port 1 DOWN (Disabled)"},
+	},
+	"lab-1x1": {
+		nics:     "mlx5_0",
+		matrix:   []string{"PHB"},
+		affinity: []string{"mlx5_0"},
+	},
+	"softroce": {
+		nics:     "rxe0",
+		matrix:   []string{"SYS"},
+		affinity: []string{"rxe0"},
+	},
+}
+
+func TestBuiltinMachinesAreAllTested(t *testing.T) {
+	var tested []string
+	for name := range machineCases {
+		tested = append(tested, name)
+	}
+	slices.Sort(tested)
+	if got := fakesys.Names(); !slices.Equal(got, tested) {
+		t.Fatalf("fakesys.Names() = %v, machineCases cover %v: add a case for every machine", got, tested)
+	}
+}
+
+func TestMachineMatrixAndAffinity(t *testing.T) {
+	for name, tc := range machineCases {
+		t.Run(name, func(t *testing.T) {
+			root, _ := writeMachine(t, name, fakesys.Options{})
+			m := discover(t, root)
+			var names []string
+			for _, n := range m.NICs {
+				names = append(names, n.Name)
+			}
+			if got := strings.Join(names, " "); got != tc.nics {
+				t.Fatalf("NICs = %q, want %q", got, tc.nics)
+			}
+			if len(m.GPUs) != len(tc.matrix) {
+				t.Fatalf("%d GPUs, want %d", len(m.GPUs), len(tc.matrix))
+			}
+			for i, g := range m.GPUs {
+				var row []string
+				for _, n := range m.NICs {
+					row = append(row, m.Distance(g, n).String())
+				}
+				if got := strings.Join(row, " "); got != tc.matrix[i] {
+					t.Errorf("GPU%d row = %q, want %q", g.Index, got, tc.matrix[i])
+				}
+			}
+			aff := m.Affinity()
+			if len(aff) != len(tc.affinity) {
+				t.Errorf("affinity has %d GPUs, want %d: %v", len(aff), len(tc.affinity), aff)
+			}
+			for gpu, want := range tc.affinity {
+				if aff[gpu] != want {
+					t.Errorf("affinity GPU%d = %q, want %q", gpu, aff[gpu], want)
+				}
+			}
+			var problems []string
+			for _, p := range m.Problems {
+				problems = append(problems, p.Device+": "+p.Reason)
+			}
+			if !slices.Equal(problems, tc.problems) {
+				t.Errorf("problems = %q, want %q", problems, tc.problems)
+			}
+		})
+	}
+}
+
+// TestMachineMatchesSpec checks every discovered device against what the
+// builder says it wrote.
+func TestMachineMatchesSpec(t *testing.T) {
+	for _, name := range fakesys.Names() {
+		t.Run(name, func(t *testing.T) {
+			root, spec := writeMachine(t, name, fakesys.Options{})
+			m := discover(t, root)
+			if len(m.GPUs) != len(spec.GPUs) {
+				t.Fatalf("%d GPUs, spec has %d", len(m.GPUs), len(spec.GPUs))
+			}
+			for i, want := range spec.GPUs {
+				g := m.GPUs[i]
+				if g.Index != want.Index || g.PCI != want.PCI || g.UUID != want.UUID || g.Minor != want.Minor || g.NUMA != want.NUMA {
+					t.Errorf("GPU %d = %+v, spec %+v", i, g, want)
+				}
+				if !strings.HasPrefix(g.Root, "pci0000:") || len(g.Path) == 0 {
+					t.Errorf("GPU %d location root=%q path=%v", i, g.Root, g.Path)
+				}
+			}
+			if len(m.NICs) != len(spec.NICs) {
+				t.Fatalf("%d NICs, spec has %d", len(m.NICs), len(spec.NICs))
+			}
+			for _, want := range spec.NICs {
+				n, ok := m.NICByName(want.Name)
+				if !ok {
+					t.Errorf("NIC %s not discovered", want.Name)
+					continue
+				}
+				checkNIC(t, n, want)
+			}
+			if m.RdmaCM == nil || m.RdmaCM.Major != spec.RdmaCM.Major || m.RdmaCM.Minor != spec.RdmaCM.Minor ||
+				m.RdmaCM.Path != "/dev/infiniband/rdma_cm" {
+				t.Errorf("rdma_cm = %+v, spec %+v", m.RdmaCM, spec.RdmaCM)
+			}
+		})
+	}
+}
+
+func checkNIC(t *testing.T, n topology.NIC, want fakesys.NICSpec) {
+	t.Helper()
+	if n.PCI != want.PCI || n.Netdev != want.Netdev || n.LinkLayer != want.LinkLayer ||
+		n.State != want.State || n.NUMA != want.NUMA || n.Virtual != want.Virtual || n.VF != want.VF || n.Bond != want.Bond {
+		t.Errorf("NIC %s = pci %q netdev %q %s %s numa %d virtual %v vf %v bond %v; spec %+v",
+			n.Name, n.PCI, n.Netdev, n.LinkLayer, n.State, n.NUMA, n.Virtual, n.VF, n.Bond, want)
+	}
+	if n.Uverbs == nil || n.UverbsName != want.Uverbs.Name || n.Uverbs.Major != want.Uverbs.Major ||
+		n.Uverbs.Minor != want.Uverbs.Minor || n.Uverbs.Path != "/dev/infiniband/"+want.Uverbs.Name {
+		t.Errorf("NIC %s uverbs = %+v, spec %+v", n.Name, n.Uverbs, want.Uverbs)
+	}
+	if len(n.Ports) != 1 {
+		t.Fatalf("NIC %s has %d ports, want 1", n.Name, len(n.Ports))
+	}
+	p := n.Ports[0]
+	if p.Umad == nil || p.Umad.Name != want.Umad.Name || p.Umad.Minor != want.Umad.Minor {
+		t.Errorf("NIC %s umad = %+v, spec %+v", n.Name, p.Umad, want.Umad)
+	}
+	switch {
+	case want.Issm == nil && p.Issm != nil:
+		t.Errorf("NIC %s has issm %+v, spec has none", n.Name, p.Issm)
+	case want.Issm != nil && (p.Issm == nil || p.Issm.Name != want.Issm.Name || p.Issm.Minor != want.Issm.Minor):
+		t.Errorf("NIC %s issm = %+v, spec %+v", n.Name, p.Issm, want.Issm)
+	}
+	if want.State == "ACTIVE" && p.PhysState != "LinkUp" {
+		t.Errorf("NIC %s phys state %q, want LinkUp", n.Name, p.PhysState)
+	}
+	if n.NodeGUID == "" || p.Rate == "" {
+		t.Errorf("NIC %s: node GUID %q rate %q, want both", n.Name, n.NodeGUID, p.Rate)
+	}
+}

@@ -1,0 +1,159 @@
+package topology
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is what `raild topo` prints: devices, the GPU×NIC distance
+// matrix and the affinity, keyed by GPU index as a string.
+type Report struct {
+	GPUs     []GPU                       `json:"gpus"`
+	NICs     []NIC                       `json:"nics"`
+	Matrix   map[string]map[string]Class `json:"matrix"`
+	Affinity map[string]string           `json:"affinity"`
+	RdmaCM   *CharDev                    `json:"rdmaCM,omitempty"`
+	Problems []Problem                   `json:"problems,omitempty"`
+}
+
+// Report gathers the machine's devices, every GPU/NIC class (NICs that
+// cannot be used are listed too) and the affinity.
+func (m *Machine) Report() Report {
+	r := Report{
+		GPUs:     nonNil(m.GPUs),
+		NICs:     nonNil(m.NICs),
+		Matrix:   make(map[string]map[string]Class, len(m.GPUs)),
+		Affinity: map[string]string{},
+		RdmaCM:   m.RdmaCM,
+		Problems: m.Problems,
+	}
+	idx := m.index()
+	for gi, g := range m.GPUs {
+		row := make(map[string]Class, len(m.NICs))
+		for ni, n := range m.NICs {
+			row[n.Name] = idx.class[gi][ni]
+		}
+		r.Matrix[strconv.Itoa(g.Index)] = row
+	}
+	for gpu, nic := range m.Affinity() {
+		r.Affinity[strconv.Itoa(gpu)] = nic
+	}
+	return r
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// WriteText prints a report for a person: the GPU×NIC matrix with its
+// legend (like `nvidia-smi topo -m`), the NIC table, the affinity and the
+// problems.
+func WriteText(w io.Writer, r Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	writeMatrix(tw, r)
+	fmt.Fprintln(tw)
+	writeNICTable(tw, r.NICs)
+	fmt.Fprintln(tw)
+	writeAffinity(tw, r)
+	if len(r.Problems) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "Problems:")
+		for _, p := range r.Problems {
+			fmt.Fprintf(tw, "  %s:\t%s\n", p.Device, p.Reason)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write topology report: %w", err)
+	}
+	return nil
+}
+
+func writeMatrix(tw io.Writer, r Report) {
+	header := []string{""}
+	for _, n := range r.NICs {
+		header = append(header, n.Name)
+	}
+	header = append(header, "NUMA", "PCI")
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, g := range r.GPUs {
+		row := []string{"GPU" + strconv.Itoa(g.Index)}
+		classes := r.Matrix[strconv.Itoa(g.Index)]
+		for _, n := range r.NICs {
+			cell := "?"
+			if c, ok := classes[n.Name]; ok {
+				cell = c.String()
+			}
+			row = append(row, cell)
+		}
+		row = append(row, numaText(g.NUMA), g.PCI)
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if len(r.GPUs) == 0 {
+		fmt.Fprintln(tw, "(no GPUs bound to the nvidia driver)")
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "Legend:")
+	for _, l := range legend {
+		fmt.Fprintf(tw, "  %s\t= %s\n", l.class, l.text)
+	}
+}
+
+func writeNICTable(tw io.Writer, nics []NIC) {
+	fmt.Fprintln(tw, "RDMA\tNETDEV\tPORT\tSTATE\tLINK\tRATE\tNUMA\tPCI\tUVERBS")
+	for _, n := range nics {
+		if len(n.Ports) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(n.Netdev),
+				dash(n.State), dash(n.LinkLayer), dash(n.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
+		}
+		for _, p := range n.Ports {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(strings.Join(p.Netdevs, ",")),
+				p.Num, dash(p.State), dash(p.LinkLayer), dash(p.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
+		}
+	}
+	if len(nics) == 0 {
+		fmt.Fprintln(tw, "(no RDMA devices)")
+	}
+}
+
+func writeAffinity(tw io.Writer, r Report) {
+	fmt.Fprintln(tw, "Affinity:")
+	for _, g := range r.GPUs {
+		key := strconv.Itoa(g.Index)
+		nic, ok := r.Affinity[key]
+		if !ok {
+			fmt.Fprintf(tw, "  GPU%s\t-> (no usable NIC)\n", key)
+			continue
+		}
+		fmt.Fprintf(tw, "  GPU%s\t-> %s\t%s\n", key, nic, r.Matrix[key][nic])
+	}
+}
+
+func nicPCI(n NIC) string {
+	switch {
+	case n.PCI != "":
+		return n.PCI
+	case n.Virtual:
+		return "virtual"
+	}
+	return "-"
+}
+
+func numaText(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

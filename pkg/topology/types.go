@@ -1,0 +1,89 @@
+// Package topology models a GPU node from sysfs and procfs alone: GPUs, RDMA
+// devices, their netdevs and char devices, the PCIe tree and NUMA nodes, the
+// distance classes NCCL uses, and the choice of NICs for a set of GPUs.
+// Every read goes through one root directory, so a machine can be a folder.
+// It imports nothing else of the project.
+package topology
+
+// Class is a GPU-to-NIC distance class, in nvidia-smi / NCCL terms.
+// Lower is closer.
+type Class int
+
+const (
+	PIX  Class = iota // through at most one PCIe switch
+	PXB               // through several switches, not the host bridge
+	PHB               // through the host bridge of one root complex
+	NODE              // different root complexes, same NUMA node
+	SYS               // across NUMA nodes
+)
+
+// CharDev is one device node with the numbers read from sysfs.
+type CharDev struct {
+	Name  string `json:"name"` // uverbs0, umad1, issm1, rdma_cm
+	Path  string `json:"path"` // /dev/infiniband/uverbs0 (never prefixed by the root)
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+}
+
+// Port is one port of an RDMA device.
+type Port struct {
+	Num       int      `json:"num"`
+	State     string   `json:"state"`     // ACTIVE, DOWN, INIT, ARMED, ...
+	PhysState string   `json:"physState"` // LinkUp, Disabled, Polling, ...
+	LinkLayer string   `json:"linkLayer"` // InfiniBand, Ethernet
+	Rate      string   `json:"rate,omitempty"`
+	Netdevs   []string `json:"netdevs,omitempty"`
+	Umad      *CharDev `json:"umad,omitempty"`
+	Issm      *CharDev `json:"issm,omitempty"`
+}
+
+// GPU is one NVIDIA PCI function bound to the nvidia driver.
+type GPU struct {
+	Index int    `json:"index"` // in PCI bus order (nvidia-smi order)
+	PCI   string `json:"pci"`
+	UUID  string `json:"uuid,omitempty"`
+	Minor int    `json:"minor"` // /dev/nvidiaN; -1 unknown
+	NUMA  int    `json:"numa"`  // -1 unknown
+	// Path is the chain of PCI addresses from the root port down to the
+	// device's parent bridge; Root is the host bridge (pci0000:00).
+	Root string   `json:"root"`
+	Path []string `json:"-"`
+}
+
+// NIC is one RDMA device (/sys/class/infiniband/<name>).
+type NIC struct {
+	Name       string   `json:"name"` // mlx5_0, rxe0, mlx5_bond_0
+	PCI        string   `json:"pci,omitempty"`
+	Netdev     string   `json:"netdev,omitempty"` // first port's first netdev
+	State      string   `json:"state"`            // first port's state
+	LinkLayer  string   `json:"linkLayer"`        // first port's link layer
+	Rate       string   `json:"rate,omitempty"`
+	NUMA       int      `json:"numa"`
+	NodeGUID   string   `json:"nodeGUID,omitempty"`
+	VF         bool     `json:"vf,omitempty"`
+	PF         string   `json:"pf,omitempty"` // PCI address of the PF for a VF
+	Bond       bool     `json:"bond,omitempty"`
+	Virtual    bool     `json:"virtual,omitempty"` // no PCI function (rxe, siw)
+	Uverbs     *CharDev `json:"uverbsDev,omitempty"`
+	UverbsName string   `json:"uverbs,omitempty"`
+	Ports      []Port   `json:"ports"`
+	Root       string   `json:"root,omitempty"`
+	Path       []string `json:"-"`
+}
+
+// Problem is a device that was skipped or reported partially, with why.
+type Problem struct {
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+}
+
+// Machine is what Discover found under one root.
+type Machine struct {
+	Root     string    `json:"-"`
+	GPUs     []GPU     `json:"gpus"`
+	NICs     []NIC     `json:"nics"`
+	RdmaCM   *CharDev  `json:"rdmaCM,omitempty"`
+	Problems []Problem `json:"problems,omitempty"`
+
+	idx *index // selection index, built by Discover and NewMachine
+}

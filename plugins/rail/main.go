@@ -1,0 +1,18 @@
+// Command rail is the CNI plugin that puts a pod's GPU-affine RDMA NIC(s)
+// into its network namespace, as raild plans.
+package main
+
+import (
+	"github.com/containernetworking/cni/pkg/skel"
+	"github.com/containernetworking/cni/pkg/version"
+)
+
+func main() {
+	skel.PluginMainFuncs(skel.CNIFuncs{
+		Add:    cmdAdd,
+		Del:    cmdDel,
+		Check:  cmdCheck,
+		Status: cmdStatus,
+		GC:     cmdGC,
+	}, version.VersionsStartingFrom("0.4.0"), "rail: GPU-affine RDMA NICs for pods (https://github.com/railcni/rail)")
+}
