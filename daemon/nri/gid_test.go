@@ -3,6 +3,8 @@ package nri
 import (
 	"net/netip"
 	"testing"
+
+	nriapi "github.com/containerd/nri/pkg/api"
 )
 
 func TestScanGIDTable(t *testing.T) {
@@ -70,5 +72,27 @@ func TestGIDCacheFilledOffHotPath(t *testing.T) {
 	}
 	if _, ok := p.gids.get(gidKey{nic: "mlx5_0", addr: netip.MustParseAddr("10.56.0.5")}); ok {
 		t.Fatal("RemovePodSandbox left the GID cache entry")
+	}
+}
+
+// TestSynchronizeRebuildsGIDCache: after a (re)connection the cache holds
+// the running macvlan pods' indices, and nothing of pods that are gone.
+func TestSynchronizeRebuildsGIDCache(t *testing.T) {
+	root := t.TempDir()
+	writeGIDs(t, root, "mlx5_1", []string{"fe80:0000:0000:0000:0a00:27ff:fe00:0001", "0000:0000:0000:0000:0000:ffff:0a38:0007"}, nil)
+	st := newFakeState()
+	st.add("live", "macvlan", "10.56.0.7/24", "mlx5_1")
+	p, _ := newTestPlugin(t, Config{}, root, st)
+	stale := gidKey{nic: "mlx5_1", addr: netip.MustParseAddr("10.56.0.99")}
+	p.gids.idx[stale] = 5
+	p.gids.keys["gone"] = []gidKey{stale}
+	if _, err := p.Synchronize(t.Context(), []*nriapi.PodSandbox{pod("live", "default", nil)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if i, ok := p.gids.get(gidKey{nic: "mlx5_1", addr: netip.MustParseAddr("10.56.0.7")}); !ok || i != 1 {
+		t.Fatalf("live pod's GID index = %d, %v; want 1", i, ok)
+	}
+	if _, ok := p.gids.get(stale); ok {
+		t.Fatal("Synchronize kept a gone pod's entry")
 	}
 }

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"os"
 	"sort"
 
 	"github.com/railcni/rail/pkg/topology/fakesys"
@@ -32,29 +31,53 @@ func WriteMachine(root, machine, prefix string) (*Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("write machine %s: %w", machine, err)
 	}
+	for _, nic := range spec.NICs {
+		if want, ok := netdevs[nic.Name]; ok && nic.Netdev != want {
+			return nil, fmt.Errorf("write machine %s: %s got netdev %q, asked for %q", machine, nic.Name, nic.Netdev, want)
+		}
+	}
 	return &Machine{Root: root, Spec: spec, Netdevs: netdevs}, nil
 }
 
-// nicsWithNetdevs writes the machine once into a scratch directory to
-// learn which RDMA devices it has and which of them have a netdev.
+// nicsWithNetdevs lists the RDMA devices of a built-in machine that have
+// a netdev (a bonded card's bond device stands for its bond master).
 func nicsWithNetdevs(machine string) ([]string, error) {
-	scratch, err := os.MkdirTemp("", "rail-machine-probe-")
-	if err != nil {
-		return nil, fmt.Errorf("probe machine %s: %w", machine, err)
-	}
-	defer os.RemoveAll(scratch)
-	spec, err := fakesys.Write(scratch, machine, fakesys.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("probe machine %s: %w", machine, err)
+	host, ok := fakesys.Machine(machine)
+	if !ok {
+		return nil, fmt.Errorf("machine %q: unknown (built-in machines: %v)", machine, fakesys.Names())
 	}
 	var names []string
-	for _, nic := range spec.NICs {
-		if nic.Netdev != "" {
-			names = append(names, nic.Name)
+	for _, root := range host.Roots {
+		for _, slot := range root.Ports {
+			names = append(names, slotNICs(slot)...)
 		}
+	}
+	for _, soft := range host.SoftRoCE {
+		names = append(names, soft.RDMA)
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+func slotNICs(s fakesys.Slot) []string {
+	var out []string
+	for _, child := range s.Switch {
+		out = append(out, slotNICs(child)...)
+	}
+	if s.Card == nil {
+		return out
+	}
+	if s.Card.Bond != "" {
+		return append(out, s.Card.Bond)
+	}
+	for _, f := range s.Card.Funcs {
+		for _, fn := range append([]fakesys.Func{f}, f.VFs...) {
+			if !fn.NoNetdev {
+				out = append(out, fn.RDMA)
+			}
+		}
+	}
+	return out
 }
 
 // NIC returns the written NIC of that RDMA name.

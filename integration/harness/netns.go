@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
@@ -123,6 +125,37 @@ func (n *NetNS) Do(fn func() error) error {
 	}
 	defer target.Close()
 	return target.Do(func(ns.NetNS) error { return fn() })
+}
+
+// launch starts cmd inside the namespace from a thread that stays locked
+// and waits for the process, then calls done with cmd.Wait's error. The
+// process gets SIGKILL if that thread ends first, which happens only when
+// this process dies: a crashed test leaves no daemon behind.
+func (n *NetNS) launch(cmd *exec.Cmd, done func(error)) error {
+	target, err := n.Handle()
+	if err != nil {
+		return err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	started := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread, moved into the namespace, ends with
+		// this goroutine.
+		runtime.LockOSThread()
+		err := netns.Set(target)
+		_ = target.Close()
+		if err == nil {
+			err = cmd.Start()
+		}
+		started <- err
+		if err == nil {
+			done(cmd.Wait())
+		}
+	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("in netns %s: %w", n.Name, err)
+	}
+	return nil
 }
 
 // Handle opens the namespace as a vishvananda handle; close it after use.

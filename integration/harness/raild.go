@@ -79,15 +79,11 @@ func (r *Raild) Start() error {
 	}
 	cmd := exec.Command(r.opt.Bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := r.opt.Netns.Do(cmd.Start); err != nil {
+	exited := make(chan struct{})
+	if err := r.opt.Netns.launch(cmd, func(err error) { r.err = err; close(exited) }); err != nil {
 		return fmt.Errorf("start raild: %w", err)
 	}
-	r.cmd, r.exited, r.err = cmd, make(chan struct{}), nil
-	go func(exited chan struct{}) {
-		r.err = cmd.Wait()
-		close(exited)
-	}(r.exited)
+	r.cmd, r.exited = cmd, exited
 	return r.waitReady()
 }
 

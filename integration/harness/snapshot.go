@@ -96,8 +96,8 @@ func snapRules(h *netlink.Handle, _ map[int]string, s *Snapshot) error {
 		return fmt.Errorf("rules: %w", err)
 	}
 	for _, r := range rules {
-		s.Rules = append(s.Rules, fmt.Sprintf("rule prio=%d table=%d src=%v dst=%v iif=%s oif=%s mark=%d",
-			r.Priority, r.Table, r.Src, r.Dst, r.IifName, r.OifName, r.Mark))
+		s.Rules = append(s.Rules, fmt.Sprintf("rule family=%d prio=%d table=%d src=%v dst=%v iif=%s oif=%s mark=%d",
+			r.Family, r.Priority, r.Table, r.Src, r.Dst, r.IifName, r.OifName, r.Mark))
 	}
 	return nil
 }

@@ -15,16 +15,18 @@ const maxAliasLen = 255
 // aliasRecord is what rail stores in a pod interface's alias (IFLA_IFALIAS),
 // the only state that travels with the device:
 //
-//	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>
-//	child link:   rail:<parent>:name=<pod name>:kind=<macvlan|ipoib>
+//	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>[:rdma=<dev>][:table=<n>]
+//	child link:   rail:<parent>:name=<pod name>:kind=<macvlan|ipoib>[:table=<n>]
 //
 // ':' cannot occur in interface names, so it separates the fields.
 type aliasRecord struct {
-	Host string // original host name of a moved device, or a child's parent
-	Name string // pod-side name given at attach time
-	Kind string // "" for a moved device, else the child's mode
-	MTU  int    // moved device: MTU in the host before the move
-	Up   bool   // moved device: administratively up in the host before
+	Host  string // original host name of a moved device, or a child's parent
+	Name  string // pod-side name given at attach time
+	Kind  string // "" for a moved device, else the child's mode
+	MTU   int    // moved device: MTU in the host before the move
+	Up    bool   // moved device: administratively up in the host before
+	RDMA  string // moved device: RDMA device moved with it (exclusive mode)
+	Table int    // policy routing table of the interface's source rules
 }
 
 func (r aliasRecord) String() string {
@@ -36,9 +38,16 @@ func (r aliasRecord) String() string {
 	if r.Kind != "" {
 		b.WriteString(":kind=")
 		b.WriteString(r.Kind)
-		return b.String()
+	} else {
+		fmt.Fprintf(&b, ":mtu=%d:up=%d", r.MTU, boolDigit(r.Up))
 	}
-	fmt.Fprintf(&b, ":mtu=%d:up=%d", r.MTU, boolDigit(r.Up))
+	if r.RDMA != "" {
+		b.WriteString(":rdma=")
+		b.WriteString(r.RDMA)
+	}
+	if r.Table > 0 {
+		fmt.Fprintf(&b, ":table=%d", r.Table)
+	}
 	return b.String()
 }
 
@@ -88,20 +97,37 @@ func (r *aliasRecord) set(key, value string) bool {
 	case "up":
 		r.Up = value == "1"
 		return value == "0" || value == "1"
+	case "table":
+		table, err := strconv.ParseUint(value, 10, 32)
+		r.Table = int(table)
+		return err == nil && table > 0
+	case "rdma":
+		r.RDMA = value
+		return value != "" && !strings.ContainsAny(value, ": ")
 	default:
 		return true
 	}
 }
 
-// belongsTo reports whether the record marks the interface s creates.
+// belongsTo reports whether the record marks the interface s creates. A
+// moved device is identified by its host name (it exists once), a child by
+// parent and pod name. Without s.Parent (Detach from a cached CNI result)
+// the pod name recorded at attach time identifies it.
 func (r aliasRecord) belongsTo(s Spec) bool {
-	if r.Host != s.Parent {
-		return false
-	}
+	wantKind := string(s.Mode)
 	if s.Mode == ModeMove {
-		return r.Kind == ""
+		wantKind = ""
 	}
-	return r.Kind == string(s.Mode) && r.Name == s.Name
+	switch {
+	case r.Kind != wantKind:
+		return false
+	case s.Parent == "":
+		return r.Name == s.Name
+	case r.Host != s.Parent:
+		return false
+	default:
+		return s.Mode == ModeMove || r.Name == s.Name
+	}
 }
 
 func boolDigit(b bool) int {

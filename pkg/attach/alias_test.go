@@ -13,7 +13,10 @@ func TestAliasRoundTrip(t *testing.T) {
 	}{
 		{aliasRecord{Host: "ens1f0np0", Name: "rail0", MTU: 1500, Up: true}, "rail:ens1f0np0:name=rail0:mtu=1500:up=1"},
 		{aliasRecord{Host: "enp65s0f1", Name: "net1-1", MTU: 9000}, "rail:enp65s0f1:name=net1-1:mtu=9000:up=0"},
+		{aliasRecord{Host: "ens2f0np0", Name: "rail1", MTU: 4200, Up: true, RDMA: "mlx5_2"}, "rail:ens2f0np0:name=rail1:mtu=4200:up=1:rdma=mlx5_2"},
 		{aliasRecord{Host: "ib0", Name: "net1", Kind: "ipoib"}, "rail:ib0:name=net1:kind=ipoib"},
+		{aliasRecord{Host: "ib1", Name: "net2", Kind: "ipoib", Table: 4294967295}, "rail:ib1:name=net2:kind=ipoib:table=4294967295"},
+		{aliasRecord{Host: "nic0", Name: "rail0", MTU: 1500, RDMA: "mlx5_0", Table: 100}, "rail:nic0:name=rail0:mtu=1500:up=0:rdma=mlx5_0:table=100"},
 		{aliasRecord{Host: "eth.100", Name: "net2", Kind: "macvlan"}, "rail:eth.100:name=net2:kind=macvlan"},
 	}
 	for _, tt := range tests {
@@ -36,15 +39,19 @@ func TestParseAliasRejects(t *testing.T) {
 		"",
 		"uplink to switch 3",
 		"rail:",
-		"rail:eth0",                              // no name, no state
-		"rail:eth0:name=rail0",                   // moved device without mtu/up
-		"rail:eth0:name=rail0:mtu=0:up=1",        // mtu 0
-		"rail:eth0:name=rail0:mtu=x:up=1",        // mtu not a number
-		"rail:eth0:name=rail0:mtu=1500:up=yes",   // up not 0/1
-		"rail:eth0:name=rail0:kind=sriov",        // unknown kind
-		"rail:eth/0:name=rail0:mtu=1500:up=1",    // bad host name
-		"rail:eth0:name=rail0:mtu=1500:mtu=1400", // repeated key
-		"rail:eth0:name=rail0:mtu=1500:up",       // field without '='
+		"rail:eth0",                                 // no name, no state
+		"rail:eth0:name=rail0",                      // moved device without mtu/up
+		"rail:eth0:name=rail0:mtu=0:up=1",           // mtu 0
+		"rail:eth0:name=rail0:mtu=x:up=1",           // mtu not a number
+		"rail:eth0:name=rail0:mtu=1500:up=yes",      // up not 0/1
+		"rail:eth0:name=rail0:kind=sriov",           // unknown kind
+		"rail:eth/0:name=rail0:mtu=1500:up=1",       // bad host name
+		"rail:eth0:name=rail0:mtu=1500:mtu=1400",    // repeated key
+		"rail:eth0:name=rail0:mtu=1500:up",          // field without '='
+		"rail:eth0:name=rail0:mtu=1500:up=1:rdma=",  // empty rdma device
+		"rail:eth0:name=rail0:kind=macvlan:table=0", // table 0
+		"rail:eth0:name=rail0:kind=macvlan:table=-3",
+		"rail:eth0:name=rail0:kind=macvlan:table=4294967296",
 	} {
 		if rec, ok := parseAlias(alias); ok {
 			t.Errorf("parseAlias(%q) = %+v, want not ours", alias, rec)
@@ -70,6 +77,10 @@ func TestAliasBelongsTo(t *testing.T) {
 		{child, Spec{Mode: ModeMacvlan, Parent: "nic0", Name: "net1"}, true},
 		{child, Spec{Mode: ModeMacvlan, Parent: "nic0", Name: "net2"}, false}, // another child of the same NIC
 		{child, Spec{Mode: ModeIPoIB, Parent: "nic0", Name: "net1"}, false},
+		{moved, Spec{Mode: ModeMove, Name: "rail0"}, true}, // no Parent: the recorded pod name decides
+		{moved, Spec{Mode: ModeMove, Name: "rail1"}, false},
+		{child, Spec{Mode: ModeMacvlan, Name: "net1"}, true},
+		{child, Spec{Mode: ModeMove, Name: "net1"}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.rec.belongsTo(tt.spec); got != tt.want {

@@ -26,8 +26,30 @@ func Attach(podNetns string, s Spec) (Result, error) {
 // kernel already pushed it back because the pod netns died; a child link
 // is deleted; source rules are removed. A pod netns that is gone or empty,
 // a link that is gone, or a second call all return nil.
+//
+// Detach needs only Mode and Name: without Parent (a Spec rebuilt from a
+// cached CNI result) the interface is found by the pod name recorded in its
+// alias, and the alias supplies the host name, MTU, state and RDMA device;
+// without Table and Addresses, source rules are found by the addresses
+// still on the interface.
 func Detach(podNetns string, s Spec) error {
 	return defaultAttacher().detach(podNetns, s)
+}
+
+// Inspect reads back the pod interface called name, e.g. to report a
+// repeated ADD that Check found already done.
+func Inspect(podNetns, name string) (Result, error) {
+	if err := checkIfName(name); err != nil {
+		return Result{}, fmt.Errorf("inspect: %w", err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sess, err := openSession(podNetns)
+	if err != nil {
+		return Result{}, fmt.Errorf("inspect %s: %w", name, err)
+	}
+	defer sess.close()
+	return resultOf(sess, name)
 }
 
 // Check verifies that the pod interface of s is present, rail's, up, and
@@ -101,7 +123,7 @@ func reattach(sess *session, existing netlink.Link, s Spec) (Result, error) {
 }
 
 func (a attacher) detach(podNetns string, s Spec) error {
-	if err := validate(s); err != nil {
+	if err := validateDetach(s); err != nil {
 		return err
 	}
 	runtime.LockOSThread()

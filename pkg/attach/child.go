@@ -34,7 +34,7 @@ func (a attacher) attachChild(sess *session, s Spec) (_ Result, retErr error) {
 		return Result{}, fmt.Errorf("find new %s child %s in pod: %w", s.Mode, s.Name, err)
 	}
 	undo.push(string(s.Mode)+" child "+s.Name, func() error { return ignoreGone(sess.podNL.LinkDel(child)) })
-	rec := aliasRecord{Host: s.Parent, Name: s.Name, Kind: string(s.Mode)}
+	rec := aliasRecord{Host: s.Parent, Name: s.Name, Kind: string(s.Mode), Table: s.Table}
 	if err := sess.podNL.LinkSetAlias(child, rec.String()); err != nil {
 		return Result{}, fmt.Errorf("label %s with its alias: %w", s.Name, err)
 	}
@@ -61,15 +61,16 @@ func (a attacher) detachChild(sess *session, s Spec) error {
 	if sess.pod == nil {
 		return nil
 	}
-	errs := []error{removeSourceRules(sess.podNL, s)}
-	link, _, found, err := findOwnedLink(sess, s)
+	link, rec, found, err := findOwnedLink(sess, s)
 	if err != nil {
-		return errors.Join(append(errs, err)...)
+		return err
 	}
-	if found {
-		if err := ignoreGone(sess.podNL.LinkDel(link)); err != nil {
-			errs = append(errs, fmt.Errorf("delete %s child %s: %w", s.Mode, link.Attrs().Name, err))
-		}
+	if !found {
+		return removeSourceRules(sess.podNL, s.Table)
+	}
+	errs := []error{removeSourceRules(sess.podNL, tableOf(rec, s))}
+	if err := ignoreGone(sess.podNL.LinkDel(link)); err != nil {
+		errs = append(errs, fmt.Errorf("delete %s child %s: %w", s.Mode, link.Attrs().Name, err))
 	}
 	return errors.Join(errs...)
 }

@@ -6,7 +6,8 @@
 //   - move: the NIC's host netdev itself moves into the pod netns, renamed to
 //     Spec.Name, in one RTM_NEWLINK message (IFLA_NET_NS_FD + IFLA_IFNAME +
 //     IFLA_IFALIAS + IFLA_MTU). Its alias records what Detach needs to put it
-//     back: "rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>". The alias
+//     back: "rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>", plus
+//     ":rdma=<dev>" and ":table=<n>" when they apply. The alias
 //     is the only state that lives with the device, so Detach finds the
 //     device by it even after it was renamed inside the pod, and even after
 //     the kernel handed it back to the host when the pod netns died.
@@ -16,7 +17,8 @@
 //     parent, created the same way; a parent that is not InfiniBand is
 //     refused with a message that says what it is and what to use instead.
 //
-// Children carry the alias "rail:<parent>:name=<pod name>:kind=<mode>".
+// Children carry the alias "rail:<parent>:name=<pod name>:kind=<mode>"
+// (plus ":table=<n>").
 //
 // On every interface: the addresses (IPv6 without DAD), only the routes the
 // Spec lists (never a default route unless listed), optionally a policy

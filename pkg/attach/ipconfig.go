@@ -80,16 +80,27 @@ func addSourceRule(h netlinksafe.Handle, addr netip.Addr, table int, undo *undoL
 	return nil
 }
 
-// removeSourceRules deletes the "from <addr> lookup <table>" rules of s;
-// rules already gone are fine.
-func removeSourceRules(h netlinksafe.Handle, s Spec) error {
-	if s.Table == 0 {
+// removeSourceRules deletes every source rule ("from <host address>
+// lookup <table>") that points at table, the interface's own policy routing
+// table. This needs no address: an IPv6 address may already be gone (the
+// kernel drops them when a link goes down) while its rule is not.
+func removeSourceRules(h netlinksafe.Handle, table int) error {
+	if table <= 0 {
 		return nil
 	}
+	filter := &netlink.Rule{Table: table}
+	rules, err := h.RuleListFiltered(netlink.FAMILY_ALL, filter, netlink.RT_FILTER_TABLE)
+	if err != nil {
+		return fmt.Errorf("list rules for table %d: %w", table, err)
+	}
 	var errs []error
-	for _, a := range s.Addresses {
-		if err := ignoreGone(h.RuleDel(sourceRule(a.Addr(), s.Table))); err != nil {
-			errs = append(errs, fmt.Errorf("delete rule from %s lookup %d: %w", a.Addr(), s.Table, err))
+	for _, r := range rules {
+		p, ok := ipNetToPrefix(r.Src)
+		if !ok || p.Bits() != p.Addr().BitLen() {
+			continue
+		}
+		if err := ignoreGone(h.RuleDel(sourceRule(p.Addr(), table))); err != nil {
+			errs = append(errs, fmt.Errorf("delete rule from %s lookup %d: %w", p.Addr(), table, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -43,7 +43,7 @@ func TestMacvlanAttachCheckDetach(t *testing.T) {
 			if s.MAC != "" && mv.HardwareAddr.String() != s.MAC {
 				t.Errorf("MAC %s, want %s", mv.HardwareAddr, s.MAC)
 			}
-			wantAlias := aliasRecord{Host: s.Parent, Name: s.Name, Kind: "macvlan"}.String()
+			wantAlias := aliasRecord{Host: s.Parent, Name: s.Name, Kind: "macvlan", Table: s.Table}.String()
 			if mv.Alias != wantAlias {
 				t.Errorf("alias %q, want %q", mv.Alias, wantAlias)
 			}

@@ -18,11 +18,15 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 			retErr = errors.Join(retErr, undo.run())
 		}
 	}()
-	hostLink, err := sess.hostNL.LinkByName(s.Parent)
+	hostLink, err := findHostNetdev(sess, s)
 	if err != nil {
-		return Result{}, fmt.Errorf("host netdev %s not found in the host netns: %w", s.Parent, err)
+		return Result{}, err
 	}
 	rec := originalState(hostLink, s)
+	rec.Table = s.Table
+	if s.movesRDMADevice() {
+		rec.RDMA = s.RDMADevice
+	}
 	if err := moveIntoPod(sess, hostLink, s, rec, &undo); err != nil {
 		return Result{}, err
 	}
@@ -40,6 +44,29 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 		return Result{}, err
 	}
 	return resultOf(sess, s.Name)
+}
+
+// findHostNetdev finds s.Parent in the host netns: by name, or, when the
+// kernel returned it from a dead pod under its pod name and no Detach has
+// restored it yet, by its rail alias.
+func findHostNetdev(sess *session, s Spec) (netlink.Link, error) {
+	link, err := sess.hostNL.LinkByName(s.Parent)
+	if err == nil {
+		return link, nil
+	}
+	if ignoreGone(err) != nil {
+		return nil, fmt.Errorf("look up host netdev %s: %w", s.Parent, err)
+	}
+	links, listErr := sess.hostNL.LinkList()
+	if listErr != nil {
+		return nil, fmt.Errorf("list host links: %w", listErr)
+	}
+	for _, l := range links {
+		if rec, ok := parseAlias(l.Attrs().Alias); ok && rec.Kind == "" && rec.Host == s.Parent {
+			return l, nil
+		}
+	}
+	return nil, fmt.Errorf("host netdev %s not found in the host netns: %w", s.Parent, err)
 }
 
 // originalState is what Detach restores. A device that still carries a

@@ -25,14 +25,14 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 	if !found {
 		// Not in the pod (never attached, or returned to the host earlier):
 		// restore it there if it still carries rail's alias.
-		return errors.Join(removeSourceRules(sess.podNL, s), restoreInHost(sess, s))
+		return errors.Join(removeSourceRules(sess.podNL, s.Table), restoreInHost(sess, s))
 	}
-	errs := []error{removeSourceRules(sess.podNL, s), removeAddresses(sess.podNL, link, s)}
-	if s.movesRDMADevice() {
-		err := a.moveRDMA(s.RDMADevice, sess.podPath, "")
+	errs := []error{removeSourceRules(sess.podNL, tableOf(rec, s)), removeAddresses(sess.podNL, link, s)}
+	if dev := rdmaDeviceOf(rec, s); dev != "" {
+		err := a.moveRDMA(dev, sess.podPath, "")
 		if err != nil && !errors.Is(err, rdma.ErrDeviceNotFound) {
 			// The netdev still goes back: a pod must not keep the NIC.
-			errs = append(errs, fmt.Errorf("move rdma device %s back to the host: %w", s.RDMADevice, err))
+			errs = append(errs, fmt.Errorf("move rdma device %s back to the host: %w", dev, err))
 		}
 	}
 	errs = append(errs, moveOutOfPod(sess, link, rec))
@@ -49,7 +49,7 @@ func restoreInHost(sess *session, s Spec) error {
 	}
 	for _, l := range links {
 		rec, ok := parseAlias(l.Attrs().Alias)
-		if !ok || rec.Kind != "" || rec.Host != s.Parent {
+		if !ok || !rec.belongsTo(s) {
 			continue
 		}
 		return restoreHostLink(sess, l, rec)
@@ -78,6 +78,27 @@ func restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
 		return fmt.Errorf("restore host netdev %s (now %s): %w", rec.Host, name, err)
 	}
 	return restoreUpState(sess, rec)
+}
+
+// rdmaDeviceOf names the RDMA device that went into the pod with the
+// netdev: recorded in the alias, or, for an alias without it, the spec's.
+func rdmaDeviceOf(rec aliasRecord, s Spec) string {
+	if rec.RDMA != "" {
+		return rec.RDMA
+	}
+	if s.movesRDMADevice() {
+		return s.RDMADevice
+	}
+	return ""
+}
+
+// tableOf is the interface's policy routing table: the spec's, or the one
+// recorded in the alias for a spec rebuilt without it.
+func tableOf(rec aliasRecord, s Spec) int {
+	if s.Table > 0 {
+		return s.Table
+	}
+	return rec.Table
 }
 
 // findOwnedLink finds the pod link that rail created or moved for s: by

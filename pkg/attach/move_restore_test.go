@@ -211,3 +211,38 @@ func podRules(t *testing.T, e *testEnv, s Spec) int {
 	}
 	return n
 }
+
+// TestLateDetachDoesNotStealNIC: pod A dies, the kernel returns the NIC to
+// the host under its pod name, pod B attaches it before A's Detach comes.
+// B must get it (with the state recorded when it first left the host), and
+// A's late Detach must leave B alone.
+func TestLateDetachDoesNotStealNIC(t *testing.T) {
+	e := newTestEnv(t)
+	s := moveSpec(e.addNIC(1500, true))
+	hostBefore := snapshot(t, e.host)
+	if _, err := e.attach(s); err != nil {
+		t.Fatalf("Attach to pod A: %v", err)
+	}
+	podA := e.pod.Path()
+	kernelReturnsToHost(t, e, s.Name, func(l netlink.Link) string { return l.Attrs().Name })
+	removeTestNetns(e.pod)
+
+	e.pod = newTestNetns(t) // pod B
+	if _, err := e.attach(s); err != nil {
+		t.Fatalf("Attach to pod B: %v", err)
+	}
+	rec, _ := parseAlias(mustLinkIn(t, e.pod, s.Name).Attrs().Alias)
+	if rec.MTU != 1500 || !rec.Up {
+		t.Errorf("pod B alias records mtu %d up %v, want the original 1500 and up", rec.MTU, rec.Up)
+	}
+	if err := e.inHost(func() error { return Detach(podA, s) }); err != nil {
+		t.Fatalf("late Detach for pod A: %v", err)
+	}
+	if err := e.check(s); err != nil {
+		t.Fatalf("pod B lost its NIC to a late Detach: %v", err)
+	}
+	if err := e.detach(s); err != nil {
+		t.Fatalf("Detach for pod B: %v", err)
+	}
+	assertSame(t, "host netns", e.host, hostBefore)
+}

@@ -89,7 +89,7 @@ func assertMovedLink(t *testing.T, l netlink.Link, res Result, s Spec, nicMTU in
 		t.Errorf("pod link: mtu %d up %v, want mtu %d up", a.MTU, isUp(l), wantMTU)
 	}
 	rec, ok := parseAlias(a.Alias)
-	want := aliasRecord{Host: s.Parent, Name: s.Name, MTU: nicMTU, Up: nicUp}
+	want := aliasRecord{Host: s.Parent, Name: s.Name, MTU: nicMTU, Up: nicUp, Table: s.Table}
 	if !ok || rec != want {
 		t.Errorf("pod link alias %q = %+v, want %+v", a.Alias, rec, want)
 	}

@@ -17,12 +17,23 @@ const (
 	tableLocal   = 255
 )
 
-// validate checks s and returns an error naming the offending field and
-// how to fix it.
+// validate checks s for Attach and Check and returns an error naming the
+// offending field and how to fix it.
 func validate(s Spec) error {
+	return validateWith(s, validateNames)
+}
+
+// validateDetach is validate for Detach, which also accepts a Spec without
+// Parent (rebuilt from a cached CNI result): the pod interface's alias
+// then says where it came from.
+func validateDetach(s Spec) error {
+	return validateWith(s, validateNamesParentOptional)
+}
+
+func validateWith(s Spec, names func(Spec) error) error {
 	checks := []func(Spec) error{
 		validateModeFields,
-		validateNames,
+		names,
 		validateAddresses,
 		validateRoutes,
 		validateLinkSettings,
@@ -69,6 +80,15 @@ func validateModeFields(s Spec) error {
 func validateNames(s Spec) error {
 	if err := checkIfName(s.Parent); err != nil {
 		return fmt.Errorf("Parent: %w", err)
+	}
+	return validateNamesParentOptional(s)
+}
+
+func validateNamesParentOptional(s Spec) error {
+	if s.Parent != "" {
+		if err := checkIfName(s.Parent); err != nil {
+			return fmt.Errorf("Parent: %w", err)
+		}
 	}
 	if err := checkIfName(s.Name); err != nil {
 		return fmt.Errorf("Name: %w", err)

@@ -58,6 +58,19 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+func TestValidateDetachAllowsMissingParent(t *testing.T) {
+	cached := Spec{Mode: ModeMove, Name: "rail0"}
+	if err := validateDetach(cached); err != nil {
+		t.Errorf("validateDetach(%+v) = %v, want nil", cached, err)
+	}
+	if err := validate(cached); err == nil || !strings.Contains(err.Error(), "Parent") {
+		t.Errorf("validate(%+v) = %v, want Parent required", cached, err)
+	}
+	if err := validateDetach(Spec{Mode: ModeMove, Name: "rail0", Parent: "a:b"}); err == nil {
+		t.Errorf("validateDetach accepted a bad Parent")
+	}
+}
+
 // TestAttachRefusesBadSpecWithoutTouchingAnything: validation runs before
 // any namespace is opened.
 func TestAttachRefusesBadSpecWithoutTouchingAnything(t *testing.T) {

@@ -67,7 +67,13 @@ func (st *selection) assign(gpus []int) (choices []Choice, failed []int) {
 	if len(failed) > 0 {
 		return nil, failed
 	}
-	slices.SortStableFunc(work, func(a, b pending) int { return a.count - b.count })
+	// GPUs with fewer equally close NICs choose first; then PCI order.
+	slices.SortFunc(work, func(a, b pending) int {
+		if a.count != b.count {
+			return a.count - b.count
+		}
+		return a.gpu - b.gpu
+	})
 	choices = make([]Choice, len(gpus))
 	for _, p := range work {
 		choices[p.slot] = st.pick(p)

@@ -6,8 +6,17 @@ import (
 )
 
 // naturalCompare orders names with their digit runs compared as numbers,
-// so mlx5_2 comes before mlx5_10 and uverbs9 before uverbs10.
+// so mlx5_2 comes before mlx5_10 and uverbs9 before uverbs10. Names equal
+// as numbers (mlx5_02, mlx5_2) fall back to byte order, so the order is
+// total.
 func naturalCompare(a, b string) int {
+	if c := naturalRuns(a, b); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func naturalRuns(a, b string) int {
 	for a != "" && b != "" {
 		da, db := isDigit(a[0]), isDigit(b[0])
 		switch {

@@ -84,7 +84,11 @@ func (d *discovery) nicLocation(n *NIC, dir string) string {
 	}
 	n.PCI, n.Root, n.Path = addr, root, path
 	n.NUMA = d.numa(n.Name, dev)
-	if pf, err := d.fs.linkName(dev + "/physfn"); err == nil {
+	if physfn := dev + "/physfn"; d.fs.isLink(physfn) {
+		pf, err := d.fs.linkName(physfn)
+		if err != nil {
+			d.problem(n.Name, d.linkProblem(physfn, err))
+		}
 		n.VF, n.PF = true, pf
 	}
 	return dev

@@ -157,3 +157,15 @@ func TestNetdevOverride(t *testing.T) {
 		t.Errorf("mlx5_bond_0 not marked as a bond")
 	}
 }
+
+// TestBondByMaster: a RoCE LAG device not named mlx5_bond_N is still a
+// bond when its netdev is a bonding master.
+func TestBondByMaster(t *testing.T) {
+	card := &fakesys.Card{Bond: "roce_lag0", Funcs: []fakesys.Func{{LinkLayer: "Ethernet"}, {LinkLayer: "Ethernet"}}}
+	root, _ := writeHost(t, fakesys.Host{Roots: []fakesys.Root{{Bus: 0x10, Ports: []fakesys.Slot{{Card: card}}}}}, fakesys.Options{})
+	m := discover(t, root)
+	n, ok := m.NICByName("roce_lag0")
+	if !ok || !n.Bond || n.Netdev != "bond0" || n.PCI != "0000:11:00.0" {
+		t.Fatalf("roce_lag0 = %+v, want a bond on bond0 at 0000:11:00.0", n)
+	}
+}

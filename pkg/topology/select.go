@@ -92,8 +92,9 @@ func (s selector) matches(n NIC) bool {
 // Select chooses a NIC for each requested GPU: among the usable NICs the
 // closest class wins; GPUs whose closest class holds several NICs are
 // spread over them one to one, in PCI order, by the fewest GPUs already on
-// the NIC (req.Load plus this selection), then by name. GPUs with a single
-// closest NIC are placed first so that spreading GPUs avoid those NICs.
+// the NIC (req.Load plus this selection), then by name. GPUs with fewer
+// equally close NICs choose first (a GPU with a single closest NIC is
+// placed before GPUs that could spread onto it), then in PCI order.
 // With no GPUs the least loaded usable NIC is chosen, with class SYS and
 // GPU -1. Choices follow the order of req.GPUs, each GPU once.
 func (m *Machine) Select(req Request) ([]Choice, error) {

@@ -42,7 +42,7 @@ func (f *fsys) host(p string) string { return f.prefix + p }
 
 // read returns a file's content without surrounding white space.
 func (f *fsys) read(p string) (string, error) {
-	b, err := os.ReadFile(f.host(p))
+	b, err := readFile(f.host(p))
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package topology
+
+import "os"
+
+func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
