@@ -83,7 +83,7 @@ func (n *Network) DelRuntime(ctx context.Context, rt *libcni.RuntimeConf) error 
 
 // GC runs GC of the list with the attachments the runtime still knows.
 func (n *Network) GC(ctx context.Context, valid ...*Pod) error {
-	args := &libcni.GCArgs{}
+	args := &libcni.GCArgs{ValidAttachments: []types.GCAttachment{}}
 	for _, p := range valid {
 		args.ValidAttachments = append(args.ValidAttachments, types.GCAttachment{ContainerID: p.Sandbox, IfName: p.IfName})
 	}

@@ -3,7 +3,6 @@ package raild
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -57,9 +56,11 @@ func TestConcurrentAllocateRelease(t *testing.T) {
 				runPhase(t, tt.via(r), book, ph)
 				assertLive(t, r, book, ph)
 			}
-			if snapshots := stopWatch(); snapshots < 3 {
+			snapshots := stopWatch()
+			if snapshots < 3 {
 				t.Errorf("only %d lease snapshots were taken during the phases", snapshots)
 			}
+			t.Logf("%d snapshots of raild leases --json judged while calls were in flight", snapshots)
 			pools, err := r.client().Pools(context.Background())
 			if err != nil || len(pools) != 1 || pools[0].Used != 0 {
 				t.Fatalf("pools at the end = %+v, %v; want p with nothing used", pools, err)
@@ -106,15 +107,11 @@ func assertLive(t *testing.T, r *raildProc, book *ledger, ph phase) {
 	for _, err := range book.judge(leases, from, time.Now()) {
 		t.Errorf("after %s: %v", ph.name, err)
 	}
-	got := make([]string, 0, len(leases))
-	for _, l := range leases {
-		got = append(got, l.Sandbox)
-	}
+	got := sandboxes(leases)
 	want := make([]string, 0, len(ph.live))
 	for _, i := range ph.live {
 		want = append(want, sandboxName(i))
 	}
-	sort.Strings(got)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after %s: %d leases, want %d: got %v", ph.name, len(got), len(want), got)
 	}

@@ -1,0 +1,66 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string // "" = valid
+		check   func(*testing.T, *Config)
+	}{
+		{name: "minimal", yaml: "pools:\n  - name: rail\n    subnet: 10.77.0.0/24\n", check: func(t *testing.T, c *Config) {
+			if c.Root != "/" || c.StateDir != DefaultStateDir || c.CooldownDuration != DefaultCooldown || c.GPUResources[0] != DefaultGPUResource {
+				t.Errorf("defaults not applied: %+v", c)
+			}
+			if !c.UseAffinityRails() {
+				t.Error("rails should follow affinity by default")
+			}
+		}},
+		{name: "explicit rails", yaml: "rails:\n  nics: {mlx5_0: 1}\ncooldown: 0s\npools: []\n", check: func(t *testing.T, c *Config) {
+			if c.UseAffinityRails() || c.CooldownDuration != 0 {
+				t.Errorf("rails/cooldown wrong: %+v", c)
+			}
+		}},
+		{name: "nri section", yaml: "nri:\n  enabled: true\n  memlock: 8Mi\npools: []\n", check: func(t *testing.T, c *Config) {
+			if !c.NRI.Enabled || c.NRI.Memlock != "8Mi" {
+				t.Errorf("nri section lost: %+v", c.NRI)
+			}
+		}},
+		{name: "unknown key", yaml: "pool:\n  - name: x\n", wantErr: `unknown field "pool"`},
+		{name: "bad cooldown", yaml: "cooldown: soon\npools: []\n", wantErr: `cooldown "soon"`},
+		{name: "bad rail", yaml: "rails:\n  nics: {mlx5_0: 99}\npools: []\n", wantErr: "rails.nics[mlx5_0]"},
+		{name: "relative socket", yaml: "socket: raild.sock\npools: []\n", wantErr: `socket "raild.sock"`},
+		{name: "not yaml", yaml: "pools: [", wantErr: "config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path)
+			if err == nil {
+				err = cfg.Finish()
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, cfg)
+		})
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Error("missing file: want an error")
+	}
+}
