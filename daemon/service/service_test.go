@@ -99,7 +99,7 @@ func TestAllocatePlacement(t *testing.T) {
 			r.Annotations = nil
 			r.Selector.NICs = []string{"mlx5_3"}
 			return r
-		}(), want: "rail0=mlx5_2"},
+		}(), want: "rail0=mlx5_3"},
 		{name: "macvlan refuses InfiniBand NICs", req: func() api.AllocateRequest {
 			r := allocReq("g", "0")
 			r.Mode = api.ModeMacvlan

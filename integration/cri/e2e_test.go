@@ -245,9 +245,10 @@ func (e *e2e) expectInjected(t *testing.T, ctr string, devs map[string][2]uint32
 	if got := memlock(t, e, ctr); got != fmt.Sprintf("%d %d", memlockBytes, memlockBytes) {
 		t.Errorf("memlock soft/hard %q, want %d", got, memlockBytes)
 	}
+	env := e.containerEnv(t, ctr)
 	for key, want := range map[string]string{"NCCL_IB_HCA": hca, "UCX_NET_DEVICES": ucx} {
-		if got, _ := e.rig.crictlErr("exec", ctr, "printenv", key); got != want {
-			t.Errorf("%s=%q, want %q", key, got, want)
+		if got, ok := env[key]; !ok || got != want {
+			t.Errorf("%s=%q (set: %v), want %q", key, got, ok, want)
 		}
 	}
 }
@@ -261,11 +262,24 @@ func (e *e2e) expectNothing(t *testing.T, ctr string) {
 	if got := memlock(t, e, ctr); got == fmt.Sprintf("%d %d", memlockBytes, memlockBytes) {
 		t.Errorf("memlock was changed to %q", got)
 	}
-	for _, key := range []string{"NCCL_IB_HCA", "UCX_NET_DEVICES"} {
-		if got, err := e.rig.crictlErr("exec", ctr, "printenv", key); err == nil {
+	env := e.containerEnv(t, ctr)
+	for _, key := range []string{"NCCL_IB_HCA", "UCX_NET_DEVICES", "NCCL_IB_GID_INDEX"} {
+		if got, ok := env[key]; ok {
 			t.Errorf("%s=%q was set", key, got)
 		}
 	}
+}
+
+// containerEnv is the environment a process started in the container sees.
+func (e *e2e) containerEnv(t *testing.T, ctr string) map[string]string {
+	t.Helper()
+	env := map[string]string{}
+	for _, line := range strings.Split(e.rig.crictl(t, "exec", ctr, "env"), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // memlock returns "soft hard" of Max locked memory in the container.

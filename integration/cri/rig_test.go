@@ -76,9 +76,10 @@ func (r *rig) start(t *testing.T, conflist string, cniDirs ...string) {
 	t.Logf("%s", bytes.TrimSpace(out))
 }
 
-// stop runs stop-containerd.sh --purge (pods removed first, so CNI DEL runs).
+// stop runs stop-containerd.sh (pods removed first, so CNI DEL runs); the
+// run directory stays for the logs until the test's work dir goes.
 func (r *rig) stop(t *testing.T) {
-	cmd := exec.Command(filepath.Join(r.here, "stop-containerd.sh"), "--purge")
+	cmd := exec.Command(filepath.Join(r.here, "stop-containerd.sh"))
 	cmd.Env = r.env()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("stop-containerd.sh: %v\n%s", err, out)

@@ -127,6 +127,17 @@ func (n *NetNS) Do(fn func() error) error {
 	return target.Do(func(ns.NetNS) error { return fn() })
 }
 
+// SetSysctl writes a sysctl of this namespace (key like
+// "net/ipv6/conf/default/accept_dad").
+func (n *NetNS) SetSysctl(key, value string) error {
+	return n.Do(func() error {
+		if err := os.WriteFile(filepath.Join("/proc/sys", key), []byte(value), 0o644); err != nil {
+			return fmt.Errorf("netns %s: sysctl %s=%s: %w", n.Name, key, value, err)
+		}
+		return nil
+	})
+}
+
 // launch starts cmd inside the namespace from a thread that stays locked
 // and waits for the process, then calls done with cmd.Wait's error. The
 // process gets SIGKILL if that thread ends first, which happens only when

@@ -97,6 +97,15 @@ func (n *Node) makeNamespaces(NodeOptions) error {
 		return err
 	}
 	n.undo = append(n.undo, n.Netns.Delete)
+	// No duplicate address detection in the node netns: a link-local
+	// address then gets its local route at once instead of a second or
+	// two later, so snapshots taken right after a change are stable. (The
+	// setting applies to devices created in or moved into the netns.)
+	for _, key := range []string{"net/ipv6/conf/all/accept_dad", "net/ipv6/conf/default/accept_dad"} {
+		if err := n.Netns.SetSysctl(key, "0"); err != nil {
+			return err
+		}
+	}
 	if n.fabricNetns, err = CreateNetNS(n.ID + "-fabric"); err != nil {
 		return err
 	}

@@ -143,11 +143,10 @@ func watch(t *testing.T, r *raildProc, book *ledger) (stop func() int) {
 			n++
 		}
 	}()
-	var once sync.Once
-	stop = func() int {
-		once.Do(func() { close(done) })
+	stop = sync.OnceValue(func() int {
+		close(done)
 		return <-count
-	}
-	t.Cleanup(func() { once.Do(func() { close(done) }) })
+	})
+	t.Cleanup(func() { stop() })
 	return stop
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/railcni/rail/pkg/api"
 )
 
 // crashBook is what clients were told across raild's crashes.
@@ -16,6 +18,10 @@ type crashBook struct {
 	maybe map[string]bool   // ADD or DEL sent and cut off by the crash
 	gone  map[string]bool   // DEL answered
 	cut   int               // calls cut off by SIGKILL, over all rounds
+}
+
+func newCrashBook() *crashBook {
+	return &crashBook{held: map[string]string{}, maybe: map[string]bool{}, gone: map[string]bool{}}
 }
 
 func (b *crashBook) sent(sandbox string) {
@@ -53,7 +59,7 @@ func TestCrashSafety(t *testing.T) {
 		{name: "200 allocators killed after 150 answers", workers: 200, killAfter: 150, release: true},
 	}
 	r := newRaild(t, "10.9.0.0/16")
-	book := &crashBook{held: map[string]string{}, maybe: map[string]bool{}, gone: map[string]bool{}}
+	book := newCrashBook()
 	r.start()
 	for i, round := range rounds {
 		ok := t.Run(round.name, func(t *testing.T) {
@@ -131,45 +137,54 @@ func fireAndKill(t *testing.T, r *raildProc, book *crashBook, round, workers int
 	wg.Wait()
 }
 
-// verifyAfterCrash compares the leases of the restarted raild with the book
-// and settles the calls the crash cut off.
+// verifyAfterCrash compares the leases of the restarted raild with the book.
 func verifyAfterCrash(t *testing.T, r *raildProc, book *crashBook) {
 	t.Helper()
-	leases := r.mustLeases()
-	book.mu.Lock()
-	defer book.mu.Unlock()
+	for _, err := range book.settle(r.mustLeases()) {
+		t.Error(err)
+	}
+}
+
+// settle judges the leases of a restarted raild: each address once, every
+// held lease with its address, no released or unknown lease; then it
+// settles the calls the crash cut off by what reached the disk.
+func (b *crashBook) settle(leases []api.Lease) []error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
 	holder := map[string]string{}
 	listed := map[string]bool{}
 	for _, l := range leases {
 		if other, dup := holder[l.Address]; dup {
-			t.Errorf("address %s is leased to both %s and %s", l.Address, other, l.Sandbox)
+			errs = append(errs, fmt.Errorf("address %s is leased to both %s and %s", l.Address, other, l.Sandbox))
 		}
 		holder[l.Address] = l.Sandbox
 		if listed[l.Sandbox] {
-			t.Errorf("%s holds two leases", l.Sandbox)
+			errs = append(errs, fmt.Errorf("%s holds two leases", l.Sandbox))
 		}
 		listed[l.Sandbox] = true
-		switch addr, held := book.held[l.Sandbox]; {
+		switch addr, held := b.held[l.Sandbox]; {
 		case held && addr != l.Address:
-			t.Errorf("%s was given %s but holds %s after the restart", l.Sandbox, addr, l.Address)
-		case book.maybe[l.Sandbox]:
-			book.held[l.Sandbox] = l.Address // the cut call had reached the disk
-			delete(book.maybe, l.Sandbox)
-		case book.gone[l.Sandbox]:
-			t.Errorf("%s was released (DEL answered) but holds %s after the restart", l.Sandbox, l.Address)
+			errs = append(errs, fmt.Errorf("%s was given %s but holds %s after the restart", l.Sandbox, addr, l.Address))
+		case b.maybe[l.Sandbox]:
+			b.held[l.Sandbox] = l.Address // the cut call had reached the disk
+			delete(b.maybe, l.Sandbox)
+		case b.gone[l.Sandbox]:
+			errs = append(errs, fmt.Errorf("%s was released (DEL answered) but holds %s after the restart", l.Sandbox, l.Address))
 		case !held:
-			t.Errorf("lease %s for %s that no client asked for", l.Address, l.Sandbox)
+			errs = append(errs, fmt.Errorf("lease %s for %s that no client asked for", l.Address, l.Sandbox))
 		}
 	}
-	for sandbox, addr := range book.held {
+	for sandbox, addr := range b.held {
 		if !listed[sandbox] {
-			t.Errorf("lost lease: %s was given %s, never released, and is gone after the restart", sandbox, addr)
+			errs = append(errs, fmt.Errorf("lost lease: %s was given %s, never released, and is gone after the restart", sandbox, addr))
 		}
 	}
-	for sandbox := range book.maybe {
-		book.gone[sandbox] = true // cut before it reached the disk
-		delete(book.maybe, sandbox)
+	for sandbox := range b.maybe {
+		b.gone[sandbox] = true // cut before it reached the disk
+		delete(b.maybe, sandbox)
 	}
+	return errs
 }
 
 // allocateFresh asks for n new leases at once and checks that none reuses
