@@ -67,10 +67,11 @@ func (c Config) settings() (settings, error) {
 	if s.RailPrefix == "" {
 		s.RailPrefix = DefaultRailPrefix
 	}
-	for field, name := range map[string]string{"resourceName": s.ResourceName, "railPrefix": s.RailPrefix + "0"} {
-		if err := checkResourceName(name); err != nil {
-			return settings{}, fmt.Errorf("devicePlugin.%s: %w", field, err)
-		}
+	if err := checkResourceName(s.ResourceName); err != nil {
+		return settings{}, fmt.Errorf("devicePlugin.resourceName: %w", err)
+	}
+	if err := checkResourceName(s.RailPrefix + "0"); err != nil {
+		return settings{}, fmt.Errorf("devicePlugin.railPrefix: %w", err)
 	}
 	if s.Count == 0 {
 		s.Count = DefaultCount

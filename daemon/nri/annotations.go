@@ -86,7 +86,7 @@ func (nd *nodeDevices) lookup(name string) (namedDevice, error) {
 		return namedDevice{}, fmt.Errorf("%q contains \"..\"; name a device such as \"uverbs0\"", name)
 	case strings.ContainsRune(name, '/'):
 		return namedDevice{}, fmt.Errorf("%q is a path; name a device such as \"uverbs0\", not a file", name)
-	case !rdmaDeviceName.MatchString(name):
+	case !isRDMADeviceName(name):
 		return namedDevice{}, fmt.Errorf("%q is not an RDMA character device (uverbsN, umadN, issmN, rdma_cm)", name)
 	}
 	dev, ok := nd.byName[name]

@@ -28,6 +28,8 @@ func TestAnnotationRefusals(t *testing.T) {
 		{"device of another class", "hpc", "rail.dev/devices", "nvidia0", "not an RDMA character device"},
 		{"misc device", "hpc", "rail.dev/devices", "kvm", "not an RDMA character device"},
 		{"name with a suffix", "hpc", "rail.dev/devices", "uverbs0x", "not an RDMA character device"},
+		{"class name without a number", "hpc", "rail.dev/devices", "uverbs", "not an RDMA character device"},
+		{"rdma_cm with a suffix", "hpc", "rail.dev/devices", "rdma_cm2", "not an RDMA character device"},
 		{"RDMA name not on this node", "hpc", "rail.dev/devices", "uverbs9", "does not exist on this node"},
 		{"issm the NIC lacks", "hpc", "rail.dev/devices", "issm1", "does not exist on this node"},
 		{"one bad entry refuses all", "hpc", "rail.dev/devices", "uverbs1,rdma_cm,/dev/mem", "is a path"},

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"regexp"
+	"strings"
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
@@ -14,10 +14,6 @@ import (
 // deviceDir is where every RDMA character device lives, inside and outside
 // the container.
 const deviceDir = "/dev/infiniband/"
-
-// rdmaDeviceName matches the names of the RDMA character devices: the only
-// names this plugin ever injects.
-var rdmaDeviceName = regexp.MustCompile(`^(uverbs|umad|issm)[0-9]+$|^rdma_cm$`)
 
 // nicDevices is what one leased NIC brings into a container, built once.
 type nicDevices struct {
@@ -108,7 +104,7 @@ func ucxPort(nic *topology.NIC) (int, bool) {
 
 // linuxDevice checks one topology entry and makes the NRI device for it.
 func linuxDevice(cd *topology.CharDev) (*nriapi.LinuxDevice, error) {
-	if !rdmaDeviceName.MatchString(cd.Name) {
+	if !isRDMADeviceName(cd.Name) {
 		return nil, fmt.Errorf("%q is not an RDMA character device name", cd.Name)
 	}
 	if cd.Path != deviceDir+cd.Name {
@@ -124,4 +120,30 @@ func linuxDevice(cd *topology.CharDev) (*nriapi.LinuxDevice, error) {
 		Minor:    int64(cd.Minor),
 		FileMode: nriapi.FileMode(os.FileMode(0o666)),
 	}, nil
+}
+
+// isRDMADeviceName accepts the names of the RDMA character devices, the
+// only names this plugin ever injects: uverbsN, umadN, issmN, rdma_cm.
+func isRDMADeviceName(name string) bool {
+	if name == "rdma_cm" {
+		return true
+	}
+	for _, prefix := range []string{"uverbs", "umad", "issm"} {
+		if num, ok := strings.CutPrefix(name, prefix); ok {
+			return isDigits(num)
+		}
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	if s == "" || len(s) > 4 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	nriapi "github.com/containerd/nri/pkg/api"
-
-	"github.com/railcni/rail/pkg/api"
 )
 
 // releaseTimeout bounds one ReleaseSandbox call made from an event.
@@ -15,54 +13,6 @@ const releaseTimeout = 10 * time.Second
 // pendingRelease is a ReleaseSandbox scheduled after StopPodSandbox.
 type pendingRelease struct {
 	timer *time.Timer
-}
-
-// gidIndex returns the NCCL_IB_GID_INDEX for a pod's macvlan leases: the
-// GID index of its rail address, when every macvlan NIC agrees on it.
-func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool) {
-	keys, err := macvlanKeys(leases)
-	if err != nil {
-		p.log.Warn("cannot find the GID index", "pod", pod.GetNamespace()+"/"+pod.GetName(), "reason", err)
-		return 0, false
-	}
-	found := -1
-	for _, k := range keys {
-		nd, ok := p.devs.nics[k.nic]
-		if !ok || nd.ucx == "" {
-			return 0, false
-		}
-		idx, err := p.gids.resolve(pod.GetId(), k, nd.port)
-		if err != nil {
-			p.log.Warn("cannot find the GID index", "pod", pod.GetNamespace()+"/"+pod.GetName(), "reason", err)
-			return 0, false
-		}
-		if found >= 0 && idx != found {
-			p.log.Warn("macvlan NICs hold the pod's addresses at different GID indices: "+envNCCLGIDIndex+" not set",
-				"pod", pod.GetNamespace()+"/"+pod.GetName())
-			return 0, false
-		}
-		found = idx
-	}
-	return found, found >= 0
-}
-
-// warmGIDs fills the GID cache for one sandbox, off the hot path.
-func (p *Plugin) warmGIDs(pod *nriapi.PodSandbox) {
-	if !p.cfg.ncclEnv {
-		return
-	}
-	leases := p.state.SandboxLeases(pod.GetId())
-	keys, err := macvlanKeys(leases)
-	if err != nil || len(keys) == 0 {
-		return
-	}
-	for _, k := range keys {
-		if nd, ok := p.devs.nics[k.nic]; ok && nd.ucx != "" {
-			// A miss is retried on CreateContainer: the kernel publishes GIDs
-			// asynchronously after the address is added.
-			_, _ = p.gids.resolve(pod.GetId(), k, nd.port)
-		}
-	}
 }
 
 // RunPodSandbox comes after the pod's network is set up: the moment to find

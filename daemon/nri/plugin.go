@@ -90,24 +90,52 @@ func New(cfg Config, m *topology.Machine, st State, log *slog.Logger) (*Plugin, 
 // annotation). Anything else is left untouched.
 func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) (*nriapi.ContainerAdjustment, []*nriapi.ContainerUpdate, error) {
 	leases := p.state.SandboxLeases(pod.GetId())
+	nics := p.containerNICs(pod, ctr, leases)
+	extra := p.annotatedDevices(pod, ctr)
+	if len(nics) == 0 && len(extra) == 0 {
+		return nil, nil, nil
+	}
+	inj := p.collect(pod, ctr, nics, extra)
+	if len(inj.devices) == 0 {
+		return nil, nil, nil
+	}
+
+	adj := &nriapi.ContainerAdjustment{}
+	for _, d := range inj.devices {
+		adj.AddDevice(d)
+	}
+	if needsMemlock(ctr, p.cfg.memlock) {
+		adj.AddRlimit("RLIMIT_MEMLOCK", p.cfg.memlock, p.cfg.memlock)
+	}
+	if p.cfg.ncclEnv {
+		p.addEnv(adj, pod, ctr, leases, inj.nics)
+	}
+	p.log.Info("injecting RDMA devices", "container", ctrRef(pod, ctr), "devices", len(inj.devices), "nics", len(inj.nics))
+	return adj, nil, nil
+}
+
+// containerNICs names the NICs a container gets: its pod's leased NICs,
+// or with gpuAutoInject and no lease the NICs of the GPUs it names.
+func (p *Plugin) containerNICs(pod *nriapi.PodSandbox, ctr *nriapi.Container, leases []api.Lease) []string {
 	var nics []string
 	for _, l := range leases {
 		for _, n := range l.NICs {
 			nics = appendUnique(nics, n)
 		}
 	}
-	if len(leases) == 0 && p.affinity != nil {
-		var unknown []string
-		nics, unknown = p.affinity.nicsFor(p.machine, ctr.GetEnv())
-		if len(unknown) > 0 {
-			p.log.Info("GPUs in "+visibleDevicesEnv+" not found on this node", "container", ctrRef(pod, ctr), "ids", unknown)
-		}
+	if len(leases) > 0 || p.affinity == nil {
+		return nics
 	}
-	extra := p.annotatedDevices(pod, ctr)
-	if len(nics) == 0 && len(extra) == 0 {
-		return nil, nil, nil
+	nics, unknown := p.affinity.nicsFor(p.machine, ctr.GetEnv())
+	if len(unknown) > 0 {
+		p.log.Info("GPUs in "+visibleDevicesEnv+" not found on this node", "container", ctrRef(pod, ctr), "ids", unknown)
 	}
+	return nics
+}
 
+// collect gathers the device nodes of the NICs, rdma_cm with them, and the
+// annotation's choice, each once; a chosen uverbs brings its NIC's env.
+func (p *Plugin) collect(pod *nriapi.PodSandbox, ctr *nriapi.Container, nics []string, extra []namedDevice) *injection {
 	inj := newInjection(len(nics) + len(extra) + 1)
 	for _, name := range nics {
 		nd, ok := p.devs.nics[name]
@@ -126,22 +154,7 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 			inj.nics = appendNIC(inj.nics, nd)
 		}
 	}
-	if len(inj.devices) == 0 {
-		return nil, nil, nil
-	}
-
-	adj := &nriapi.ContainerAdjustment{}
-	for _, d := range inj.devices {
-		adj.AddDevice(d)
-	}
-	if needsMemlock(ctr, p.cfg.memlock) {
-		adj.AddRlimit("RLIMIT_MEMLOCK", p.cfg.memlock, p.cfg.memlock)
-	}
-	if p.cfg.ncclEnv {
-		p.addEnv(adj, pod, ctr, leases, inj.nics)
-	}
-	p.log.Info("injecting RDMA devices", "container", ctrRef(pod, ctr), "devices", len(inj.devices), "nics", len(inj.nics))
-	return adj, nil, nil
+	return inj
 }
 
 // addEnv sets the NCCL/UCX variables the container does not set itself.

@@ -160,6 +160,10 @@ func decode(w http.ResponseWriter, r *http.Request, into any) bool {
 		writeError(w, &api.Error{Code: code, Msg: "invalid request", Details: msg})
 		return false
 	}
+	if dec.More() {
+		writeError(w, &api.Error{Code: api.CodeDecode, Msg: "invalid request", Details: "trailing data after the JSON object"})
+		return false
+	}
 	return true
 }
 

@@ -80,6 +80,15 @@ func TestCRI(t *testing.T) {
 		c := e.startContainer(t, p, "chosen", true, ann, "app")
 		e.expectInjected(t, c, map[string][2]uint32{"uverbs3": {1, 9}, "rdma_cm": {1, 8}}, "=mlx5_3", "mlx5_3:1")
 	})
+	t.Run("raild registers again after containerd restarts", func(t *testing.T) {
+		before := strings.Count(readFile(e.raild.log), "synchronized with the runtime")
+		e.rig.restart(t)
+		waitFor(t, "raild to register with the new containerd", func() bool {
+			return strings.Count(readFile(e.raild.log), "synchronized with the runtime") > before
+		})
+		c := e.startContainer(t, gpuPod, "gpu-pod", false, nil, "after-restart")
+		e.expectInjected(t, c, map[string][2]uint32{"uverbs0": {1, 3}, "rdma_cm": {1, 8}}, "=mlx5_0", "mlx5_0:1")
+	})
 	t.Run("stopp and rmp release the lease and give the NIC back", func(t *testing.T) {
 		netdev := e.node.netdevs["mlx5_0"]
 		if _, err := netlink.LinkByName(netdev); err == nil {

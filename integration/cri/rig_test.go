@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,9 @@ type rig struct {
 	dir    string // the cache dir setup.sh printed (RAIL_CRI_RIG)
 	run    string // RAIL_RIG_RUN of this test
 	here   string // integration/cri
-	script map[string]string
+
+	conflist string   // as given to start, for restart
+	cniDirs  []string // as given to start
 }
 
 // requireRig skips unless RAIL_CRI_RIG names a built rig and we are root.
@@ -68,12 +71,33 @@ func (r *rig) env() []string {
 func (r *rig) start(t *testing.T, conflist string, cniDirs ...string) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(r.here, "start-containerd.sh"))
+	r.conflist, r.cniDirs = conflist, cniDirs
 	cmd.Env = append(r.env(), "RAIL_RIG_CONFLIST="+conflist, "RAIL_RIG_CNI_DIRS="+strings.Join(cniDirs, ":"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("start-containerd.sh: %v\n%s", err, out)
 	}
 	t.Logf("%s", bytes.TrimSpace(out))
+}
+
+// restart stops containerd the way a crash or an upgrade does (pods and
+// shims keep running) and starts it again with the same configuration.
+func (r *rig) restart(t *testing.T) {
+	t.Helper()
+	pidFile := filepath.Join(r.run, "containerd.pid")
+	var pid int
+	if _, err := fmt.Sscan(readFile(pidFile), &pid); err != nil || pid <= 0 {
+		t.Fatalf("no containerd pid in %s", pidFile)
+	}
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping containerd: %v", err)
+	}
+	waitFor(t, "containerd to exit", func() bool { return proc.Signal(syscall.Signal(0)) != nil })
+	r.start(t, r.conflist, r.cniDirs...)
 }
 
 // stop runs stop-containerd.sh (pods removed first, so CNI DEL runs); the
