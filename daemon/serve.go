@@ -21,6 +21,7 @@ import (
 	"github.com/railcni/rail/daemon/server"
 	"github.com/railcni/rail/daemon/service"
 	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -142,7 +143,11 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
 	if cfg.MetricsAddr != "" {
-		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, func() error { return nil }),
+		ready := func() error {
+			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
+			return err
+		}
+		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
 			ReadHeaderTimeout: 5 * time.Second}
 		go func() { errs <- ignoreClosed(ops.ListenAndServe()) }()
 		defer ops.Close()
