@@ -20,9 +20,9 @@ import (
 // rig is one private containerd of the CRI rig (see setup.sh), with
 // crictl pointed at it.
 type rig struct {
-	dir    string // the cache dir setup.sh printed (RAIL_CRI_RIG)
-	run    string // RAIL_RIG_RUN of this test
-	here   string // integration/cri
+	dir  string // the cache dir setup.sh printed (RAIL_CRI_RIG)
+	run  string // RAIL_RIG_RUN of this test
+	here string // integration/cri
 
 	conflist string   // as given to start, for restart
 	cniDirs  []string // as given to start

@@ -3,7 +3,6 @@ package harness
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -76,21 +75,7 @@ func (n *Node) DeletePodNetns(p *Pod) error {
 	if err := p.closeServers(); err != nil {
 		return err
 	}
-	if !p.Netns.Exists() {
-		return nil
-	}
-	inside, err := n.Fabric.standInsIn(p.Netns)
-	if err != nil {
-		return err
-	}
-	if err := p.Netns.Delete(); err != nil {
-		return err
-	}
-	var errs []error
-	for _, s := range inside {
-		errs = append(errs, n.Fabric.refund(s))
-	}
-	return errors.Join(errs...)
+	return n.Fabric.DeleteNetns(p.Netns)
 }
 
 func randomHex(bytes int) (string, error) {

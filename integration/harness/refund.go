@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -11,6 +12,27 @@ import (
 // netnsTeardownTimeout bounds the wait for the kernel to destroy a
 // deleted namespace's veths (it does so asynchronously).
 const netnsTeardownTimeout = 10 * time.Second
+
+// DeleteNetns deletes a namespace (one that is gone is fine) and refunds
+// the stand-in NICs that were inside, as the kernel refunds physical NICs
+// (see refund).
+func (f *Fabric) DeleteNetns(netns *NetNS) error {
+	if !netns.Exists() {
+		return nil
+	}
+	inside, err := f.standInsIn(netns)
+	if err != nil {
+		return err
+	}
+	if err := netns.Delete(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, s := range inside {
+		errs = append(errs, f.refund(s))
+	}
+	return errors.Join(errs...)
+}
 
 // podStandIn is a stand-in NIC found inside a pod netns, as it was there.
 type podStandIn struct {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/railcni/rail/integration/harness"
@@ -196,5 +195,3 @@ func leaseIP(t testing.TB, l api.Lease) net.IP {
 	}
 	return ip
 }
-
-var _ = types.Result(nil)
