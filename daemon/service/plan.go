@@ -15,11 +15,10 @@ const policyTableBase = 100
 // planFromLeases turns an attachment's leases into the plan the plugin applies.
 func (s *Service) planFromLeases(sandbox, ifname, network string, leases []ipam.Lease) *api.Plan {
 	leases = sortedLeases(leases)
-	mode := ""
+	plan := &api.Plan{Sandbox: sandbox, IfName: ifname, Network: network}
 	if len(leases) > 0 {
-		mode = leases[0].Mode
+		plan.Mode, plan.Netns = leases[0].Mode, leases[0].Netns
 	}
-	plan := &api.Plan{Sandbox: sandbox, IfName: ifname, Network: network, Mode: mode}
 	tables := s.policyTables(sandbox)
 	for _, l := range leases {
 		plan.Interfaces = append(plan.Interfaces, s.planInterface(l, tables[l.IfName]))

@@ -39,6 +39,7 @@ func (e *nsExec) ExecPlugin(ctx context.Context, path string, stdin []byte, envi
 type Network struct {
 	List *libcni.NetworkConfigList
 	cni  *libcni.CNIConfig
+	exec invoke.Exec
 }
 
 // Add runs ADD of the whole list for pod's primary interface (eth0).
@@ -90,6 +91,13 @@ func (n *Network) GC(ctx context.Context, valid ...*Pod) error {
 	return n.cni.GCNetworkList(ctx, n.List, args)
 }
 
+// WithCacheDir is the same network run by a runtime whose CNI cache is dir
+// (an empty dir: a runtime that lost its cache, so GC cannot DEL the stale
+// attachments itself and leaves them to the plugins' GC).
+func (n *Network) WithCacheDir(dir string) *Network {
+	return &Network{List: n.List, cni: libcni.NewCNIConfigWithCacheDir(n.cni.Path, dir, n.exec), exec: n.exec}
+}
+
 // Status runs STATUS of the list.
 func (n *Network) Status(ctx context.Context) error {
 	return n.cni.GetStatusNetworkList(ctx, n.List)
@@ -101,7 +109,7 @@ func (n *Network) CachedResult(pod *Pod) (types.Result, error) {
 }
 
 // newNetwork builds a conflist from plugin configs.
-func newNetwork(cni *libcni.CNIConfig, name, cniVersion string, plugins []map[string]any) (*Network, error) {
+func newNetwork(cni *libcni.CNIConfig, exec invoke.Exec, name, cniVersion string, plugins []map[string]any) (*Network, error) {
 	raw, err := json.Marshal(map[string]any{"cniVersion": cniVersion, "name": name, "plugins": plugins})
 	if err != nil {
 		return nil, fmt.Errorf("encode conflist %s: %w", name, err)
@@ -110,7 +118,7 @@ func newNetwork(cni *libcni.CNIConfig, name, cniVersion string, plugins []map[st
 	if err != nil {
 		return nil, fmt.Errorf("conflist %s: %w", name, err)
 	}
-	return &Network{List: list, cni: cni}, nil
+	return &Network{List: list, cni: cni, exec: exec}, nil
 }
 
 // ToCurrent converts a result of any version to the current type.

@@ -141,13 +141,15 @@ func (n *NetNS) SetSysctl(key, value string) error {
 // launch starts cmd inside the namespace from a thread that stays locked
 // and waits for the process, then calls done with cmd.Wait's error. The
 // process gets SIGKILL if that thread ends first, which happens only when
-// this process dies: a crashed test leaves no daemon behind.
+// this process dies: a crashed test or demo leaves no daemon behind.
 func (n *NetNS) launch(cmd *exec.Cmd, done func(error)) error {
 	target, err := n.Handle()
 	if err != nil {
 		return err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: a Ctrl-C at the terminal stops the caller,
+	// which then stops the process in order, instead of reaching both.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	started := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread, moved into the namespace, ends with

@@ -58,6 +58,7 @@ type Node struct {
 	Bins    Bins
 
 	fabricNetns *NetNS
+	exec        invoke.Exec
 	mu          sync.Mutex
 	pods        []*Pod
 	undo        []func() error
@@ -86,8 +87,8 @@ func NewNode(opt NodeOptions) (_ *Node, retErr error) {
 			return nil, err
 		}
 	}
-	exec := &nsExec{RawExec: &invoke.RawExec{Stderr: opt.PluginStderr}, netns: n.Netns}
-	n.CNI = libcni.NewCNIConfigWithCacheDir([]string{opt.Bins.Rail, opt.Bins.Plugins}, filepath.Join(n.Dir, "cni-cache"), exec)
+	n.exec = &nsExec{RawExec: &invoke.RawExec{Stderr: opt.PluginStderr}, netns: n.Netns}
+	n.CNI = libcni.NewCNIConfigWithCacheDir([]string{opt.Bins.Rail, opt.Bins.Plugins}, filepath.Join(n.Dir, "cni-cache"), n.exec)
 	return n, nil
 }
 
@@ -173,7 +174,7 @@ func (n *Node) startRaild(opt NodeOptions) error {
 
 // Network builds a conflist run in this node's netns.
 func (n *Node) Network(name, cniVersion string, plugins ...map[string]any) (*Network, error) {
-	return newNetwork(n.CNI, name, cniVersion, plugins)
+	return newNetwork(n.CNI, n.exec, name, cniVersion, plugins)
 }
 
 // Snapshot reads the node netns.

@@ -118,9 +118,17 @@ var delCases = []delCase{
 		e.del(p, "unknown container, CNI_NETNS empty", noNetns)
 		e.deleteNetns(p)
 	}},
+	// libcni's GC first DELs the attachments it has cached and are not valid.
 	{"late DEL after CNI GC handed the NIC on", func(e *delEnv) {
 		lateDel(e, func() {
 			if err := e.network.GC(e.ctx); err != nil {
+				e.t.Fatalf("GC: %v", err)
+			}
+		})
+	}},
+	{"late DEL after a CNI GC without cached attachments handed the NIC on", func(e *delEnv) {
+		lateDel(e, func() {
+			if err := e.network.WithCacheDir(e.t.TempDir()).GC(e.ctx); err != nil {
 				e.t.Fatalf("GC: %v", err)
 			}
 		})

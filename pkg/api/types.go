@@ -106,10 +106,12 @@ type PlanInterface struct {
 
 // Plan is raild's answer to allocate and check.
 type Plan struct {
-	Sandbox    string          `json:"sandbox"`
-	IfName     string          `json:"ifName"`
-	Network    string          `json:"network"`
-	Mode       string          `json:"mode"`
+	Sandbox string `json:"sandbox"`
+	IfName  string `json:"ifName"`
+	Network string `json:"network"`
+	Mode    string `json:"mode"`
+	// Netns is the sandbox netns recorded at ADD, for a DEL that comes without one.
+	Netns      string          `json:"netns,omitempty"`
 	Interfaces []PlanInterface `json:"interfaces"`
 }
 

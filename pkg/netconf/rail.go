@@ -48,6 +48,9 @@ type Rail struct {
 	IPoIBMode     string         `json:"ipoibMode,omitempty"`
 	RuntimeConfig *RuntimeConfig `json:"runtimeConfig,omitempty"`
 	Args          *Args          `json:"args,omitempty"`
+	// LegacyAttachments is the misspelt twin of cni.dev/valid-attachments
+	// that libcni sends with GC for compatibility; it is accepted and ignored.
+	LegacyAttachments []types.GCAttachment `json:"cni.dev/attachments,omitempty"`
 
 	// Filled by LoadRail.
 	CallTimeout time.Duration `json:"-"`

@@ -35,7 +35,13 @@ func cmdDel(args *skel.CmdArgs) error {
 	if err != nil && !api.IsCode(err, api.CodeUnknownContainer) && !api.IsCode(err, api.CodeTryAgainLater) {
 		return netconf.CNIError("raild check", err)
 	}
-	netnsAlive := netnsExists(args.Netns)
+	netnsPath := args.Netns
+	if netnsPath == "" && ownLease {
+		// The runtime's second DEL (on sandbox removal) comes without a
+		// netns; the one recorded at ADD may still hold the NIC.
+		netnsPath = plan.Netns
+	}
+	netnsAlive := netnsExists(netnsPath)
 	var specs []attach.Spec
 	switch {
 	case ownLease:
@@ -54,7 +60,7 @@ func cmdDel(args *skel.CmdArgs) error {
 		if !netnsAlive && !ownLease {
 			continue
 		}
-		if err := attach.Detach(args.Netns, spec); err != nil {
+		if err := attach.Detach(netnsPath, spec); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/railcni/rail/integration/harness"
+	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -33,7 +34,7 @@ func addPods(ctx context.Context, out io.Writer, node *harness.Node, network *ha
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(leases, func(l leaseT) bool { return l.Sandbox == pod.Sandbox })
+		i := slices.IndexFunc(leases, func(l api.Lease) bool { return l.Sandbox == pod.Sandbox })
 		if i < 0 {
 			return fmt.Errorf("raild holds no lease for pod %s after ADD", p.name)
 		}

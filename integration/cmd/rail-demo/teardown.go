@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/railcni/rail/integration/harness"
-	"github.com/railcni/rail/pkg/api"
 )
-
-type leaseT = api.Lease
 
 // settle bounds the wait for the kernel's asynchronous work after DEL.
 const settle = 3 * time.Second
