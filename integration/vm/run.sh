@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Rail's Soft-RoCE VM rig. Boots Debian's own kernel under QEMU with rdma_rxe and runs the Go tests
+# of integration/vm inside it, as root, once per RDMA netns mode:
+#   boot "shared"     ib_core loaded with its default (netns_mode=1)
+#   boot "exclusive"  the kernel booted with ib_core.netns_mode=0
+# so pkg/topology, pkg/rdma and pkg/attach meet a real /sys/class/infiniband, real uverbs/rdma_cm
+# device nodes, real RDMA netns modes and real RDMA traffic, which the build host's kernel lacks.
+#
+#   sudo integration/vm/run.sh [test binary flags]      e.g. -test.run 'TestDiscover|TestFakesys'
+#   sudo integration/vm/run.sh --exec CMD [ARGS...]     run CMD in the guest instead (debugging)
+#
+# Environment:
+#   RAIL_VM_CACHE    cache root (default /var/cache/rail-vm); the kernel lives in a directory named after
+#                    the pins in versions.env, so a machine fetches it once
+#   RAIL_VM_BOOTS    the boots to run (default "shared exclusive")
+#   RAIL_VM_ACCEL    tcg (default) or kvm
+#   RAIL_VM_MEM      guest MiB (default 1024)      RAIL_VM_CPUS  guest vCPUs (default 2)
+#   RAIL_VM_TIMEOUT  seconds per boot (default 300)
+#   RAIL_VM_KEEP=1   keep the run directory (kernel console and dmesg of each boot)
+#   RAIL_VM_MIRROR   Debian mirror (default: the host's apt mirror, else http://deb.debian.org/debian)
+# Exit code: 0 when every boot passed, else the first failing test exit code; 124 a boot timed out;
+# 125 the rig itself failed. Nothing is installed on the host but Debian packages (qemu, busybox, ...).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=versions.env
+. "$HERE/versions.env"
+
+CACHE_ROOT=${RAIL_VM_CACHE:-/var/cache/rail-vm}
+KDIR=$CACHE_ROOT/linux-${VM_KERNEL_ABI}_${VM_KERNEL_VERSION}
+BOOTS=${RAIL_VM_BOOTS:-shared exclusive}
+GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+
+say() { echo "rail-vm: $*" >&2; }
+fail() { say "error: $*"; exit 125; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}'; }
+
+[ "$(id -u)" = 0 ] || fail "needs root (qemu's 9p shares the host's / read-only; apt installs)"
+# shellcheck source=setup.sh
+. "$HERE/setup.sh"
+# shellcheck source=boot.sh
+. "$HERE/boot.sh"
+
+T_ALL=$(now)
+t=$(now); ensure_packages; say "packages ready ($(since "$t"))"
+mkdir -p "$CACHE_ROOT"
+exec 8>"$CACHE_ROOT/.lock"
+flock 8
+t=$(now); ensure_kernel; say "kernel $VM_KERNEL_ABI $VM_KERNEL_VERSION ready in $KDIR ($(since "$t"))"
+t=$(now); INITRD=$(ensure_initramfs); say "initramfs $INITRD ($(since "$t"))"
+flock -u 8
+
+RUN=$(mktemp -d "${TMPDIR:-/tmp}/rail-vm.XXXXXX")
+trap '[ "${RAIL_VM_KEEP:-0}" = 1 ] && say "run directory kept: $RUN" || rm -rf "$RUN"' EXIT
+if [ "${1:-}" = --exec ]; then
+  shift
+  [ $# -gt 0 ] || fail "--exec needs a command"
+  TESTBIN=--exec
+else
+  t=$(now)
+  TESTBIN=$RUN/rail-vm.test
+  (cd "$REPO" && CGO_ENABLED=0 "$GO" test -c -o "$TESTBIN" ./integration/vm) ||
+    fail "go test -c ./integration/vm failed"
+  say "test binary built ($(since "$t"))"
+fi
+
+verdict=0
+for boot in $BOOTS; do
+  t=$(now)
+  set +e
+  boot_vm "$boot" "$TESTBIN" "$@"
+  rc=$?
+  set -e
+  say "boot $boot: exit code $rc ($(since "$t"); guest job started at uptime $(cat "$RUN/$boot/uptime-at-job" 2>/dev/null || echo ?)s)"
+  [ "$verdict" = 0 ] && verdict=$rc
+done
+say "total $(since "$T_ALL"), verdict $verdict"
+exit "$verdict"
