@@ -4,7 +4,7 @@ BIN      := bin
 GOFLAGS_BUILD := -trimpath -ldflags "-s -w"
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test test-cri demo bench lint clean image
+.PHONY: all build test test-cri test-vm demo bench lint clean image
 
 all: build
 
@@ -22,6 +22,11 @@ test:
 # The containerd + NRI end-to-end test (builds its rig once, cached outside the repo).
 test-cri: build
 	bash integration/cri/run.sh
+
+# Real RDMA: a Debian kernel with Soft-RoCE (rdma_rxe) under qemu, booted in shared and
+# exclusive RDMA netns mode (kernel cached outside the repo, keyed by its pinned version).
+test-vm:
+	bash integration/vm/run.sh
 
 # The main job on a built-in simulated node: two pods, their GPUs, their NICs.
 demo: build

@@ -21,9 +21,11 @@ write_job() {
   printf 'RAIL_VM_KVER=%q\nRAIL_VM_MODULES=%q\n' "$VM_KERNEL_ABI" "$KDIR/root/usr/lib/modules/$VM_KERNEL_ABI" >"$dir/job.env"
   {
     echo 'set -u'
-    echo 'modprobe -a rdma_rxe ib_uverbs rdma_ucm ib_umad veth macvlan || exit 125'
+    echo 'modprobe -a rdma_rxe ib_uverbs rdma_ucm ib_umad veth macvlan virtio_net || exit 125'
+    # the guest's one NIC: virtio-net on a QEMU hub with no other port, so nothing leaves the VM
+    echo 'RAIL_VM_NIC=$(ls /sys/bus/virtio/drivers/virtio_net/*/net/ 2>/dev/null | head -1)'
     printf 'cd %q\n' "$HERE"
-    printf 'export RAIL_VM_GUEST=1 RAIL_VM_BOOT=%q\n' "$boot"
+    printf 'export RAIL_VM_NIC RAIL_VM_GUEST=1 RAIL_VM_BOOT=%q\n' "$boot"
     if [ "$testbin" = --exec ]; then
       printf 'exec'
     else
@@ -59,7 +61,8 @@ boot_vm() {
     -fsdev local,id=hostfs,path=/,security_model=none,readonly=on,multidevs=remap \
     -device virtio-9p-pci,fsdev=hostfs,mount_tag=hostfs \
     -fsdev "local,id=jobfs,path=$dir,security_model=none" \
-    -device virtio-9p-pci,fsdev=jobfs,mount_tag=jobfs </dev/null || qrc=$?
+    -device virtio-9p-pci,fsdev=jobfs,mount_tag=jobfs \
+    -netdev hubport,id=nic0,hubid=0 -device virtio-net-pci,netdev=nic0 </dev/null || qrc=$?
   if [ -s "$dir/rc" ]; then
     return "$(cat "$dir/rc")"
   fi

@@ -42,6 +42,7 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}'; }
 # shellcheck source=boot.sh
 . "$HERE/boot.sh"
 
+for boot in $BOOTS; do boot_cmdline "$boot" >/dev/null; done # refuses unknown boots before any work
 T_ALL=$(now)
 t=$(now); ensure_packages; say "packages ready ($(since "$t"))"
 mkdir -p "$CACHE_ROOT"

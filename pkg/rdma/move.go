@@ -35,6 +35,16 @@ func MoveDevice(rdmaDev, fromNetns, toNetns string) error {
 		return fmt.Errorf("move rdma device %s: target netns: %w", rdmaDev, err)
 	}
 	defer closeNetns(to)
+	// The kernel moves a device only for a caller whose own netns holds it
+	// (rdma_dev_change_netns compares current's netns with the device's):
+	// run this thread in the source netns for the request.
+	if fromNetns != "" {
+		back, err := enterNetns(from)
+		if err != nil {
+			return fmt.Errorf("move rdma device %s: %w", rdmaDev, err)
+		}
+		defer back()
+	}
 
 	h, err := netlink.NewHandleAt(from, unix.NETLINK_RDMA)
 	if err != nil {
@@ -96,4 +106,24 @@ func describeNetns(path string) string {
 		return "of the caller"
 	}
 	return path
+}
+
+// enterNetns moves the locked calling thread into h and returns how to
+// move it back. A thread that cannot go back stays locked, so the Go
+// runtime retires it instead of reusing it in the wrong netns.
+func enterNetns(h netns.NsHandle) (func(), error) {
+	orig, err := netns.Get()
+	if err != nil {
+		return nil, fmt.Errorf("open own netns: %w", err)
+	}
+	if err := netns.Set(h); err != nil {
+		_ = orig.Close()
+		return nil, fmt.Errorf("enter source netns: %w", err)
+	}
+	return func() {
+		if err := netns.Set(orig); err != nil {
+			runtime.LockOSThread()
+		}
+		_ = orig.Close()
+	}, nil
 }
