@@ -79,9 +79,13 @@ func specsFromPrevResult(conf *netconf.Rail, args *skel.CmdArgs, prev *current.R
 	if prev == nil {
 		return nil
 	}
+	chained := false
+	for _, iface := range prev.Interfaces {
+		chained = chained || prefixed(conf.IfPrefix, iface.Name)
+	}
 	var specs []attach.Spec
 	for _, iface := range prev.Interfaces {
-		if iface.Sandbox == "" || !ownName(conf, args.IfName, iface.Name) {
+		if iface.Sandbox == "" || !ownName(conf, chained, args.IfName, iface.Name) {
 			continue
 		}
 		specs = append(specs, attach.Spec{Mode: attach.Mode(conf.Mode), Name: iface.Name})
@@ -89,12 +93,18 @@ func specsFromPrevResult(conf *netconf.Rail, args *skel.CmdArgs, prev *current.R
 	return specs
 }
 
-// ownName: rail0, rail1 when chained; net1, net1-1 alone.
-func ownName(conf *netconf.Rail, ifname, name string) bool {
-	if name == ifname || strings.HasPrefix(name, ifname+"-") {
-		return true
+// ownName: rail0, rail1 when chained (CNI_IFNAME is then the primary
+// plugin's eth0, never ours); net1, net1-1 alone.
+func ownName(conf *netconf.Rail, chained bool, ifname, name string) bool {
+	if chained {
+		return prefixed(conf.IfPrefix, name)
 	}
-	rest, ok := strings.CutPrefix(name, conf.IfPrefix)
+	return name == ifname || strings.HasPrefix(name, ifname+"-")
+}
+
+// prefixed: prefix followed by digits only (rail0, rail12).
+func prefixed(prefix, name string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
 	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
 }
 

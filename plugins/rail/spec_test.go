@@ -57,15 +57,17 @@ func TestSpecFor(t *testing.T) {
 func TestOwnName(t *testing.T) {
 	conf := &netconf.Rail{IfPrefix: "rail"}
 	tests := []struct {
+		chained      bool
 		ifname, name string
 		want         bool
 	}{
-		{"eth0", "rail0", true}, {"eth0", "rail12", true}, {"eth0", "eth0", true},
-		{"eth0", "railx", false}, {"eth0", "rail", false}, {"net1", "net1-1", true}, {"net1", "net10", false},
+		{true, "eth0", "rail0", true}, {true, "eth0", "rail12", true}, {true, "eth0", "eth0", false},
+		{true, "eth0", "railx", false}, {true, "eth0", "rail", false},
+		{false, "net1", "net1", true}, {false, "net1", "net1-1", true}, {false, "net1", "net10", false},
 	}
 	for _, tt := range tests {
-		if got := ownName(conf, tt.ifname, tt.name); got != tt.want {
-			t.Errorf("ownName(%s, %s) = %v, want %v", tt.ifname, tt.name, got, tt.want)
+		if got := ownName(conf, tt.chained, tt.ifname, tt.name); got != tt.want {
+			t.Errorf("ownName(chained=%v, %s, %s) = %v, want %v", tt.chained, tt.ifname, tt.name, got, tt.want)
 		}
 	}
 }
