@@ -42,6 +42,9 @@ type NodeOptions struct {
 	DownNICs []string
 	// PluginStderr receives what plugins print on stderr (nil: dropped).
 	PluginStderr io.Writer
+	// Prefix starts the names of the node's namespaces and stand-in
+	// netdevs ("" for "rail"), so tests can tell theirs apart.
+	Prefix string
 }
 
 // Node is one simulated node: its netns, its fabric, its fake machine,
@@ -57,11 +60,12 @@ type Node struct {
 	CNI     *libcni.CNIConfig
 	Bins    Bins
 
-	fabricNetns *NetNS
-	exec        invoke.Exec
-	mu          sync.Mutex
-	pods        []*Pod
-	undo        []func() error
+	fabricNetns   *NetNS
+	standInPrefix string // names the stand-in netdevs: prefix + "n" + index
+	exec          invoke.Exec
+	mu            sync.Mutex
+	pods          []*Pod
+	undo          []func() error
 }
 
 // NewNode builds a node: netns, stand-in NICs named as the fake machine
@@ -71,7 +75,14 @@ func NewNode(opt NodeOptions) (_ *Node, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{ID: "rail-" + id, Bins: opt.Bins}
+	prefix := opt.Prefix
+	if prefix == "" {
+		prefix = "rail"
+	}
+	n := &Node{ID: prefix + "-" + id, Bins: opt.Bins, standInPrefix: "rt" + id}
+	if opt.Prefix != "" {
+		n.standInPrefix = opt.Prefix + id
+	}
 	defer func() {
 		if retErr != nil {
 			retErr = errors.Join(retErr, n.Close())
@@ -117,8 +128,7 @@ func (n *Node) makeNamespaces(NodeOptions) error {
 
 // makeMachine writes the fake root and creates a stand-in per netdev.
 func (n *Node) makeMachine(opt NodeOptions) error {
-	prefix := "rt" + n.ID[len("rail-"):]
-	m, err := WriteMachine(filepath.Join(n.Dir, "root"), opt.Machine, prefix)
+	m, err := WriteMachine(filepath.Join(n.Dir, "root"), opt.Machine, n.standInPrefix)
 	if err != nil {
 		return err
 	}

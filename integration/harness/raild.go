@@ -172,3 +172,16 @@ func (r *Raild) LogTail(n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Kill sends SIGKILL, as a crash or the OOM killer would, and waits for the
+// exit. Killing a stopped raild is not an error.
+func (r *Raild) Kill() error {
+	if !r.Running() {
+		return nil
+	}
+	if err := r.cmd.Process.Kill(); err != nil {
+		return fmt.Errorf("SIGKILL raild: %w", err)
+	}
+	<-r.exited
+	return nil
+}

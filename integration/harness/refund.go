@@ -106,6 +106,12 @@ func (f *Fabric) freeName(name string) (string, error) {
 // Present reports whether each stand-in is in the node netns under its
 // own name, MTU and state, returning what differs.
 func (f *Fabric) Present() []string {
+	return f.PresentExcept(nil)
+}
+
+// PresentExcept is Present for every stand-in whose RDMA device is not in
+// away (NICs that are meant to sit inside pods right now).
+func (f *Fabric) PresentExcept(away map[string]bool) []string {
 	h, err := f.node.Netlink()
 	if err != nil {
 		return []string{err.Error()}
@@ -113,6 +119,9 @@ func (f *Fabric) Present() []string {
 	defer h.Close()
 	var problems []string
 	for _, s := range f.nics {
+		if away[s.RDMA] {
+			continue
+		}
 		link, err := h.LinkByName(s.Name)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("stand-in %s (%s) is not in the node netns: %v", s.Name, s.RDMA, err))

@@ -11,7 +11,6 @@
 package netns
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -22,42 +21,5 @@ import (
 var bins harness.Bins
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if os.Geteuid() != 0 {
-		return m.Run() // every test skips with the reason
-	}
-	cleanup, err := prepareBins()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "integration/netns: %v\n", err)
-		return 1
-	}
-	defer cleanup()
-	return m.Run()
-}
-
-// prepareBins builds the rail binaries (unless RAIL_BIN names them) and
-// the upstream plugins (cached across runs).
-func prepareBins() (func(), error) {
-	plugins, err := harness.UpstreamPluginDir(harness.DefaultCacheDir())
-	if err != nil {
-		return nil, err
-	}
-	bins.Plugins = plugins
-	if dir := os.Getenv("RAIL_BIN"); dir != "" {
-		bins.Rail = dir
-		return func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", "rail-bin-")
-	if err != nil {
-		return nil, fmt.Errorf("temp dir for rail binaries: %w", err)
-	}
-	if err := harness.BuildRail(dir); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	bins.Rail = dir
-	return func() { os.RemoveAll(dir) }, nil
+	os.Exit(harness.RunRootTests(m, "integration/netns", &bins))
 }

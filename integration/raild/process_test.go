@@ -1,7 +1,6 @@
 package raild
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -159,24 +158,11 @@ func (r *raildProc) mustLeases() []api.Lease {
 // statusKiB reads a field such as VmRSS (in KiB) from /proc/PID/status.
 func (r *raildProc) statusKiB(field string) int {
 	r.tb.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	kib, err := harness.ProcStatusKiB(r.cmd.Process.Pid, field)
 	if err != nil {
 		r.tb.Fatal(err)
 	}
-	defer f.Close()
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		name, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok || name != field {
-			continue
-		}
-		kib, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(value), " kB"))
-		if err != nil {
-			r.tb.Fatalf("parse %s %q: %v", field, value, err)
-		}
-		return kib
-	}
-	r.tb.Fatalf("no %s in /proc/%d/status", field, r.cmd.Process.Pid)
-	return 0
+	return kib
 }
 
 func (r *raildProc) logTail(n int) string {
