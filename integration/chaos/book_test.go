@@ -15,32 +15,38 @@ import (
 type podRec struct {
 	spec podSpec
 	pod  *harness.Pod
-	addr string // CIDR
+	addr string // CIDR; "" for a sandbox whose ADD failed
 }
 
 // book is the ledger of what the runtime was told: the pods alive (ADD
 // answered, no DEL sent), the pods whose DEL was answered while raild was
-// down and whose netns the runtime removes only later (their leases are
-// what GC must free), and counts for the report.
+// down and whose netns the runtime removes only later (zombies: their
+// leases are what GC must free), the sandboxes whose DEL failed while
+// raild was down (dying: the runtime retries their DEL), and counts for
+// the report.
 type book struct {
 	mu      sync.Mutex
 	live    map[string]*podRec // by sandbox
 	zombies []*podRec
+	dying   []*podRec
+	byKind  map[string]int // pods started, by kind
 
 	added, deleted int // ADDs and DELs answered
 	failedAdds     int // ADDs that failed while raild was down (retried)
 	downDels       int // DELs answered while raild was down
+	failedDels     int // DELs that failed while raild was down (retried)
 	freedByGC      int // leases of dead pods CNI GC freed after restarts
 	checkedLeases  int // live pods' leases judged after restarts
 }
 
-func newBook() *book { return &book{live: map[string]*podRec{}} }
+func newBook() *book { return &book{live: map[string]*podRec{}, byKind: map[string]int{}} }
 
 func (b *book) addLive(rec *podRec) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.live[rec.pod.Sandbox] = rec
 	b.added++
+	b.byKind[rec.spec.kind.name]++
 }
 
 func (b *book) liveCount() int {
@@ -87,6 +93,23 @@ func (b *book) failedAdd() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.failedAdds++
+}
+
+// dyingPod records a sandbox whose DEL failed while raild was down.
+func (b *book) dyingPod(rec *podRec) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failedDels++
+	b.dying = append(b.dying, rec)
+}
+
+// takeDying returns and forgets the sandboxes whose DEL is to retry.
+func (b *book) takeDying() []*podRec {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.dying
+	b.dying = nil
+	return out
 }
 
 // takeZombies returns and forgets the pods whose netns is still to remove.

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -44,12 +43,14 @@ func TestChaos(t *testing.T) {
 	}
 	c.halt()
 	b := c.book
-	t.Logf("chaos: %d pods started, %d torn down, %d ADDs failed with raild down and were retried, %d DELs answered with raild down, "+
-		"%d SIGKILLs, %d stale leases freed by CNI GC, %d live leases judged, in %s",
-		b.added, b.deleted, b.failedAdds, b.downDels, sc.kills, b.freedByGC, b.checkedLeases, time.Since(started).Round(time.Second))
+	t.Logf("chaos: %d pods started %v, %d torn down, %d ADDs failed with raild down and were retried, %d DELs answered with raild down, "+
+		"%d DELs failed with raild down and were retried, %d SIGKILLs, %d stale leases freed by CNI GC, %d live leases judged, in %s",
+		b.added, b.byKind, b.deleted, b.failedAdds, b.downDels, b.failedDels, sc.kills, b.freedByGC, b.checkedLeases,
+		time.Since(started).Round(time.Second))
 	if sc.kills > 0 && b.freedByGC == 0 {
 		t.Errorf("no stale lease was left for CNI GC to free: the run proved nothing about GC")
 	}
+	c.retryDying()
 	tearDownAll(t, f, b)
 	requireClean(t, f, before)
 }
@@ -99,15 +100,18 @@ func (c *churn) teardownZombie(rec *podRec) {
 	err := c.fleet.del(rec.spec, rec.pod)
 	c.answered.Add(1)
 	if err != nil {
-		c.fail(errors.New("DEL of " + rec.spec.name + " with raild down failed; DEL must not fail: " + err.Error()))
+		c.delFailed(rec, false, err)
+		return
 	}
 	c.book.deletedPod(rec, true, true)
 }
 
-// judgeRestart runs with the node quiet: leases as raild came back, then
-// the kept netns removed and CNI GC, then leases, pods and NICs exactly.
+// judgeRestart runs with the node quiet: DELs that failed while raild was
+// down retried, leases as raild came back, then the kept netns removed and
+// CNI GC, then leases, pods and NICs exactly.
 func (c *churn) judgeRestart() {
 	t := c.t
+	c.retryDying()
 	live := c.book.liveRecs()
 	errs, strays := judgeLeases(mustLeases(t, c.fleet), live, false)
 	for _, err := range errs {

@@ -124,17 +124,29 @@ func (c *churn) startPod(spec podSpec) bool {
 	return false
 }
 
-// cleanUp is the runtime's teardown of a sandbox whose ADD failed.
+// cleanUp is the runtime's teardown of a sandbox whose ADD failed; a DEL
+// that fails while raild is down is retried once raild is back.
 func (c *churn) cleanUp(spec podSpec, pod *harness.Pod) {
 	epoch := c.epoch.Load()
-	if err := c.fleet.del(spec, pod); err != nil {
-		c.fail(fmt.Errorf("DEL after the failed ADD of %s (%s, sandbox %s, raild up: %v) failed; DEL must not fail: %w",
-			spec.name, spec.kind.name, pod.Sandbox, c.calm(epoch), err))
-	}
+	err := c.fleet.del(spec, pod)
 	c.answered.Add(1)
+	if err != nil {
+		c.delFailed(&podRec{spec: spec, pod: pod}, c.calm(epoch), err)
+		return
+	}
 	if err := c.fleet.node.DeletePodNetns(pod); err != nil {
 		c.fail(fmt.Errorf("remove netns of %s: %w", spec.name, err))
 	}
+}
+
+// delFailed keeps a sandbox whose DEL failed for a retry (as the kubelet
+// retries StopPodSandbox); a failure while raild was up is a defect.
+func (c *churn) delFailed(rec *podRec, calm bool, err error) {
+	if calm {
+		c.fail(fmt.Errorf("DEL of %s (%s, sandbox %s) failed while raild was up: %w",
+			rec.spec.name, rec.spec.kind.name, rec.pod.Sandbox, err))
+	}
+	c.book.dyingPod(rec)
 }
 
 // teardown runs DEL for a live pod. When raild was down during the DEL
@@ -144,14 +156,34 @@ func (c *churn) teardown(rng *rand.Rand, rec *podRec) {
 	epoch := c.epoch.Load()
 	err := c.fleet.del(rec.spec, rec.pod)
 	c.answered.Add(1)
-	down := !c.calm(epoch)
 	if err != nil {
-		c.fail(fmt.Errorf("DEL of %s (%s, sandbox %s, raild up: %v) failed; DEL must not fail: %w",
-			rec.spec.name, rec.spec.kind.name, rec.pod.Sandbox, !down, err))
+		c.delFailed(rec, c.calm(epoch), err)
+		return
 	}
+	down := !c.calm(epoch)
 	zombie := down && rec.spec.kind.gcReaches && rng.IntN(2) == 0
 	c.book.deletedPod(rec, down, zombie)
 	if !zombie {
+		c.removeNetns(rec)
+	}
+}
+
+// retryDying runs DEL again for the sandboxes whose DEL failed while raild
+// was down (raild is up now: it must succeed) and removes their netns.
+func (c *churn) retryDying() {
+	for _, rec := range c.book.takeDying() {
+		if err := c.fleet.del(rec.spec, rec.pod); err != nil {
+			c.fail(fmt.Errorf("retried DEL of %s (%s, sandbox %s) failed with raild up: %w",
+				rec.spec.name, rec.spec.kind.name, rec.pod.Sandbox, err))
+			continue
+		}
+		if rec.addr == "" { // a failed ADD's sandbox: the pod's retry holds the fleet's token
+			if err := c.fleet.node.DeletePodNetns(rec.pod); err != nil {
+				c.fail(fmt.Errorf("remove netns of %s: %w", rec.spec.name, err))
+			}
+			continue
+		}
+		c.book.deletedPod(rec, false, false)
 		c.removeNetns(rec)
 	}
 }

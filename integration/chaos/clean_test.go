@@ -3,18 +3,35 @@ package chaos
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/pkg/api"
 )
 
+// snapshotNode reads the node netns once it holds still: the kernel adds
+// a new link's IPv6 routes asynchronously, later under load.
 func snapshotNode(t testing.TB, f *fleet) harness.Snapshot {
 	t.Helper()
-	s, err := f.node.Snapshot()
-	if err != nil {
-		t.Fatalf("snapshot node netns: %v", err)
+	deadline := time.Now().Add(settle)
+	prev, err := f.node.Snapshot()
+	for err == nil {
+		time.Sleep(settleStep)
+		var s harness.Snapshot
+		if s, err = f.node.Snapshot(); err != nil {
+			break
+		}
+		diff := prev.Diff(s)
+		if len(diff) == 0 {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node netns still changes %s after it was made:\n%s", settle, strings.Join(diff, "\n"))
+		}
+		prev = s
 	}
-	return s
+	t.Fatalf("snapshot node netns: %v", err)
+	return harness.Snapshot{}
 }
 
 func mustLeases(t testing.TB, f *fleet) []api.Lease {

@@ -14,6 +14,9 @@ import (
 // stand-in's carrier, IPv6 link-local addresses) before a check must hold.
 const settle = 5 * time.Second
 
+// settleStep is how long the node must hold still to count as settled.
+const settleStep = 200 * time.Millisecond
+
 // requirePodsIntact checks that every live pod still has its rail
 // interface with the address its ADD answered and, in move mode, that the
 // interface is the NIC its lease names.
