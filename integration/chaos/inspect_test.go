@@ -12,7 +12,7 @@ import (
 
 // settle bounds the wait for the kernel's asynchronous work (a refunded
 // stand-in's carrier, IPv6 link-local addresses) before a check must hold.
-const settle = 5 * time.Second
+const settle = 15 * time.Second
 
 // settleStep is how long the node must hold still to count as settled.
 const settleStep = 200 * time.Millisecond
