@@ -28,6 +28,10 @@ var pools = []ipam.PoolConfig{
 	{Name: "decode", Subnet: "10.101.0.0/22"},
 }
 
+// raildTimeout bounds each plugin's call to raild: generous, so a loaded
+// machine is not mistaken for a dead raild.
+const raildTimeout = "60s"
+
 // cniTimeout bounds one CNI call (a plugin hung on a dead raild must fail
 // with a message, not hang the test).
 const cniTimeout = 2 * time.Minute
@@ -82,7 +86,8 @@ func newFleet(t testing.TB) *fleet {
 // chain is ptp (eth0) then rail in mode, limited to nics.
 func (f *fleet) chain(t testing.TB, name, subnet, mode string, nics ...string) *harness.Network {
 	t.Helper()
-	n, err := f.node.Network(name, "1.1.0", f.node.PTP(subnet), f.node.RailPlugin(map[string]any{"mode": mode, "nics": nics}))
+	rail := f.node.RailPlugin(map[string]any{"mode": mode, "nics": nics, "timeout": raildTimeout})
+	n, err := f.node.Network(name, "1.1.0", f.node.PTP(subnet), rail)
 	if err != nil {
 		t.Fatalf("conflist %s: %v", name, err)
 	}
@@ -96,7 +101,7 @@ func (f *fleet) ipamNetwork(t testing.TB, name, nic string) *harness.Network {
 	macvlan := map[string]any{
 		"type": "macvlan", "master": f.node.Machine.Netdevs[nic], "mode": "bridge",
 		"capabilities": map[string]any{harness.AnnotationsCapability: true},
-		"ipam":         map[string]any{"type": "rail-ipam", "socket": f.node.Raild.Socket},
+		"ipam":         map[string]any{"type": "rail-ipam", "socket": f.node.Raild.Socket, "timeout": raildTimeout},
 	}
 	n, err := f.node.Network(name, "1.1.0", macvlan)
 	if err != nil {
