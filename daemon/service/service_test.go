@@ -21,7 +21,7 @@ func (f fakePods) PodDevices(_ context.Context, ns, name string, _ []string) ([]
 }
 
 // newService builds a service on a built-in machine with the given pools.
-func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodDevices) (*Service, *fakesys.Spec) {
+func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodDevices, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
 	t.Helper()
 	root := t.TempDir()
 	spec, err := fakesys.Write(root, machine, fakesys.Options{})
@@ -50,7 +50,11 @@ func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodD
 			next++
 		}
 	}
-	svc, err := New(Options{Machine: m, Rails: rails, Alloc: alloc, Pods: pods, GPUResources: []string{"nvidia.com/gpu"}})
+	opt := Options{Machine: m, Rails: rails, Alloc: alloc, Pods: pods, GPUResources: []string{"nvidia.com/gpu"}}
+	for _, tweak := range tweaks {
+		tweak(&opt)
+	}
+	svc, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,7 @@ func TestAllocatePlacement(t *testing.T) {
 		}(), want: "net1=mlx5_2,net1-1=mlx5_3", tables: true},
 		{name: "selector alone", req: func() api.AllocateRequest {
 			r := allocReq("f", "")
-			r.Annotations = nil
+			r.Annotations = map[string]string{api.AnnotationAttach: "true"}
 			r.Selector.NICs = []string{"mlx5_3"}
 			return r
 		}(), want: "rail0=mlx5_3"},

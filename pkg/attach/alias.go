@@ -136,3 +136,21 @@ func boolDigit(b bool) int {
 	}
 	return 0
 }
+
+// modeOnLink is the mode in which rail attached the pod interface name, as
+// its alias records it. A link that is not in the pod (netns gone, or
+// already returned) can only be a moved device: children die with the pod.
+func modeOnLink(sess *session, name string) Mode {
+	if sess.pod == nil {
+		return ModeMove
+	}
+	link, err := sess.podNL.LinkByName(name)
+	if err != nil {
+		return ModeMove
+	}
+	rec, ok := parseAlias(link.Attrs().Alias)
+	if !ok || rec.Kind == "" {
+		return ModeMove
+	}
+	return Mode(rec.Kind)
+}
