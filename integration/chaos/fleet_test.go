@@ -84,7 +84,7 @@ func newFleet(t testing.TB) *fleet {
 }
 
 // chain is ptp (eth0) then rail in mode, limited to nics.
-func (f *fleet) chain(t testing.TB, name, subnet, mode string, nics ...string) *harness.Network {
+func (f *fleet) chain(t testing.TB, name, subnet string, mode api.Mode, nics ...string) *harness.Network {
 	t.Helper()
 	rail := f.node.RailPlugin(map[string]any{"mode": mode, "nics": nics, "timeout": raildTimeout})
 	n, err := f.node.Network(name, "1.1.0", f.node.PTP(subnet), rail)
@@ -148,7 +148,7 @@ func (f *fleet) done(spec podSpec) {
 // newSandbox makes a fresh sandbox (netns, ID) for the pod.
 func (f *fleet) newSandbox(spec podSpec) (*harness.Pod, error) {
 	pod, err := f.node.NewPod("chaos", spec.name, map[string]string{
-		api.AnnotationGPUs: spec.gpu, api.AnnotationPool: spec.pool, "rail.dev/attach": "true",
+		api.AnnotationGPUs: spec.gpu, api.AnnotationPool: spec.pool, api.AnnotationAttach: "true",
 	})
 	if err != nil {
 		return nil, err
