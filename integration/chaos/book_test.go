@@ -49,6 +49,18 @@ func (b *book) addLive(rec *podRec) {
 	b.byKind[rec.spec.kind.name]++
 }
 
+func (b *book) startedCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.added
+}
+
+func (b *book) gcCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.freedByGC
+}
+
 func (b *book) liveCount() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -34,6 +34,8 @@ func TestChaos(t *testing.T) {
 				i+1, mark, progressTimeout, c.answered.Load())
 		}
 		c.killAndRecover(rng)
+		t.Logf("kill %d/%d at %d answered CNI calls: judged %d live pods; %d pods started so far, %d stale leases freed by GC",
+			i+1, sc.kills, mark, c.book.liveCount(), c.book.startedCount(), c.book.gcCount())
 		if t.Failed() {
 			t.Fatalf("after kill %d (seed %d): the node is not consistent (see above)", i+1, seed)
 		}
@@ -140,10 +142,7 @@ func (c *churn) judgeRestart() {
 func (c *churn) waitAdded(n int, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
-		c.book.mu.Lock()
-		added := c.book.added
-		c.book.mu.Unlock()
-		if added >= n {
+		if c.book.startedCount() >= n {
 			return true
 		}
 		if c.stop.Load() || time.Now().After(deadline) {

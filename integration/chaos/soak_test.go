@@ -81,6 +81,9 @@ func runSoak(t *testing.T, f *fleet, sc scale, seed uint64) string {
 					t.Errorf("cycle %d: %v", n, err)
 				}
 				counts[kindIndex(f, spec.kind)].Add(1)
+				if n%1000 == 0 {
+					t.Logf("%d cycles done", n)
+				}
 			}
 		}()
 	}
