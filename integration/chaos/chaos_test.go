@@ -41,7 +41,7 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	if !c.waitAdded(sc.pods, progressTimeout) {
-		t.Fatalf("only %d of %d pods started within %s after the last kill", c.book.added, sc.pods, progressTimeout)
+		t.Fatalf("only %d of %d pods started within %s after the last kill", c.book.startedCount(), sc.pods, progressTimeout)
 	}
 	c.halt()
 	b := c.book
