@@ -116,20 +116,16 @@ func (b *book) dyingPod(rec *podRec) {
 }
 
 // takeDying returns and forgets the sandboxes whose DEL is to retry.
-func (b *book) takeDying() []*podRec {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := b.dying
-	b.dying = nil
-	return out
-}
+func (b *book) takeDying() []*podRec { return b.take(&b.dying) }
 
 // takeZombies returns and forgets the pods whose netns is still to remove.
-func (b *book) takeZombies() []*podRec {
+func (b *book) takeZombies() []*podRec { return b.take(&b.zombies) }
+
+func (b *book) take(list *[]*podRec) []*podRec {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := b.zombies
-	b.zombies = nil
+	out := *list
+	*list = nil
 	return out
 }
 
