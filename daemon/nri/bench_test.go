@@ -38,10 +38,11 @@ func BenchmarkCreateContainer(b *testing.B) {
 			pod:   pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin"),
 		},
 		{
-			name: "gpu-auto-8ids",
-			cfg:  Config{GPUAutoInject: true},
+			name: "gpu-auto-cdi-8ids",
+			cfg:  Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}},
 			pod:  pod("s1", "default", nil),
-			ctr:  ctr("app", "NVIDIA_VISIBLE_DEVICES=0,1,2,3,GPU-00000001-aaaa-bbbb-cccc-dddddddddddd,0:1,2:0,3"),
+			ctr: withCDI(ctr("app"), "nvidia.com/gpu=0", "nvidia.com/gpu=1", "nvidia.com/gpu=2", "nvidia.com/gpu=3",
+				"nvidia.com/gpu=GPU-00000001-aaaa-bbbb-cccc-dddddddddddd", "nvidia.com/gpu=0:1", "nvidia.com/gpu=2:0", "nvidia.com/gpu=3"),
 		},
 		{
 			name: "annotation-refused",
@@ -61,7 +62,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 			if c.setup != nil {
 				c.setup(st)
 			}
-			p, err := New(c.cfg, testMachine(root), st, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			p, err := New(c.cfg, testMachine(root), st, Kubelet{}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -156,27 +156,27 @@ func TestCreateContainer(t *testing.T) {
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_bad") },
 		pod:    pod("s1", "default", nil), ctr: ctr("app"),
 	}, {
-		name: "gpuAutoInject: GPUs by index and UUID get their affine NICs",
-		cfg:  Config{GPUAutoInject: true},
+		name: "gpuAutoInject: CDI GPUs by index and UUID get their affine NICs",
+		cfg:  Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"default"}},
 		pod:  pod("s1", "default", nil),
-		ctr:  ctr("app", "NVIDIA_VISIBLE_DEVICES=1,GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"),
+		ctr:  withCDI(ctr("app"), "nvidia.com/gpu=1", "nvidia.com/gpu=GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"),
 		want: summary{
 			Devices: []string{dev("uverbs1", 231, 193), dev("uverbs2", 231, 194), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
 			Env:     map[string]string{envNCCLHCA: "=mlx5_1,mlx5_2", envUCXDevices: "mlx5_1:1,mlx5_2:1"},
 		},
 	}, {
-		name: "gpuAutoInject off: NVIDIA_VISIBLE_DEVICES ignored",
-		pod:  pod("s1", "default", nil), ctr: ctr("app", "NVIDIA_VISIBLE_DEVICES=all"),
+		name: "gpuAutoInject off: CDI GPUs ignored",
+		pod:  pod("s1", "default", nil), ctr: withCDI(ctr("app"), "nvidia.com/gpu=all"),
 	}, {
-		name: "gpuAutoInject: none",
-		cfg:  Config{GPUAutoInject: true},
-		pod:  pod("s1", "default", nil), ctr: ctr("app", "NVIDIA_VISIBLE_DEVICES=none"),
+		name: "gpuAutoInject: namespace not listed",
+		cfg:  Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu"}},
+		pod:  pod("s1", "default", nil), ctr: withCDI(ctr("app"), "nvidia.com/gpu=all"),
 	}, {
 		name:   "gpuAutoInject: a lease wins over the GPUs",
-		cfg:    Config{GPUAutoInject: true},
+		cfg:    Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}},
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_3") },
-		pod:    pod("s1", "default", nil), ctr: ctr("app", "NVIDIA_VISIBLE_DEVICES=0"),
+		pod:    pod("s1", "default", nil), ctr: withCDI(ctr("app"), "nvidia.com/gpu=0"),
 		want: summary{
 			Devices: []string{dev("uverbs3", 231, 195), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
@@ -192,8 +192,8 @@ func TestCreateContainer(t *testing.T) {
 			Env:     map[string]string{envNCCLHCA: "=mlx5_3", envUCXDevices: "mlx5_3:1"},
 		},
 	}, {
-		name: "per-container annotation wins over the pod's; umad chosen without UMAD config",
-		cfg:  Config{AnnotationNamespaces: []string{"*"}},
+		name: "per-container annotation wins over the pod's; umad chosen with UMAD config",
+		cfg:  Config{AnnotationNamespaces: []string{"*"}, UMAD: true},
 		pod: pod("s1", "hpc", map[string]string{
 			"rail.dev/devices": "uverbs3", "rail.dev/devices.app": "umad2"}),
 		ctr: ctr("app"),
@@ -205,11 +205,11 @@ func TestCreateContainer(t *testing.T) {
 		name:   "lease plus annotation: union, each device once",
 		cfg:    Config{AnnotationNamespaces: []string{"hpc"}},
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0") },
-		pod:    pod("s1", "hpc", map[string]string{"rail.dev/devices": "rdma_cm,uverbs0,issm0"}), ctr: ctr("app"),
+		pod:    pod("s1", "hpc", map[string]string{"rail.dev/devices": "rdma_cm,uverbs0,uverbs1"}), ctr: ctr("app"),
 		want: summary{
-			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58), dev("issm0", 231, 64)},
+			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58), dev("uverbs1", 231, 193)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1"},
+			Env:     map[string]string{envNCCLHCA: "=mlx5_0,mlx5_1", envUCXDevices: "mlx5_0:1,mlx5_1:1"},
 		},
 	}}
 	for _, tt := range tests {
@@ -257,18 +257,25 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"index with letters", Config{PluginIndex: "ab"}},
 		{"name with a slash", Config{PluginName: "a/b"}},
 		{"bad stop grace", Config{StopGrace: "soon"}},
+		{"gpuAutoInject without namespaces", Config{GPUAutoInject: true}},
+		{"CDI kind without a class", Config{GPUCDIKinds: []string{"nvidia.com"}}},
+		{"CDI kind with a device name", Config{GPUCDIKinds: []string{"nvidia.com/gpu=0"}}},
+		{"CDI kind without a vendor", Config{GPUCDIKinds: []string{"/gpu"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(tt.cfg, testMachine(t.TempDir()), newFakeState(), nil); err == nil {
+			if _, err := New(tt.cfg, testMachine(t.TempDir()), newFakeState(), Kubelet{}, nil); err == nil {
 				t.Fatalf("New(%+v) accepted a bad config", tt.cfg)
+			}
+			if err := tt.cfg.Validate(); err == nil {
+				t.Fatalf("Validate(%+v) accepted a bad config", tt.cfg)
 			}
 		})
 	}
-	if _, err := New(Config{}, nil, newFakeState(), nil); err == nil {
+	if _, err := New(Config{}, nil, newFakeState(), Kubelet{}, nil); err == nil {
 		t.Fatal("New accepted a nil machine")
 	}
-	if _, err := New(Config{}, testMachine(t.TempDir()), nil, nil); err == nil {
+	if _, err := New(Config{}, testMachine(t.TempDir()), nil, Kubelet{}, nil); err == nil {
 		t.Fatal("New accepted a nil state")
 	}
 }
