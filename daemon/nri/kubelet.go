@@ -47,6 +47,23 @@ type podLookup struct {
 	err   error
 }
 
+// answered waits at most wait for the answer and tells whether it came.
+func (l *podLookup) answered(wait time.Duration) bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-l.done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
 func (l *podLookup) failed() bool {
 	select {
 	case <-l.done:
@@ -107,11 +124,7 @@ func (k *kubeletGPUs) fetch(l *podLookup, namespace, name string) {
 // asked for at RunPodSandbox; it waits at most k.wait for one on its way.
 func (k *kubeletGPUs) containerGPUs(pod *nriapi.PodSandbox, ctr string) (ctrGPUs, error) {
 	l := k.start(pod)
-	timer := time.NewTimer(k.wait)
-	defer timer.Stop()
-	select {
-	case <-l.done:
-	case <-timer.C:
+	if !l.answered(k.wait) {
 		return ctrGPUs{}, fmt.Errorf("the kubelet has not said which GPUs pod %s/%s holds within %s",
 			pod.GetNamespace(), pod.GetName(), k.wait)
 	}
