@@ -28,7 +28,8 @@ func Attach(podNetns string, s Spec) (Result, error) {
 // a link that is gone, or a second call all return nil.
 //
 // Detach needs only Name. An empty Mode is read from the alias rail wrote
-// on the link (a stale netconf must not decide what is undone); without
+// on the link (a stale netconf must not decide what is undone), and a pod
+// link without rail's alias is then left alone; without
 // Parent (a Spec rebuilt from a
 // cached CNI result) the interface is found by the pod name recorded in its
 // alias, and the alias supplies the host name, MTU, state and RDMA device;
@@ -139,7 +140,10 @@ func (a attacher) detach(podNetns string, s Spec) error {
 	}
 	defer sess.close()
 	if s.Mode == "" {
-		s.Mode = modeOnLink(sess, s.Name)
+		var ours bool
+		if s.Mode, ours = modeOnLink(sess, s.Name); !ours {
+			return nil
+		}
 	}
 	if s.Mode == ModeMove {
 		err = a.detachMove(sess, s)
