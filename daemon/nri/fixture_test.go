@@ -97,7 +97,7 @@ func (f *fakeState) NICMovedTo(nic string) (string, bool) {
 	defer f.mu.Unlock()
 	for sandbox, leases := range f.leases {
 		for _, l := range leases {
-			if l.Mode == api.ModeMove && slices.Contains(l.NICs, nic) {
+			if l.Mode.Exclusive() && slices.Contains(l.NICs, nic) {
 				return sandbox, true
 			}
 		}
@@ -105,7 +105,7 @@ func (f *fakeState) NICMovedTo(nic string) (string, bool) {
 	return "", false
 }
 
-func (f *fakeState) add(sandbox, mode, addr string, nics ...string) {
+func (f *fakeState) add(sandbox string, mode api.Mode, addr string, nics ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := len(f.leases[sandbox])

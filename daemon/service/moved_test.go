@@ -11,14 +11,14 @@ import (
 // shared (macvlan) holder does not count, and a release clears it.
 func TestNICMovedTo(t *testing.T) {
 	tests := []struct {
-		mode   string
+		mode   api.Mode
 		holder string
 	}{
 		{api.ModeMove, "s1"},
 		{api.ModeMacvlan, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
+		t.Run(string(tt.mode), func(t *testing.T) {
 			svc, _ := newService(t, "lab-1x1", onePool(), nil)
 			ctx := context.Background()
 			req := allocReq("s1", "0")
