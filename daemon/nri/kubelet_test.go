@@ -107,7 +107,9 @@ func TestAutoInjectFromKubelet(t *testing.T) {
 			}
 			cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu", "gpu2"}, Memlock: "8Mi"}
 			p, logs := newKubeletPlugin(t, cfg, t.TempDir(), st, Kubelet{Pods: k, GPUResources: []string{"example.com/gpu"}})
-			p.kubelet.wait = 50 * time.Millisecond
+			if k.block != nil {
+				p.kubelet.wait = 50 * time.Millisecond // the answer never comes in time
+			}
 			ns := tt.ns
 			if ns == "" {
 				ns = "gpu"
@@ -115,6 +117,9 @@ func TestAutoInjectFromKubelet(t *testing.T) {
 			sandbox := pod("s1", ns, nil)
 			if err := p.RunPodSandbox(context.Background(), sandbox); err != nil {
 				t.Fatal(err)
+			}
+			if tt.asked && k.block == nil && k.err == nil {
+				<-p.kubelet.start(sandbox).done // answered off the hook, as in a running node
 			}
 			adj, _, err := p.CreateContainer(context.Background(), sandbox, tt.ctr)
 			if err != nil {
