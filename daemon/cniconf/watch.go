@@ -2,15 +2,9 @@ package cniconf
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // WatchOptions tune a Watcher; zero values take the defaults.
@@ -74,8 +68,8 @@ func NewWatcher(cfg Config, opt WatchOptions, log *slog.Logger) *Watcher {
 // Run keeps the entry in place until ctx ends, or until the watcher stops
 // for good (a fight, or an uninstall); the reason stays in State.
 func (w *Watcher) Run(ctx context.Context) error {
-	var fsw *fsnotify.Watcher
-	defer func() { closeWatch(fsw) }()
+	var dw dirWatch
+	defer dw.close()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	backoff := w.opt.MinBackoff
@@ -83,24 +77,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-eventsOf(fsw):
-			if !ok || ev.Name == w.dir {
-				fsw = closeWatch(fsw)
-			}
-			if !ok || ev.Name == w.dir || isConfName(filepath.Base(ev.Name)) {
+		case ev, ok := <-dw.events():
+			if dw.relevant(ev, ok, w.dir) {
 				timer.Reset(w.opt.Debounce)
 			}
-		case err := <-errorsOf(fsw):
+		case err := <-dw.errors():
 			w.log.Warn("conf dir watch", "dir", w.dir, "err", err)
 			timer.Reset(w.opt.Debounce)
 		case <-timer.C:
-			var err error
-			if fsw == nil {
-				fsw, err = w.watch()
-			}
-			if err == nil {
-				err = w.reconcile()
-			}
+			err := w.pass(&dw)
 			if stops(err) {
 				return nil
 			}
@@ -112,28 +97,23 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
+// pass watches the conf dir (or, until it exists, its parent), then reconciles.
+func (w *Watcher) pass(dw *dirWatch) error {
+	if !dw.onDir {
+		dw.close()
+		if err := dw.watch(w.dir); err != nil {
+			w.report(Result{}, err)
+			return err
+		}
+	}
+	return w.reconcile()
+}
+
 func (w *Watcher) nextBackoff(err error, cur time.Duration) time.Duration {
 	if err == nil {
 		return w.opt.MinBackoff
 	}
 	return min(2*cur, w.opt.MaxBackoff)
-}
-
-// watch starts watching the conf dir; it must exist.
-func (w *Watcher) watch() (*fsnotify.Watcher, error) {
-	fsw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watch conf dir: %w", err)
-	}
-	if err := fsw.Add(w.dir); err != nil {
-		fsw.Close()
-		if errors.Is(err, os.ErrNotExist) {
-			err = ErrNoConfDir
-		}
-		w.report(Result{}, fmt.Errorf("%s: %w", w.dir, err))
-		return nil, err
-	}
-	return fsw, nil
 }
 
 // reconcile is one pass: the entry is put in place if it is missing.
@@ -149,28 +129,6 @@ func (w *Watcher) reconcile() error {
 	}
 	w.report(res, err)
 	return err
-}
-
-func closeWatch(fsw *fsnotify.Watcher) *fsnotify.Watcher {
-	if fsw != nil {
-		fsw.Close()
-	}
-	return nil
-}
-
-// eventsOf and errorsOf are nil channels (never ready) without a watch.
-func eventsOf(fsw *fsnotify.Watcher) chan fsnotify.Event {
-	if fsw == nil {
-		return nil
-	}
-	return fsw.Events
-}
-
-func errorsOf(fsw *fsnotify.Watcher) chan error {
-	if fsw == nil {
-		return nil
-	}
-	return fsw.Errors
 }
 
 func entryStateName(s EntryState) string {
