@@ -15,8 +15,9 @@ var (
 
 // guard decides, before each insertion, whether the watcher may write. It
 // remembers the files where it saw its entry in place: such a file without
-// the entry was reverted by its writer (count it; too many within the
-// window is a fight), or uninstalled when its backup is gone too.
+// the entry (or with another one) was reverted by its writer (count it; too
+// many within the window is a fight), or uninstalled when the entry and its
+// backup are both gone.
 type guard struct {
 	reverts int
 	window  time.Duration
@@ -38,10 +39,10 @@ func (g *guard) inPlace(st Status) {
 
 // allow is Installer.Install's guard.
 func (g *guard) allow(st Status) error {
-	if st.Entry != EntryMissing || !g.seen[st.Target] {
+	if st.Entry == EntryCurrent || !g.seen[st.Target] {
 		return nil
 	}
-	if !st.Recorded {
+	if st.Entry == EntryMissing && !st.Recorded {
 		return fmt.Errorf("%s: %w; not putting it back (restart raild to install it again)", st.Target, ErrUninstalled)
 	}
 	now := g.now()
@@ -55,7 +56,7 @@ func (g *guard) allow(st Status) error {
 	if len(g.times) < g.reverts {
 		return nil
 	}
-	return fmt.Errorf("%s: %w: it was rewritten without rail's entry %d times within %s, so rail stopped putting it back. "+
+	return fmt.Errorf("%s: %w: it was rewritten without rail's entry (or with another one) %d times within %s, so rail stopped putting it back. "+
 		"Cilium does this with cni.exclusive=true (the chart's default): chain rail through Cilium's own settings "+
 		"(cni.exclusive=false with cni.customConf/cni.configMap, or cni.chainingTarget) and set raild's cni.mode to nad; "+
 		"for another CNI, stop the agent that rewrites the file, then restart raild",

@@ -30,7 +30,7 @@ var multusThick = fixture{"multus-thick", "00-multus.conf", 0o600}
 
 func (f fixture) bytes(t *testing.T) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", f.name, f.file))
+	data, err := readFixture(f)
 	if err != nil {
 		t.Fatal(err)
 	}
