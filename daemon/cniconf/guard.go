@@ -37,6 +37,12 @@ func (g *guard) inPlace(st Status) {
 	g.seen[st.File] = true
 }
 
+// forget drops what the guard saw: the files it knew are gone.
+func (g *guard) forget() {
+	clear(g.seen)
+	g.times = g.times[:0]
+}
+
 // allow is Installer.Install's guard.
 func (g *guard) allow(st Status) error {
 	if st.Entry == EntryCurrent || !g.seen[st.Target] {

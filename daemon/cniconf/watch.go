@@ -2,6 +2,7 @@ package cniconf
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -97,16 +98,24 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-// pass watches the conf dir (or, until it exists, its parent), then reconciles.
+// pass watches the conf dir (or, until it exists, its parent), then
+// reconciles. With no conf dir or no config left, the next primary file is
+// a fresh start, not a revert.
 func (w *Watcher) pass(dw *dirWatch) error {
+	var err error
 	if !dw.onDir {
 		dw.close()
-		if err := dw.watch(w.dir); err != nil {
+		if err = dw.watch(w.dir); err != nil {
 			w.report(Result{}, err)
-			return err
 		}
 	}
-	return w.reconcile()
+	if err == nil {
+		err = w.reconcile()
+	}
+	if errors.Is(err, ErrNoConfDir) || errors.Is(err, ErrNoPrimary) {
+		w.guard.forget()
+	}
+	return err
 }
 
 func (w *Watcher) nextBackoff(err error, cur time.Duration) time.Duration {

@@ -211,3 +211,26 @@ func TestWatcherConvertsConfAgain(t *testing.T) {
 		t.Fatalf("the .conf is back in front of the list: %v", err)
 	}
 }
+
+// The conf dir is removed and made again (a node's CNI reset): the new
+// primary file gets the entry, it is not taken for an uninstall.
+func TestWatcherConfDirRecreated(t *testing.T) {
+	dir := confDir(t)
+	f := listFixtures[0]
+	f.place(t, dir)
+	w := startWatcher(t, dir, testOptions)
+	waitFor(t, w, "in place", inPlace)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, w, "no conf dir", func(st State) bool { return errors.Is(st.Err, ErrNoConfDir) })
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := f.place(t, dir)
+	st := waitFor(t, w, "in place again", func(st State) bool { return inPlace(st) && st.Writes == 2 })
+	if st.File != path {
+		t.Fatalf("state %+v", st)
+	}
+	checkKept(t, f.bytes(t), readFile(t, path))
+}
