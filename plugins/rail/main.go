@@ -4,7 +4,8 @@ package main
 
 import (
 	"github.com/containernetworking/cni/pkg/skel"
-	"github.com/containernetworking/cni/pkg/version"
+
+	"github.com/railcni/rail/pkg/netconf"
 )
 
 func main() {
@@ -14,5 +15,5 @@ func main() {
 		Check:  cmdCheck,
 		Status: cmdStatus,
 		GC:     cmdGC,
-	}, version.VersionsStartingFrom("0.4.0"), "rail: GPU-affine RDMA NICs for pods (https://github.com/railcni/rail)")
+	}, netconf.RailVersions(), "rail: GPU-affine RDMA NICs for pods (https://github.com/railcni/rail)")
 }
