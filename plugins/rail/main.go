@@ -6,9 +6,9 @@ import (
 	"os"
 
 	"github.com/containernetworking/cni/pkg/skel"
-	"github.com/containernetworking/cni/pkg/version"
 
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/netconf"
 )
 
 func main() {
@@ -20,7 +20,7 @@ func main() {
 		Check:  p.check,
 		Status: p.status,
 		GC:     p.gc,
-	}, version.All, "rail: GPU-affine RDMA NICs for pods (https://github.com/railcni/rail)")
+	}, netconf.RailVersions(), "rail: GPU-affine RDMA NICs for pods (https://github.com/railcni/rail)")
 }
 
 // allowOwnNetnsDel lets the DEL of an ADD that rail refused (CNI_NETNS was
