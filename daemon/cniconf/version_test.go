@@ -5,46 +5,42 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// rail accepts cniVersion 0.4.0 and later (skel rejects any other on every
-// call), so a rail entry goes only into primaries that declare one of those.
+// rail accepts every cniVersion the CNI libraries know, so every real
+// primary (0.3.1, 0.4.0, 1.0.0) gets the entry; a cniVersion rail does not
+// know (skel would refuse every call) is refused, and the file left as is.
 func TestInstallChecksCNIVersion(t *testing.T) {
-	tests := []struct {
-		f       fixture
-		refused bool
-	}{
-		{listFixtures[0], false}, // calico 1.0.0
-		{listFixtures[1], true},  // cilium 0.3.1
-		{listFixtures[2], true},  // flannel 0.3.1
-		{listFixtures[3], false}, // containerd 1.0.0
-		{listFixtures[4], true},  // kindnet 0.3.1
-		{listFixtures[5], false}, // aws 0.4.0
-		{listFixtures[6], false}, // multus thin, the primary's 1.0.0
-		{multusThick, true},      // multus thick 0.3.1
-	}
-	for _, tt := range tests {
-		t.Run(tt.f.name, func(t *testing.T) {
+	for _, f := range append(slices.Clone(listFixtures), multusThick) {
+		t.Run(f.name, func(t *testing.T) {
 			dir := confDir(t)
-			path := tt.f.place(t, dir)
+			f.place(t, dir)
 			res, err := NewInstaller(chainedConfig(t, dir)).Install(nil)
-			if !tt.refused {
-				if err != nil || !res.Changed {
-					t.Fatalf("Install = %+v, %v; want the entry inserted", res, err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrCNIVersion) || res.Changed || !strings.Contains(err.Error(), `"0.3.1"`) {
-				t.Fatalf("Install = %+v, %v; want it refused for cniVersion 0.3.1", res, err)
-			}
-			if !bytes.Equal(readFile(t, path), tt.f.bytes(t)) || !slices.Equal(dirNames(t, dir), []string{tt.f.file}) {
-				t.Fatal("a refused install changed the conf dir")
+			if err != nil || !res.Changed {
+				t.Fatalf("Install = %+v, %v; want the entry inserted", res, err)
 			}
 		})
 	}
+	t.Run("unknown version", func(t *testing.T) {
+		dir := confDir(t)
+		path := filepath.Join(dir, "10-future.conflist")
+		data := []byte(`{"cniVersion":"9.9.9","name":"future","plugins":[{"type":"ptp"}]}`)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := NewInstaller(chainedConfig(t, dir)).Install(nil)
+		if !errors.Is(err, ErrCNIVersion) || res.Changed || !strings.Contains(err.Error(), `"9.9.9"`) {
+			t.Fatalf("Install = %+v, %v; want it refused for cniVersion 9.9.9", res, err)
+		}
+		if !bytes.Equal(readFile(t, path), data) || !slices.Equal(dirNames(t, dir), []string{"10-future.conflist"}) {
+			t.Fatal("a refused install changed the conf dir")
+		}
+	})
 }
 
 // An entry of another plugin is not held to rail's versions.
@@ -63,7 +59,9 @@ func TestInstallOtherPluginAnyVersion(t *testing.T) {
 // The watcher reports the refusal in its state (/readyz) and keeps watching.
 func TestWatcherReportsCNIVersion(t *testing.T) {
 	dir := confDir(t)
-	listFixtures[2].place(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "10-future.conflist"), []byte(`{"cniVersion":"9.9.9","name":"future","plugins":[{"type":"ptp"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	w := NewWatcher(chainedConfig(t, dir), testOptions, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
