@@ -16,6 +16,9 @@ const (
 	// on its way (well under containerd's 2 s NRI request timeout); past it
 	// the container gets nothing from gpuAutoInject.
 	kubeletWait = 500 * time.Millisecond
+	// kubeletCalls bounds the calls in flight (Synchronize starts one per
+	// running pod).
+	kubeletCalls = 8
 )
 
 // PodResources is the kubelet's account of the devices each container of
@@ -80,6 +83,7 @@ type kubeletGPUs struct {
 	affinity *gpuAffinity
 	timeout  time.Duration // one kubelet call
 	wait     time.Duration // CreateContainer's wait for a call on its way
+	calls    chan struct{} // one token per call in flight
 
 	mu        sync.Mutex
 	bySandbox map[string]*podLookup
@@ -87,7 +91,7 @@ type kubeletGPUs struct {
 
 func newKubeletGPUs(k Kubelet, a *gpuAffinity) *kubeletGPUs {
 	return &kubeletGPUs{kubelet: k, affinity: a, timeout: kubeletLookupTimeout, wait: kubeletWait,
-		bySandbox: map[string]*podLookup{}}
+		calls: make(chan struct{}, kubeletCalls), bySandbox: map[string]*podLookup{}}
 }
 
 // start asks the kubelet about a sandbox in the background, unless an
@@ -108,6 +112,14 @@ func (k *kubeletGPUs) fetch(l *podLookup, namespace, name string) {
 	defer close(l.done)
 	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
 	defer cancel()
+	select {
+	case k.calls <- struct{}{}:
+		defer func() { <-k.calls }()
+	case <-ctx.Done():
+		l.err = fmt.Errorf("asking the kubelet for pod %s/%s's GPUs: %d calls already in flight: %w",
+			namespace, name, kubeletCalls, ctx.Err())
+		return
+	}
 	byCtr, err := k.kubelet.Pods.ContainerDevices(ctx, namespace, name, k.kubelet.GPUResources)
 	if err != nil {
 		l.err = fmt.Errorf("asking the kubelet for pod %s/%s's GPUs: %w", namespace, name, err)

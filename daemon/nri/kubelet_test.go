@@ -28,15 +28,28 @@ type fakeKubelet struct {
 	resources []string
 	err       error
 	block     chan struct{}
+	entered   chan struct{} // when set, one token per call that starts
 	calls     int
+	inflight  int
+	most      int // most calls in flight at once
 }
 
 func (f *fakeKubelet) ContainerDevices(ctx context.Context, ns, name string, resources []string) (map[string][]string, error) {
 	f.mu.Lock()
 	f.calls++
+	f.inflight++
+	f.most = max(f.most, f.inflight)
 	f.resources = resources
 	block, err, pod := f.block, f.err, f.pods[ns+"/"+name]
 	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inflight--
+		f.mu.Unlock()
+	}()
+	if f.entered != nil {
+		f.entered <- struct{}{}
+	}
 	if block != nil {
 		select {
 		case <-block:
@@ -219,5 +232,39 @@ func TestAutoInjectWithPodinfo(t *testing.T) {
 		if got := summarize(adj).Env[envNCCLHCA]; err != nil || got != want {
 			t.Errorf("container %s: %s = %q, %v; want %q\nlogs:\n%s", name, envNCCLHCA, got, err, want, logs)
 		}
+	}
+}
+
+// TestSynchronizeBoundsKubeletCalls: a reconnect with many running pods
+// asks the kubelet about each, at most kubeletCalls at a time.
+func TestSynchronizeBoundsKubeletCalls(t *testing.T) {
+	const pods = 3 * kubeletCalls
+	k := &fakeKubelet{pods: map[string]map[string][]string{}, block: make(chan struct{}), entered: make(chan struct{}, pods)}
+	var sandboxes []*nriapi.PodSandbox
+	for i := range pods {
+		sb := pod(fmt.Sprintf("s%d", i), "gpu", nil)
+		k.pods["gpu/"+sb.Name] = map[string][]string{"app": {"0"}}
+		sandboxes = append(sandboxes, sb)
+	}
+	cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}}
+	p, _ := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), Kubelet{Pods: k})
+	if _, err := p.Synchronize(context.Background(), sandboxes, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range kubeletCalls {
+		<-k.entered
+	}
+	close(k.block)
+	for _, sb := range sandboxes {
+		l := p.kubelet.start(sb)
+		<-l.done
+		if l.err != nil {
+			t.Fatalf("lookup of %s: %v", sb.Name, l.err)
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.calls != pods || k.most > kubeletCalls {
+		t.Fatalf("%d calls, at most %d at once; want %d calls, at most %d at once", k.calls, k.most, pods, kubeletCalls)
 	}
 }
