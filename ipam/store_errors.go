@@ -15,6 +15,8 @@ var ErrDamaged = errors.New("lease store damaged")
 type DamagedError struct {
 	Path    string // the file at fault: leases.db or its side record
 	Problem string // what is wrong, e.g. "rolled back: ..."
+
+	fault bool // bbolt panicked or faulted: its locks may still be held
 }
 
 func (e *DamagedError) Error() string {

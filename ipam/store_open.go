@@ -31,18 +31,18 @@ func openStore(path string, batchDelay time.Duration) (*store, *contents, error)
 			return nil, nil, err
 		}
 	}
-	db, err := openBolt(path)
+	db, file, err := openBolt(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	db.MaxBatchDelay = batchDelay
 	c, err := checkedContents(db, path, side, sideExists)
 	if err != nil {
-		return nil, nil, errors.Join(err, closeQuietly(db))
+		return nil, nil, errors.Join(err, closeAfter(err, db, file))
 	}
 	seq, err := openSeqFile(seqPath(path), c.seq)
 	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("ipam: %w", err), closeQuietly(db))
+		return nil, nil, errors.Join(fmt.Errorf("ipam: %w", err), closeAfter(err, db, file))
 	}
 	return &store{db: db, path: path, seq: seq}, c, nil
 }
@@ -97,7 +97,7 @@ func createStore(path string, sideExists bool) error {
 // openBolt opens the file with bbolt, turning its panics and memory faults
 // on a damaged file into a *DamagedError. The file bbolt opened is closed
 // again when it panicked half-way, so no lock or descriptor is left behind.
-func openBolt(path string) (*bolt.DB, error) {
+func openBolt(path string) (*bolt.DB, *os.File, error) {
 	var file *os.File
 	opts := &bolt.Options{Timeout: openTimeout, OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 		f, err := os.OpenFile(name, flag, perm)
@@ -110,24 +110,24 @@ func openBolt(path string) (*bolt.DB, error) {
 		return err
 	})
 	if err == nil {
-		return db, nil
+		return db, file, nil
 	}
 	if file != nil {
 		_ = file.Close() // already closed unless bbolt panicked
 	}
 	var pathErr *fs.PathError
 	if problem, ok := truncation(path); ok {
-		return nil, damaged(path, "%s", problem)
+		return nil, nil, damaged(path, "%s", problem)
 	}
 	switch {
 	case errors.Is(err, ErrDamaged):
-		return nil, err
+		return nil, nil, err
 	case errors.Is(err, bolt.ErrTimeout):
-		return nil, fmt.Errorf("ipam: open %s: locked by another process (is raild already running?): %w", path, err)
+		return nil, nil, fmt.Errorf("ipam: open %s: locked by another process (is raild already running?): %w", path, err)
 	case errors.As(err, &pathErr):
-		return nil, fmt.Errorf("ipam: open %s: %w", path, err)
+		return nil, nil, fmt.Errorf("ipam: open %s: %w", path, err)
 	}
-	return nil, damaged(path, "damaged: bbolt cannot open it: %s", oneLine(err.Error()))
+	return nil, nil, damaged(path, "damaged: bbolt cannot open it: %s", oneLine(err.Error()))
 }
 
 // checkedContents checks the open file and reads it, converting a format 1
@@ -230,7 +230,15 @@ func checkTx(tx *bolt.Tx, path string) error {
 	return damaged(path, "damaged: bbolt consistency check: %s%s", oneLine(problems[0].Error()), more)
 }
 
-func closeQuietly(db *bolt.DB) error {
+// closeAfter closes a store that failed its checks. After a bbolt panic
+// its locks may still be held and Close could wait forever: then only the
+// file is closed (lock and descriptor released; the mapping stays).
+func closeAfter(cause error, db *bolt.DB, file *os.File) error {
+	var d *DamagedError
+	if errors.As(cause, &d) && d.fault {
+		_ = file.Close()
+		return nil
+	}
 	if err := db.Close(); err != nil {
 		return fmt.Errorf("ipam: close %s: %w", db.Path(), err)
 	}

@@ -39,7 +39,7 @@ type storedCooling struct {
 func guard(path string, fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = damaged(path, "damaged: bbolt failed reading it: %s", oneLine(fmt.Sprint(r)))
+			err = &DamagedError{Path: path, Problem: "damaged: bbolt failed reading it: " + oneLine(fmt.Sprint(r)), fault: true}
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
