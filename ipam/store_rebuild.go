@@ -47,10 +47,17 @@ func Rebuild(path string, pools *Pools, leases []Lease, now time.Time) (movedAsi
 	return movedAside, writeLeases(path, leases)
 }
 
-// checkKeys refuses two leases for one (sandbox, interface).
+// checkKeys refuses a lease without its key or address, and two leases
+// for one (sandbox, interface).
 func checkKeys(leases []Lease) error {
 	seen := make(map[Key]bool, len(leases))
-	for _, l := range leases {
+	for i, l := range leases {
+		if err := (Request{Sandbox: l.Sandbox, IfName: l.IfName}).validate(fmt.Sprintf("leases[%d]", i)); err != nil {
+			return fmt.Errorf("ipam: rebuild: %w", err)
+		}
+		if !l.Address.IsValid() {
+			return fmt.Errorf("ipam: rebuild: leases[%d].address: not a valid address with prefix length, e.g. 10.0.0.5/24", i)
+		}
 		if seen[l.Key()] {
 			return fmt.Errorf("ipam: rebuild: two leases for sandbox %q interface %q: give each interface one", l.Sandbox, l.IfName)
 		}

@@ -2,6 +2,7 @@ package ipam
 
 import (
 	"bytes"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,8 @@ func TestRebuildRefuses(t *testing.T) {
 		{"address twice", []Lease{storedLease("sb1", "p", "10.8.0.5/22"), storedLease("sb2", "p", "10.8.0.5/22")}, "leased twice"},
 		{"key twice", []Lease{storedLease("sb1", "p", "10.8.0.5/22"), storedLease("sb1", "p", "10.8.0.6/22")}, "two leases"},
 		{"outside the pool", []Lease{storedLease("sb1", "p", "10.9.0.5/22")}, "outside pool"},
+		{"no sandbox", []Lease{{IfName: "rail0", Pool: "p", Address: netip.MustParsePrefix("10.8.0.5/22")}}, "sandbox"},
+		{"no address", []Lease{{Sandbox: "sb1", IfName: "rail0", Pool: "p"}}, "address"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fx := newStoreFixture(t, 5)
