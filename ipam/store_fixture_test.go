@@ -71,28 +71,28 @@ func readDir(t testing.TB, dir string) map[string][]byte {
 	return out
 }
 
-func (fx *storeFixture) pageSize(t testing.TB) int {
+// boltFacts reads, with bbolt, the page size and the last transaction id.
+func (fx *storeFixture) boltFacts(t testing.TB) (pageSize, txid int) {
 	t.Helper()
 	db, err := bolt.Open(fx.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	return db.Info().PageSize
+	if err := db.View(func(tx *bolt.Tx) error { txid = tx.ID(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return db.Info().PageSize, txid
+}
+
+func (fx *storeFixture) pageSize(t testing.TB) int {
+	ps, _ := fx.boltFacts(t)
+	return ps
 }
 
 // lastMetaPage is the meta page (0 or 1) bbolt wrote with the last commit.
 func (fx *storeFixture) lastMetaPage(t testing.TB) int {
-	t.Helper()
-	db, err := bolt.Open(fx.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var txid int
-	if err := db.View(func(tx *bolt.Tx) error { txid = tx.ID(); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	_, txid := fx.boltFacts(t)
 	return txid % 2
 }
 
