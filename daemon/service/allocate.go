@@ -246,6 +246,9 @@ func (s *Service) allocError(err error) error {
 	switch {
 	case errors.Is(err, ipam.ErrExhausted):
 		return s.countError("allocate", "pool_exhausted", &api.Error{Code: api.CodePoolExhausted, Msg: "pool exhausted", Details: err.Error()})
+	case errors.Is(err, ipam.ErrLeaseConflict):
+		return s.countError("allocate", "name_conflict", &api.Error{Code: api.CodeInvalidConfig, Msg: "invalid field \"ifPrefix\"",
+			Details: err.Error() + "; two rail networks in one pod need different ifPrefix values (or different CNI_IFNAMEs alone)"})
 	case errors.Is(err, ipam.ErrUnknownPool), errors.Is(err, ipam.ErrNoNodeSlice):
 		return s.countError("allocate", "bad_pool", &api.Error{Code: api.CodeInvalidConfig, Msg: "invalid field \"pool\"", Details: err.Error()})
 	default:

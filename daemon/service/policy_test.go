@@ -88,3 +88,25 @@ func TestAttachPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoNetworksOnePrefix: two chained rail networks in one pod with the
+// same ifPrefix are a configuration error (code 7) naming ifPrefix, and the
+// first network's lease is untouched.
+func TestTwoNetworksOnePrefix(t *testing.T) {
+	svc, _ := newService(t, "h100x8-cx7x4", onePool(), nil)
+	first := allocReq("s1", "0")
+	if _, err := svc.Allocate(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	second := allocReq("s1", "0")
+	second.Network = "other"
+	second.Annotations = map[string]string{api.AnnotationAttach: "true"}
+	second.Selector.NICs = []string{"mlx5_2"}
+	_, err := svc.Allocate(context.Background(), second)
+	if !api.IsCode(err, api.CodeInvalidConfig) || !strings.Contains(err.Error(), "ifPrefix") {
+		t.Fatalf("second network: %v, want code 7 naming ifPrefix", err)
+	}
+	if leases := svc.Leases(); len(leases) != 1 || leases[0].Network != "net" {
+		t.Fatalf("leases = %+v, want the first network's only", leases)
+	}
+}

@@ -315,6 +315,9 @@ func TestValidate(t *testing.T) {
 		{"bad mode", func(r api.AllocateRequest) api.AllocateRequest { r.Mode = "bridge"; return r }, `"mode"`},
 		{"no network", func(r api.AllocateRequest) api.AllocateRequest { r.Network = ""; return r }, `"network"`},
 		{"bad link layer", func(r api.AllocateRequest) api.AllocateRequest { r.Selector.LinkLayer = "x"; return r }, `"selector.linkLayer"`},
+		{"path as prefix", func(r api.AllocateRequest) api.AllocateRequest { r.IfPrefix = "../../"; return r }, `"ifPrefix"`},
+		{"prefix with a space", func(r api.AllocateRequest) api.AllocateRequest { r.IfPrefix = "ra il"; return r }, `"ifPrefix"`},
+		{"path as pool", func(r api.AllocateRequest) api.AllocateRequest { r.Pool = "../p"; return r }, `"pool"`},
 	}
 	if err := ValidateAllocate(ok); err != nil {
 		t.Fatalf("valid request refused: %v", err)

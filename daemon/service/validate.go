@@ -25,8 +25,11 @@ func ValidateAllocate(req api.AllocateRequest) error {
 	if !req.Mode.Valid() {
 		return invalid("mode", "%q: use one of %s", req.Mode, api.ModeList(append(api.AttachModes(), api.ModeIPAM)))
 	}
-	if req.IfPrefix != "" && len(req.IfPrefix) > 11 {
-		return invalid("ifPrefix", "%q is longer than 11 bytes; interface names must fit 15", req.IfPrefix)
+	if req.IfPrefix != "" && !api.ValidIfPrefix(req.IfPrefix) {
+		return invalid("ifPrefix", "%q: a letter, then letters, digits, '_' or '-', at most 11 bytes so that names fit 15", api.Excerpt(req.IfPrefix, 64))
+	}
+	if req.Pool != "" && !api.ValidPoolName(req.Pool) {
+		return invalid("pool", "%q: letters, digits, '.', '_' and '-', at most 63", api.Excerpt(req.Pool, 64))
 	}
 	if req.MaxNICs < 0 {
 		return invalid("maxNICs", "%d must not be negative", req.MaxNICs)

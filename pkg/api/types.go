@@ -173,6 +173,10 @@ type Error struct {
 	Code    uint   `json:"code"`
 	Msg     string `json:"msg"`
 	Details string `json:"details,omitempty"`
+
+	// unreachable marks the client's own failure to reach raild, as
+	// opposed to a code 11 that raild answered (e.g. the kubelet is down).
+	unreachable bool
 }
 
 func (e *Error) Error() string {
@@ -199,6 +203,13 @@ const (
 	// CodePoolExhausted: the pool has no free address.
 	CodePoolExhausted = 101
 )
+
+// IsUnreachable reports whether err is the client's failure to reach raild
+// or to read its whole answer (always code 11).
+func IsUnreachable(err error) bool {
+	var apiErr *Error
+	return errors.As(err, &apiErr) && apiErr.unreachable
+}
 
 // IsCode reports whether err is a raild error with this CNI code.
 func IsCode(err error, code uint) bool {

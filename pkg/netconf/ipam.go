@@ -103,13 +103,16 @@ func argsOf(raw json.RawMessage) (*Args, error) {
 }
 
 func (i *IPAM) validate() error {
+	if i.Type == "" {
+		return fieldError("ipam.type", "missing: the main plugin calls the IPAM plugin named here, \"rail-ipam\"")
+	}
 	if i.Socket == "" {
 		i.Socket = api.DefaultSocket
 	}
 	if !strings.HasPrefix(i.Socket, "/") {
 		return fieldError("ipam.socket", "%q must be an absolute path to raild's unix socket (default %s)", i.Socket, api.DefaultSocket)
 	}
-	if i.Pool != "" && !poolNameRE.MatchString(i.Pool) {
+	if i.Pool != "" && !api.ValidPoolName(i.Pool) {
 		return fieldError("ipam.pool", "%q is not a pool name: letters, digits, '.', '_' and '-', at most 63", i.Pool)
 	}
 	i.CallTimeout = api.DefaultTimeout

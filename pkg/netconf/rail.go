@@ -2,7 +2,6 @@ package netconf
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +17,7 @@ import (
 const AnnotationsCapability = "io.kubernetes.cri.pod-annotations"
 
 // DefaultIfPrefix names chained rail interfaces rail0, rail1, ...
-const DefaultIfPrefix = "rail"
+const DefaultIfPrefix = api.DefaultIfPrefix
 
 // RuntimeConfig is what the runtime fills in for declared capabilities.
 type RuntimeConfig struct {
@@ -62,8 +61,6 @@ type Rail struct {
 }
 
 var (
-	ifPrefixRE   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,10}$`)
-	poolNameRE   = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
 	macvlanModes = []string{"bridge", "private", "vepa", "passthru"}
 	ipoibModes   = []string{"datagram", "connected"}
 	raildDown    = []string{RaildDownFail, RaildDownPassThrough}
@@ -134,10 +131,10 @@ func (c *Rail) checkBasics() error {
 	if !strings.HasPrefix(c.Socket, "/") {
 		return fieldError("socket", "%q must be an absolute path to raild's unix socket (default %s)", c.Socket, api.DefaultSocket)
 	}
-	if c.Pool != "" && !poolNameRE.MatchString(c.Pool) {
+	if c.Pool != "" && !api.ValidPoolName(c.Pool) {
 		return fieldError("pool", "%q is not a pool name: letters, digits, '.', '_' and '-', at most 63", c.Pool)
 	}
-	if !ifPrefixRE.MatchString(c.IfPrefix) {
+	if !api.ValidIfPrefix(c.IfPrefix) {
 		return fieldError("ifPrefix", "%q must start with a letter and be at most 11 characters so that the interface name fits 15 bytes", c.IfPrefix)
 	}
 	if !slices.Contains(macvlanModes, c.MacvlanMode) {
