@@ -76,10 +76,12 @@ func killMarks(rng *rand.Rand, sc scale) []int64 {
 func (c *churn) killAndRecover(rng *rand.Rand) {
 	t := c.t
 	time.Sleep(time.Duration(rng.IntN(20_000)) * time.Microsecond)
+	// Down before the signal: a call that fails from the kill on must not
+	// look as if raild was up all along.
+	c.epoch.Add(1)
 	if err := c.fleet.node.Raild.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	c.epoch.Add(1)
 	c.waitAnswered(c.answered.Load()+1+rng.Int64N(int64(2*c.scale.workers)), progressTimeout)
 	c.gate.RLock()
 	if rec := c.book.takeVictim(rng, gcReaches); rec != nil {
