@@ -81,8 +81,8 @@ func runSoak(t *testing.T, f *fleet, sc scale, seed uint64) string {
 					t.Errorf("cycle %d: %v", n, err)
 				}
 				counts[kindIndex(f, spec.kind)].Add(1)
-				if n%1000 == 0 {
-					t.Logf("%d cycles done", n)
+				if n%max(1, int64(sc.cycles/10)) == 0 {
+					logProgress(t, f, n)
 				}
 			}
 		}()
@@ -93,6 +93,17 @@ func runSoak(t *testing.T, f *fleet, sc scale, seed uint64) string {
 		parts[i] = fmt.Sprintf("%s %d", k.name, counts[i].Load())
 	}
 	return strings.Join(parts, ", ")
+}
+
+// logProgress prints how far the soak is and raild's RSS there, so a
+// long run shows whether memory stays flat.
+func logProgress(t *testing.T, f *fleet, done int64) {
+	kib, err := harness.ProcStatusKiB(f.node.Raild.PID(), "VmRSS")
+	if err != nil {
+		t.Errorf("raild RSS: %v", err)
+		return
+	}
+	t.Logf("%d cycles done; raild RSS %.1f MiB", done, float64(kib)/1024)
 }
 
 func kindIndex(f *fleet, k *kind) int {
