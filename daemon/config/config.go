@@ -16,6 +16,7 @@ import (
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // Defaults for the daemon.
@@ -118,7 +119,7 @@ func (c *Config) Finish() error {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
 		}
 	}
-	errs = append(errs, c.CNI.Finish())
+	errs = append(errs, c.CNI.Finish(), c.checkPoolDistances())
 	return errors.Join(errs...)
 }
 
@@ -128,4 +129,19 @@ func (c *Config) UseAffinityRails() bool {
 		return *c.Rails.FromAffinity
 	}
 	return len(c.Rails.NICs) == 0
+}
+
+// checkPoolDistances checks each pool's maxDistance names a class.
+func (c *Config) checkPoolDistances() error {
+	var errs []error
+	for i, p := range c.Pools {
+		if p.MaxDistance == "" {
+			continue
+		}
+		if _, err := topology.ParseClass(p.MaxDistance); err != nil {
+			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
+				i, p.MaxDistance, p.Name))
+		}
+	}
+	return errors.Join(errs...)
 }

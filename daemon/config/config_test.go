@@ -40,6 +40,13 @@ func TestLoad(t *testing.T) {
 		{name: "bad rail", yaml: "rails:\n  nics: {mlx5_0: 99}\npools: []\n", wantErr: "rails.nics[mlx5_0]"},
 		{name: "relative socket", yaml: "socket: raild.sock\npools: []\n", wantErr: `socket "raild.sock"`},
 		{name: "not yaml", yaml: "pools: [", wantErr: "config"},
+		{name: "pool maxDistance", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    maxDistance: phb\n", check: func(t *testing.T, c *Config) {
+			if c.Pools[0].MaxDistance != "phb" {
+				t.Errorf("maxDistance lost: %+v", c.Pools[0])
+			}
+		}},
+		{name: "bad pool maxDistance", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    maxDistance: near\n",
+			wantErr: `pools[0].maxDistance "near": use PIX, PXB, PHB, NODE or SYS`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

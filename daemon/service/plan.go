@@ -87,13 +87,17 @@ func (s *Service) policyTables(sandbox string) map[string]int {
 
 // annotatePlan adds, for people, which GPUs chose each NIC and why.
 func annotatePlan(plan *api.Plan, picks []placement.Pick) {
-	for i := range plan.Interfaces {
-		if i >= len(picks) {
-			return
+	for i, iface := range plan.Interfaces {
+		if iface.NIC == nil {
+			continue
 		}
-		plan.Interfaces[i].GPUs = picks[i].GPUs
-		plan.Interfaces[i].Distance = picks[i].Class.String()
-		plan.Interfaces[i].Reason = picks[i].Reason
+		for _, p := range picks {
+			if p.NIC.Name == iface.NIC.RDMADevice {
+				plan.Interfaces[i].GPUs = p.GPUs
+				plan.Interfaces[i].Distance = placementClass(p)
+				plan.Interfaces[i].Reason = p.Reason
+			}
+		}
 	}
 }
 

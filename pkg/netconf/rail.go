@@ -41,6 +41,7 @@ type Rail struct {
 	Rail        *int               `json:"rail,omitempty"`
 	LinkLayer   topology.LinkLayer `json:"linkLayer,omitempty"`
 	MaxNICs     int                `json:"maxNICs,omitempty"`
+	MaxDistance string             `json:"maxDistance,omitempty"`
 	MTU         int                `json:"mtu,omitempty"`
 	MacvlanMode string             `json:"macvlanMode,omitempty"`
 	PKey        string             `json:"pkey,omitempty"`
@@ -56,8 +57,9 @@ type Rail struct {
 	LegacyAttachments []types.GCAttachment `json:"cni.dev/attachments,omitempty"`
 
 	// Filled by LoadRail.
-	CallTimeout time.Duration `json:"-"`
-	PKeyValue   uint16        `json:"-"`
+	CallTimeout time.Duration   `json:"-"`
+	PKeyValue   uint16          `json:"-"`
+	MaxClass    *topology.Class `json:"-"`
 }
 
 var (
@@ -73,7 +75,7 @@ const (
 )
 
 // railKeys is what rail's own part of a netconf may hold, for error messages.
-const railKeys = "socket, timeout, mode, pool, ifPrefix, nics, rail, linkLayer, maxNICs, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
+const railKeys = "socket, timeout, mode, pool, ifPrefix, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
 
 // LoadRail decodes and validates the rail netconf. Unknown fields, and keys
 // written in another case, are refused (CNI code 2); bad values name the
@@ -172,6 +174,13 @@ func (c *Rail) checkSelector() error {
 	}
 	if c.Rail != nil && (*c.Rail < 0 || *c.Rail > 63) {
 		return fieldError("rail", "%d must be a rail index from 0 to 63", *c.Rail)
+	}
+	if c.MaxDistance != "" {
+		class, err := topology.ParseClass(c.MaxDistance)
+		if err != nil {
+			return fieldError("maxDistance", "%q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get), or leave it out for any", c.MaxDistance)
+		}
+		c.MaxClass = &class
 	}
 	if c.MaxNICs < 0 || c.MaxNICs > 64 {
 		return fieldError("maxNICs", "%d must be between 0 (one interface per chosen NIC) and 64", c.MaxNICs)

@@ -8,6 +8,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 func TestLoadRail(t *testing.T) {
@@ -62,6 +63,17 @@ func TestLoadRail(t *testing.T) {
 				t.Errorf("onRaildDown = %q", c.OnRaildDown)
 			}
 		}},
+		{name: "maxDistance", conf: `{"name":"n","type":"rail","maxDistance":"phb"}`, check: func(t *testing.T, c *Rail) {
+			if c.MaxClass == nil || *c.MaxClass != topology.PHB {
+				t.Errorf("maxDistance = %v", c.MaxClass)
+			}
+		}},
+		{name: "no maxDistance is permissive", conf: `{"name":"n","type":"rail"}`, check: func(t *testing.T, c *Rail) {
+			if c.MaxClass != nil {
+				t.Errorf("maxDistance = %v, want none", *c.MaxClass)
+			}
+		}},
+		{name: "bad maxDistance", conf: `{"name":"n","type":"rail","maxDistance":"close"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"maxDistance"`},
 		{name: "bad onRaildDown", conf: `{"name":"n","type":"rail","onRaildDown":"ignore"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"onRaildDown"`},
 		{name: "link layer in any case", conf: `{"name":"n","type":"rail","linkLayer":"infiniband"}`, check: func(t *testing.T, c *Rail) {
 			if c.LinkLayer != "InfiniBand" {
