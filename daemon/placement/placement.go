@@ -85,7 +85,7 @@ func (n *Node) allowed(in Input) ([]string, error) {
 	if in.Rail != nil {
 		names := n.railNICs(*in.Rail)
 		if len(names) == 0 {
-			return nil, fmt.Errorf("rail %d: no NIC on this node carries that rail (rails here: %s)", *in.Rail, n.describeRails())
+			return nil, fmt.Errorf("rail %d: no NIC on this node carries that rail (rails here: %s)", *in.Rail, n.DescribeRails())
 		}
 		sets = append(sets, names)
 	}
@@ -134,7 +134,8 @@ func (n *Node) RailOf(nic string) (int, bool) {
 	return r, ok
 }
 
-func (n *Node) describeRails() string {
+// DescribeRails lists each NIC's rail, "mlx5_0=0, mlx5_1=1", or "none".
+func (n *Node) DescribeRails() string {
 	if len(n.Rails) == 0 {
 		return "none"
 	}

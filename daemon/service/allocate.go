@@ -125,7 +125,6 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	if err != nil {
 		return nil, err
 	}
-	names := interfaceNames(req)
 	s.mu.Lock()
 	picks, err := s.node.Choose(input, s.usage)
 	if err != nil {
@@ -133,8 +132,10 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 		return nil, s.countError("allocate", "no_nic", &api.Error{Code: api.CodeNoNIC,
 			Msg: "no RDMA NIC for this pod", Details: describeRequest(req, gpus) + ": " + err.Error()})
 	}
-	if len(picks) > len(names) {
-		picks = picks[:len(names)]
+	picks, names, err := s.interfaceNames(req, picks)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
 	reqs, err := s.leaseRequests(req, pool, picks, names)
 	if err != nil {
@@ -286,35 +287,6 @@ func (s *Service) countError(op, reason string, err *api.Error) *api.Error {
 	}
 	s.log.Warn("request failed", "op", op, "reason", reason, "error", err.Error())
 	return err
-}
-
-// interfaceNames: chained, prefix0..; alone, ifname, ifname-1, ...
-func interfaceNames(req api.AllocateRequest) []string {
-	const max = 16
-	names := make([]string, 0, max)
-	for i := 0; i < max; i++ {
-		var name string
-		switch {
-		case req.Chained:
-			name = fmt.Sprintf("%s%d", prefixOr(req.IfPrefix), i)
-		case i == 0:
-			name = req.IfName
-		default:
-			name = fmt.Sprintf("%s-%d", req.IfName, i)
-		}
-		if len(name) > 15 {
-			break
-		}
-		names = append(names, name)
-	}
-	return names
-}
-
-func prefixOr(p string) string {
-	if p == "" {
-		return "rail"
-	}
-	return p
 }
 
 func describeRequest(req api.AllocateRequest, gpus []int) string {

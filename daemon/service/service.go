@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
 	"sync"
 
 	"github.com/railcni/rail/daemon/metrics"
@@ -142,7 +143,9 @@ func (s *Service) forget(released []ipam.Lease, why string) {
 func (s *Service) SandboxLeases(sandbox string) []api.Lease {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]api.Lease(nil), s.bySandbox[sandbox]...)
+	leases := append([]api.Lease(nil), s.bySandbox[sandbox]...)
+	sort.Slice(leases, func(i, j int) bool { return lessIfName(leases[i].IfName, leases[j].IfName) })
+	return leases
 }
 
 // NICMovedTo returns the sandbox that holds nic in move mode, from memory

@@ -55,6 +55,9 @@ type AllocateRequest struct {
 	// MaxDistance refuses NICs farther from the pod's GPUs than this class
 	// (nil: any class; a pool's own bound still applies).
 	MaxDistance *topology.Class `json:"maxDistance,omitempty"`
+	// IfNames numbers chained interfaces by pick order (IfNamesOrder, the
+	// default when empty) or by rail index (IfNamesRail).
+	IfNames string `json:"ifNames,omitempty"`
 }
 
 // AttachmentRequest names one attachment, for release and check.

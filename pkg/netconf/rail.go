@@ -37,6 +37,7 @@ type Rail struct {
 	Mode        api.Mode           `json:"mode,omitempty"`
 	Pool        string             `json:"pool,omitempty"`
 	IfPrefix    string             `json:"ifPrefix,omitempty"`
+	IfNames     string             `json:"ifNames,omitempty"`
 	NICs        []string           `json:"nics,omitempty"`
 	Rail        *int               `json:"rail,omitempty"`
 	LinkLayer   topology.LinkLayer `json:"linkLayer,omitempty"`
@@ -75,7 +76,7 @@ const (
 )
 
 // railKeys is what rail's own part of a netconf may hold, for error messages.
-const railKeys = "socket, timeout, mode, pool, ifPrefix, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
+const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
 
 // LoadRail decodes and validates the rail netconf. Unknown fields, and keys
 // written in another case, are refused (CNI code 2); bad values name the
@@ -103,6 +104,9 @@ func (c *Rail) defaultsAndValidate() error {
 	}
 	if c.IfPrefix == "" {
 		c.IfPrefix = DefaultIfPrefix
+	}
+	if c.IfNames == "" {
+		c.IfNames = api.IfNamesOrder
 	}
 	if c.MacvlanMode == "" {
 		c.MacvlanMode = "bridge"
@@ -138,6 +142,10 @@ func (c *Rail) checkBasics() error {
 	}
 	if !api.ValidIfPrefix(c.IfPrefix) {
 		return fieldError("ifPrefix", "%q must start with a letter and be at most 11 characters so that the interface name fits 15 bytes", c.IfPrefix)
+	}
+	if c.IfNames != api.IfNamesOrder && c.IfNames != api.IfNamesRail {
+		return fieldError("ifNames", "%q: use %q (rail0, rail1, ... in the order the GPUs chose the NICs) or %q (each interface numbered by its NIC's rail)",
+			c.IfNames, api.IfNamesOrder, api.IfNamesRail)
 	}
 	if !slices.Contains(macvlanModes, c.MacvlanMode) {
 		return fieldError("macvlanMode", "%q: use one of %s", c.MacvlanMode, strings.Join(macvlanModes, ", "))

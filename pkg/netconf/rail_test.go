@@ -74,6 +74,17 @@ func TestLoadRail(t *testing.T) {
 			}
 		}},
 		{name: "bad maxDistance", conf: `{"name":"n","type":"rail","maxDistance":"close"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"maxDistance"`},
+		{name: "ifNames default", conf: `{"name":"n","type":"rail"}`, check: func(t *testing.T, c *Rail) {
+			if c.IfNames != api.IfNamesOrder {
+				t.Errorf("ifNames = %q", c.IfNames)
+			}
+		}},
+		{name: "ifNames rail", conf: `{"name":"n","type":"rail","ifNames":"rail"}`, check: func(t *testing.T, c *Rail) {
+			if c.IfNames != api.IfNamesRail {
+				t.Errorf("ifNames = %q", c.IfNames)
+			}
+		}},
+		{name: "bad ifNames", conf: `{"name":"n","type":"rail","ifNames":"pci"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ifNames"`},
 		{name: "bad onRaildDown", conf: `{"name":"n","type":"rail","onRaildDown":"ignore"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"onRaildDown"`},
 		{name: "link layer in any case", conf: `{"name":"n","type":"rail","linkLayer":"infiniband"}`, check: func(t *testing.T, c *Rail) {
 			if c.LinkLayer != "InfiniBand" {
