@@ -2,6 +2,8 @@ package fakesys
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 )
 
@@ -38,4 +40,18 @@ func WriteGIDs(root, nic string, port int, gids, types []string) error {
 
 func portPath(nic string, port int) string {
 	return "/sys/class/infiniband/" + nic + "/ports/" + strconv.Itoa(port)
+}
+
+// RemoveNetdev takes a netdev out of the host's sysfs, as moving it into a
+// pod's netns does: its directory and its /sys/class/net link go.
+func RemoveNetdev(root, name string) error {
+	link := filepath.Join(root, "sys/class/net", name)
+	dir, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return fmt.Errorf("netdev %s: %w", name, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("netdev %s: %w", name, err)
+	}
+	return os.Remove(link)
 }
