@@ -14,6 +14,7 @@ import (
 
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/podinfo"
@@ -89,10 +90,11 @@ func newLogger(level string) (*slog.Logger, error) {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	machine, err := topology.Discover(cfg.Root)
+	inv, err := inventory.New(cfg.Root, nil, nil)
 	if err != nil {
 		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
 	}
+	machine := inv.Machine()
 	for _, p := range machine.Problems {
 		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
 	}
@@ -112,7 +114,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer alloc.Close()
-	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
+	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
 	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
@@ -129,19 +131,21 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
+	inv.SetHolders(svc.NICHolders)
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
-	return run(ctx, cfg, svc, m, kubelet, log)
+	return run(ctx, cfg, inv, svc, m, kubelet, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
 	}
 	srv := server.New(svc, m, log)
 	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("part", "cni"))
+	var readers []func(*topology.Machine)
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
 	if cfg.MetricsAddr != "" {
@@ -159,8 +163,10 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
+		readers = append(readers, plugin.UseMachine)
 		go func() { errs <- plugin.Run(ctx) }()
 	}
+	watchNode(ctx, inv, log.With("part", "inventory"), readers...)
 	if cfg.DevicePlugin.Enabled {
 		dp := deviceplugin.New(cfg.DevicePlugin, svc.Machine(), log.With("part", "deviceplugin"))
 		go func() { errs <- dp.Run(ctx) }()

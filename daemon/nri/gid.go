@@ -106,7 +106,7 @@ func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool
 	}
 	found := -1
 	for _, k := range keys {
-		nd, ok := p.devs.nics[k.nic]
+		nd, ok := p.devices().nics[k.nic]
 		if !ok || nd.ucx == "" {
 			return 0, false
 		}
@@ -136,7 +136,7 @@ func (p *Plugin) warmGIDs(pod *nriapi.PodSandbox) {
 		return
 	}
 	for _, k := range keys {
-		if nd, ok := p.devs.nics[k.nic]; ok && nd.ucx != "" {
+		if nd, ok := p.devices().nics[k.nic]; ok && nd.ucx != "" {
 			// A miss is retried on CreateContainer: the kernel publishes GIDs
 			// asynchronously after the address is added.
 			_, _ = p.gids.resolve(pod.GetId(), k, nd.port)

@@ -71,6 +71,15 @@ func (u *Usage) exclusions(mode api.Mode) map[string]string {
 	return out
 }
 
+// Holders maps each NIC in use to the pods using it ("ns/a, ns/b").
+func (u *Usage) Holders() map[string]string {
+	out := make(map[string]string, len(u.byNIC))
+	for nic, holders := range u.byNIC {
+		out[nic] = podsOf(holders)
+	}
+	return out
+}
+
 // podsOf names the pods of holders, sorted, each once.
 func podsOf(holders map[string]holder) string {
 	var pods []string

@@ -126,7 +126,7 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 		return nil, err
 	}
 	s.mu.Lock()
-	picks, err := s.node.Choose(input, s.usage)
+	picks, err := s.node().Choose(input, s.usage)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, s.countError("allocate", "no_nic", &api.Error{Code: api.CodeNoNIC,

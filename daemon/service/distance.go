@@ -19,7 +19,7 @@ func (s *Service) distanceBounds(req api.AllocateRequest, pool string) (*placeme
 		return placement.Tighter(bound, s.poolBound(pool)), nil
 	}
 	perNIC := map[string]*placement.Bound{}
-	for _, nic := range s.opt.Machine.NICs {
+	for _, nic := range s.Machine().NICs {
 		if name, err := s.boundPool(nic.Name); err == nil {
 			if b := s.poolBound(name); b != nil {
 				perNIC[nic.Name] = b

@@ -54,10 +54,10 @@ func (s *Service) railNames(req api.AllocateRequest, picks []placement.Pick) ([]
 	names := make([]string, len(picks))
 	nicOf := map[string]string{}
 	for i, p := range picks {
-		rail, ok := s.node.RailOf(p.NIC.Name)
+		rail, ok := s.node().RailOf(p.NIC.Name)
 		if !ok {
 			return nil, invalid("ifNames", "%q: NIC %s carries no rail on this node (rails: %s); number it in raild's rails.nics, or use ifNames %q",
-				api.IfNamesRail, p.NIC.Name, s.node.DescribeRails(), api.IfNamesOrder)
+				api.IfNamesRail, p.NIC.Name, s.node().DescribeRails(), api.IfNamesOrder)
 		}
 		names[i] = fmt.Sprintf("%s%d", prefixOr(req.IfPrefix), rail)
 		if other, taken := nicOf[names[i]]; taken {

@@ -46,7 +46,7 @@ func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
 }
 
 func (s *Service) nicInfo(name string) *api.NIC {
-	nic, ok := s.opt.Machine.NICByName(name)
+	nic, ok := s.Machine().NICByName(name)
 	if !ok {
 		return &api.NIC{RDMADevice: name}
 	}
@@ -55,7 +55,7 @@ func (s *Service) nicInfo(name string) *api.NIC {
 	if len(nic.Ports) > 0 {
 		info.Port = nic.Ports[0].Num
 	}
-	if r, ok := s.node.RailOf(nic.Name); ok {
+	if r, ok := s.node().RailOf(nic.Name); ok {
 		info.Rail = &r
 	}
 	return info
