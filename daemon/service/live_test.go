@@ -2,12 +2,10 @@ package service
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/railcni/rail/daemon/inventory"
-	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -24,16 +22,7 @@ func TestPlacementReadsTheLiveInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pools, err := ipam.NewPools([]ipam.PoolConfig{{Name: "rail", Subnet: "10.77.0.0/24"}}, "node1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc, err := ipam.Open(filepath.Join(t.TempDir(), "leases.db"), pools, ipam.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alloc.Close() })
-	svc, err := New(Options{Machine: inv.Machine(), Live: inv.Machine, Alloc: alloc,
+	svc, err := New(Options{Machine: inv.Machine(), Live: inv.Machine, Alloc: openAlloc(t, onePool()),
 		Rails: map[string]int{"mlx5_0": 0, "mlx5_1": 1, "mlx5_2": 2, "mlx5_3": 3}})
 	if err != nil {
 		t.Fatal(err)
