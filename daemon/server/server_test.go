@@ -52,24 +52,7 @@ func startServer(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(t.TempDir(), "run", "raild.sock")
-	ln, err := Listen(socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(svc, nil, slog.New(slog.DiscardHandler))
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	socket := serveTest(t, New(svc, nil, slog.New(slog.DiscardHandler)))
 	transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
 	}}
