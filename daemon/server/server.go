@@ -3,15 +3,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/railcni/rail/daemon/metrics"
@@ -129,32 +126,6 @@ func (s *Server) leases(w http.ResponseWriter, _ *http.Request) { respond(w, s.s
 func (s *Server) pools(w http.ResponseWriter, _ *http.Request)  { respond(w, s.svc.Pools(), nil) }
 func (s *Server) topology(w http.ResponseWriter, _ *http.Request) {
 	respond(w, s.svc.Topology(), nil)
-}
-
-// decode reads a JSON body strictly; unknown fields are named in the error.
-func decode(w http.ResponseWriter, r *http.Request, into any) bool {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(data) > maxBody {
-		writeError(w, &api.Error{Code: api.CodeDecode, Msg: "request body unreadable or over 1 MiB"})
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		code := uint(api.CodeDecode)
-		if strings.HasPrefix(msg, "unknown field") {
-			code = api.CodeUnsupportedField
-			msg += " (raild speaks API " + api.Version + "; is the plugin newer than raild?)"
-		}
-		writeError(w, &api.Error{Code: code, Msg: "invalid request", Details: msg})
-		return false
-	}
-	if dec.More() {
-		writeError(w, &api.Error{Code: api.CodeDecode, Msg: "invalid request", Details: "trailing data after the JSON object"})
-		return false
-	}
-	return true
 }
 
 func respond(w http.ResponseWriter, body any, err error) {
