@@ -19,40 +19,53 @@ const (
 	fuzzNIC = "sys/devices/pci0000:00/0000:00:01.0/0000:02:00.0"
 )
 
-// fuzzPaths are the places discovery looks at; a tree op picks one.
-var fuzzPaths = []string{
-	"sys/bus/pci/drivers/nvidia/0000:01:00.0",
-	"sys/bus/pci/drivers/nvidia/0000:02:00.0",
-	"sys/bus/pci/devices/0000:01:00.0",
-	fuzzGPU + "/class", fuzzGPU + "/numa_node", fuzzGPU + "/vendor",
-	fuzzNIC + "/class", fuzzNIC + "/numa_node", fuzzNIC + "/net/eth0", fuzzNIC + "/physfn",
-	fuzzNIC + "/infiniband/mlx5_0",
-	"sys/class/infiniband/mlx5_0", "sys/class/infiniband/mlx5_0/device", "sys/class/infiniband/mlx5_0/node_guid",
-	"sys/class/infiniband/mlx5_0/ports/1/state", "sys/class/infiniband/mlx5_0/ports/1/phys_state",
-	"sys/class/infiniband/mlx5_0/ports/1/link_layer", "sys/class/infiniband/mlx5_0/ports/1/rate",
-	"sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "sys/class/infiniband/mlx5_bond_0",
-	"sys/class/net/eth0", "sys/class/net/eth0/device", "sys/class/net/eth0/dev_port", "sys/class/net/eth0/bonding",
-	"sys/class/infiniband_verbs/uverbs0/ibdev", "sys/class/infiniband_verbs/uverbs0/dev",
-	"sys/class/infiniband_verbs/uverbs0/uevent", "sys/class/infiniband_verbs/abi_version",
-	"sys/class/infiniband_mad/umad0/ibdev", "sys/class/infiniband_mad/umad0/port", "sys/class/infiniband_mad/umad0/dev",
-	"sys/class/infiniband_mad/issm0/dev", "sys/class/misc/rdma_cm", "sys/class/misc/rdma_cm/dev",
-	"proc/driver/nvidia/gpus/0000:01:00.0/information",
+// treeVocabulary is what tree ops pick from: the places discovery looks
+// at, file contents it understands (or nearly does), and link targets
+// inside the tree, outside the root, dangling or looping.
+type treeVocabulary struct {
+	paths, contents, targets []string
 }
 
-// fuzzContents are file contents discovery understands, or nearly does.
-var fuzzContents = []string{
-	"", "0\n", "-1\n", "1\n", "99999999999999999999\n", "0x030200\n", "0x020700\n", "0x10de\n",
-	"4: ACTIVE\n", "1: DOWN\n", "5: LinkUp\n", "InfiniBand\n", "Ethernet\n", "400 Gb/sec (4X NDR)\n",
-	"231:192\n", "231\n", "MAJOR=231\nMINOR=192\nDEVNAME=infiniband/uverbs0\n", "MAJOR=x\n", "mlx5_0\n", "eth0\n",
-	"GPU UUID: \t GPU-12345678-1234-1234-1234-123456789abc\nDevice Minor: \t 0\n",
-	"Device Minor: 4294967296\n", "0000:00:01.0\n", "\x00\xff\n",
+func newTreeVocabulary() treeVocabulary {
+	return treeVocabulary{paths: fuzzPaths(), contents: fuzzContents(), targets: fuzzTargets()}
 }
 
-// fuzzTargets are symlink targets: inside the tree, outside the root,
-// dangling, or looping.
-var fuzzTargets = []string{
-	"/" + fuzzGPU, "/" + fuzzNIC, "/" + fuzzNIC + "/infiniband/mlx5_0", "/" + fuzzNIC + "/net/eth0",
-	"/", "/dev/null", "/nonexistent", ".", "..", "../../..", "loop",
+func fuzzPaths() []string {
+	return []string{
+		"sys/bus/pci/drivers/nvidia/0000:01:00.0",
+		"sys/bus/pci/drivers/nvidia/0000:02:00.0",
+		"sys/bus/pci/devices/0000:01:00.0",
+		fuzzGPU + "/class", fuzzGPU + "/numa_node", fuzzGPU + "/vendor",
+		fuzzNIC + "/class", fuzzNIC + "/numa_node", fuzzNIC + "/net/eth0", fuzzNIC + "/physfn",
+		fuzzNIC + "/infiniband/mlx5_0",
+		"sys/class/infiniband/mlx5_0", "sys/class/infiniband/mlx5_0/device", "sys/class/infiniband/mlx5_0/node_guid",
+		"sys/class/infiniband/mlx5_0/ports/1/state", "sys/class/infiniband/mlx5_0/ports/1/phys_state",
+		"sys/class/infiniband/mlx5_0/ports/1/link_layer", "sys/class/infiniband/mlx5_0/ports/1/rate",
+		"sys/class/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "sys/class/infiniband/mlx5_bond_0",
+		"sys/class/net/eth0", "sys/class/net/eth0/device", "sys/class/net/eth0/dev_port", "sys/class/net/eth0/bonding",
+		"sys/class/infiniband_verbs/uverbs0/ibdev", "sys/class/infiniband_verbs/uverbs0/dev",
+		"sys/class/infiniband_verbs/uverbs0/uevent", "sys/class/infiniband_verbs/abi_version",
+		"sys/class/infiniband_mad/umad0/ibdev", "sys/class/infiniband_mad/umad0/port", "sys/class/infiniband_mad/umad0/dev",
+		"sys/class/infiniband_mad/issm0/dev", "sys/class/misc/rdma_cm", "sys/class/misc/rdma_cm/dev",
+		"proc/driver/nvidia/gpus/0000:01:00.0/information",
+	}
+}
+
+func fuzzContents() []string {
+	return []string{
+		"", "0\n", "-1\n", "1\n", "99999999999999999999\n", "0x030200\n", "0x020700\n", "0x10de\n",
+		"4: ACTIVE\n", "1: DOWN\n", "5: LinkUp\n", "InfiniBand\n", "Ethernet\n", "400 Gb/sec (4X NDR)\n",
+		"231:192\n", "231\n", "MAJOR=231\nMINOR=192\nDEVNAME=infiniband/uverbs0\n", "MAJOR=x\n", "mlx5_0\n", "eth0\n",
+		"GPU UUID: \t GPU-12345678-1234-1234-1234-123456789abc\nDevice Minor: \t 0\n",
+		"Device Minor: 4294967296\n", "0000:00:01.0\n", "\x00\xff\n",
+	}
+}
+
+func fuzzTargets() []string {
+	return []string{
+		"/" + fuzzGPU, "/" + fuzzNIC, "/" + fuzzNIC + "/infiniband/mlx5_0", "/" + fuzzNIC + "/net/eth0",
+		"/", "/dev/null", "/nonexistent", ".", "..", "../../..", "loop",
+	}
 }
 
 // buildTree turns ops (3 bytes each: path, kind, argument) into files below
@@ -60,8 +73,9 @@ var fuzzTargets = []string{
 // directory is reached through a link: links may lead out of the root, and
 // the tree is only ever written inside it.
 func buildTree(root string, ops []byte, content string) {
+	v := newTreeVocabulary()
 	for i := 0; i+2 < len(ops) && i < 3*40; i += 3 {
-		rel := fuzzPaths[int(ops[i])%len(fuzzPaths)]
+		rel := v.paths[int(ops[i])%len(v.paths)]
 		path := filepath.Join(root, rel)
 		arg := int(ops[i+2])
 		if !makeRealDirs(root, filepath.Dir(rel)) {
@@ -72,11 +86,11 @@ func buildTree(root string, ops []byte, content string) {
 		case 0:
 			_ = os.MkdirAll(path, 0o755)
 		case 1:
-			_ = os.WriteFile(path, []byte(fuzzContents[arg%len(fuzzContents)]), 0o644)
+			_ = os.WriteFile(path, []byte(v.contents[arg%len(v.contents)]), 0o644)
 		case 2:
 			_ = os.WriteFile(path, []byte(content), 0o644)
 		case 3: // absolute targets are made relative to the root, as sysfs links are
-			target := fuzzTargets[arg%len(fuzzTargets)]
+			target := v.targets[arg%len(v.targets)]
 			if filepath.IsAbs(target) && arg%2 == 0 {
 				target, _ = filepath.Rel(filepath.Dir(path), filepath.Join(root, target))
 			}

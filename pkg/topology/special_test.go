@@ -18,34 +18,39 @@ import (
 // hung; a discovery of a fake machine takes milliseconds.
 const hangGuard = time.Minute
 
-// specialKinds replace a file with something that is not a regular file.
-// A FIFO without a writer used to block discovery forever in open(2).
-var specialKinds = []struct {
+// specialKind replaces a file with something that is not a regular file.
+type specialKind struct {
 	name   string
 	make   func(t *testing.T, path string)
 	reason string
-}{
-	{name: "fifo", reason: "is a FIFO", make: func(t *testing.T, path string) {
-		if err := syscall.Mkfifo(path, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unblockFIFO(path) })
-	}},
-	{name: "socket", reason: "is a socket", make: func(t *testing.T, path string) {
-		if err := syscall.Mknod(path, syscall.S_IFSOCK|0o644, 0); err != nil {
-			t.Fatal(err)
-		}
-	}},
-	{name: "device node", reason: "is a device node", make: func(t *testing.T, path string) {
-		if err := os.Symlink("/dev/null", path); err != nil { // a character device without needing CAP_MKNOD
-			t.Fatal(err)
-		}
-	}},
-	{name: "directory", reason: "is a directory", make: func(t *testing.T, path string) {
-		if err := os.Mkdir(path, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}},
+}
+
+// specialKinds are the kinds tested. A FIFO without a writer used to block
+// discovery forever in open(2).
+func specialKinds() []specialKind {
+	return []specialKind{
+		{name: "fifo", reason: "is a FIFO", make: func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { unblockFIFO(path) })
+		}},
+		{name: "socket", reason: "is a socket", make: func(t *testing.T, path string) {
+			if err := syscall.Mknod(path, syscall.S_IFSOCK|0o644, 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "device node", reason: "is a device node", make: func(t *testing.T, path string) {
+			if err := os.Symlink("/dev/null", path); err != nil { // a character device without needing CAP_MKNOD
+				t.Fatal(err)
+			}
+		}},
+		{name: "directory", reason: "is a directory", make: func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
 }
 
 // unblockFIFO opens the FIFO for writing once, so a reader stuck in open
@@ -87,7 +92,7 @@ func TestSpecialFilesNeverBlock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, kind := range specialKinds {
+		for _, kind := range specialKinds() {
 			t.Run(f.name+" is a "+kind.name, func(t *testing.T) {
 				mustRemove(t, path)
 				kind.make(t, path)
