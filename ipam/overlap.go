@@ -71,7 +71,14 @@ func findClashes(all []ownedRange) []clash {
 // address once, so free counts and exhaustion would be wrong for both.
 // pools are all the config's pools, in config order.
 func checkPoolOverlaps(pools []*Pool) []error {
-	var all []ownedRange
+	if len(pools) < 2 {
+		return nil
+	}
+	n := 0
+	for _, p := range pools {
+		n += len(p.spans) + 1
+	}
+	all := make([]ownedRange, 0, n)
 	gateways := map[netip.Addr]bool{}
 	for owner, p := range pools {
 		for _, r := range p.spans {

@@ -20,9 +20,9 @@ func manyExcludes(n int) []string {
 }
 
 // BenchmarkNewPoolsExcludes is raild's start-up cost for one pool with
-// 50,000 excludes.
+// 50,000 excludes (and a second pool, so the overlap check runs).
 func BenchmarkNewPoolsExcludes(b *testing.B) {
-	cfg := []PoolConfig{{Name: "big", Subnet: "10.0.0.0/8", Exclude: manyExcludes(50_000)}}
+	cfg := []PoolConfig{{Name: "big", Subnet: "10.0.0.0/8", Exclude: manyExcludes(50_000)}, {Name: "small", Subnet: "192.168.0.0/24"}}
 	b.ResetTimer()
 	for range b.N {
 		if _, err := NewPools(cfg, "n1"); err != nil {

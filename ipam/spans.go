@@ -12,7 +12,8 @@ func mergeRanges(rs []AddrRange) []AddrRange {
 		return nil
 	}
 	sortRanges(rs)
-	out := []AddrRange{rs[0]}
+	out := make([]AddrRange, 1, len(rs))
+	out[0] = rs[0]
 	for _, r := range rs[1:] {
 		last := &out[len(out)-1]
 		if !touches(*last, r) {
