@@ -115,6 +115,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer alloc.Close()
 	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
+	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
 		if err != nil {
@@ -122,6 +123,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 		defer pods.Close()
 		opt.Pods = pods
+		kubelet.Pods = pods
 	}
 	var svc *service.Service
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
@@ -131,11 +133,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
-	return run(ctx, cfg, svc, m, log)
+	return run(ctx, cfg, svc, m, kubelet, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
@@ -156,7 +158,7 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 		defer ops.Close()
 	}
 	if cfg.NRI.Enabled {
-		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, log.With("part", "nri"))
+		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, kubelet, log.With("part", "nri"))
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
