@@ -83,13 +83,6 @@ func (c Config) Validate() error {
 	return err
 }
 
-// Validate reports the first configuration error, naming the field. It
-// checks every value whether or not the plugin is enabled.
-func (c Config) Validate() error {
-	_, err := c.settings()
-	return err
-}
-
 func (c Config) settings() (settings, error) {
 	s := settings{Config: c, ncclEnv: true, stopGrace: DefaultStopGrace}
 	if s.Socket == "" {
