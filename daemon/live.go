@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/vishvananda/netns"
 
 	"github.com/railcni/rail/daemon/inventory"
+	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -18,7 +20,7 @@ const rescanInterval = 30 * time.Second
 // watchNode keeps the inventory current from host link events and a timer
 // until ctx ends, handing each new machine to the readers that keep a
 // copy (NRI's device table) and logging what changed.
-func watchNode(ctx context.Context, inv *inventory.Inventory, log *slog.Logger, readers ...func(*topology.Machine)) {
+func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, readers ...func(*topology.Machine)) {
 	events, err := inventory.LinkEvents(ctx, netns.None())
 	if err != nil {
 		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "reason", err)
@@ -31,8 +33,48 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, log *slog.Logger, 
 			for _, use := range readers {
 				use(s.Machine)
 			}
+			if err := inv.SaveHeld(saveTo); err != nil {
+				log.Warn("cannot save the held NICs' records", "reason", err)
+			}
 			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod)
 		},
 		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "reason", err) },
 	})
+}
+
+// heldFile keeps the host records of NICs that sit in pods across restarts.
+func heldFile(stateDir string) string { return filepath.Join(stateDir, "inventory.json") }
+
+// adoptLeases makes the inventory follow the leases on disk before
+// anything reads it: NICs they hold stay known while they sit in pods,
+// from the records an earlier raild saved when this one starts with them
+// already moved. (The service's own view replaces this once it runs.)
+func adoptLeases(inv *inventory.Inventory, alloc *ipam.Allocator, stateDir string, log *slog.Logger) {
+	if err := inv.Restore(heldFile(stateDir)); err != nil {
+		log.Warn("held NICs' records not used", "reason", err)
+	}
+	inv.SetHolders(func() map[string]string { return leaseHolders(alloc.Leases()) })
+	snap, err := inv.Rescan("leases loaded")
+	if err != nil {
+		log.Warn("node rescan failed; the last snapshot stays", "reason", err)
+		return
+	}
+	if len(snap.InPod) > 0 {
+		log.Info("NICs in pods", "inPod", snap.InPod)
+	}
+}
+
+// leaseHolders names the pod holding each leased NIC.
+func leaseHolders(leases []ipam.Lease) map[string]string {
+	out := map[string]string{}
+	for _, l := range leases {
+		pod := l.PodNamespace + "/" + l.PodName
+		if l.PodName == "" {
+			pod = "sandbox " + l.Sandbox
+		}
+		for _, nic := range l.NICs {
+			out[nic] = pod
+		}
+	}
+	return out
 }

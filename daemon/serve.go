@@ -94,13 +94,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
 	}
-	machine := inv.Machine()
-	for _, p := range machine.Problems {
+	for _, p := range inv.Machine().Problems {
 		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
-	}
-	rails, err := railIndex(cfg, machine)
-	if err != nil {
-		return err
 	}
 	pools, err := ipam.NewPools(cfg.Pools, cfg.NodeName)
 	if err != nil {
@@ -116,6 +111,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer alloc.Close()
+	adoptLeases(inv, alloc, cfg.StateDir, log.With("part", "inventory"))
+	machine := inv.Machine()
+	rails, err := railIndex(cfg, machine)
+	if err != nil {
+		return err
+	}
 	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
 	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
@@ -169,7 +170,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		readers = append(readers, plugin.UseMachine)
 		go func() { errs <- plugin.Run(ctx) }()
 	}
-	watchNode(ctx, inv, log.With("part", "inventory"), readers...)
+	watchNode(ctx, inv, heldFile(cfg.StateDir), log.With("part", "inventory"), readers...)
 	if cfg.DevicePlugin.Enabled {
 		dp := deviceplugin.New(cfg.DevicePlugin, svc.Machine(), log.With("part", "deviceplugin"))
 		go func() { errs <- dp.Run(ctx) }()

@@ -40,8 +40,9 @@ type Inventory struct {
 	holders  Holders
 	now      func() time.Time
 
-	rescanMu sync.Mutex // one rescan at a time, so versions follow causes
-	current  atomic.Pointer[Snapshot]
+	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
+	remembered map[string]topology.NIC // held NICs saved by an earlier raild (Restore)
+	current    atomic.Pointer[Snapshot]
 }
 
 // New reads the machine once and publishes version 1. holders may be nil
@@ -87,7 +88,21 @@ func (inv *Inventory) Rescan(cause string) (*Snapshot, error) {
 	if prev != nil {
 		snap.Version = prev.Version + 1
 	}
-	snap.Machine, snap.InPod = merge(prev, m, inv.holders())
+	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), m, inv.holders())
 	inv.current.Store(snap)
 	return snap, nil
+}
+
+// lastSeen finds a NIC's last host record: in the previous snapshot, else
+// in what an earlier raild saved.
+func (inv *Inventory) lastSeen(prev *Snapshot) func(name string) (topology.NIC, bool) {
+	return func(name string) (topology.NIC, bool) {
+		if prev != nil {
+			if nic, ok := prev.Machine.NICByName(name); ok && nic.Netdev != "" {
+				return nic, true
+			}
+		}
+		nic, ok := inv.remembered[name]
+		return nic, ok
+	}
 }

@@ -11,7 +11,7 @@ import (
 // (exclusive mode: the RDMA device moved too), its last host record is
 // kept and the NIC is listed in InPod with its holder. A NIC nobody holds
 // is reported exactly as discovered.
-func merge(prev *Snapshot, found *topology.Machine, holders map[string]string) (*topology.Machine, map[string]string) {
+func merge(lastSeen func(string) (topology.NIC, bool), found *topology.Machine, holders map[string]string) (*topology.Machine, map[string]string) {
 	inPod := map[string]string{}
 	nics := slices.Clone(found.NICs)
 	for i, nic := range nics {
@@ -20,7 +20,7 @@ func merge(prev *Snapshot, found *topology.Machine, holders map[string]string) (
 			continue
 		}
 		inPod[nic.Name] = pod
-		if last, ok := lastSeen(prev, nic.Name); ok && last.Netdev != "" {
+		if last, ok := lastSeen(nic.Name); ok && last.Netdev != "" {
 			nics[i] = keepLive(last, nic)
 		}
 	}
@@ -28,7 +28,7 @@ func merge(prev *Snapshot, found *topology.Machine, holders map[string]string) (
 		if _, ok := found.NICByName(name); ok {
 			continue
 		}
-		if last, ok := lastSeen(prev, name); ok {
+		if last, ok := lastSeen(name); ok {
 			nics = append(nics, last)
 			inPod[name] = pod
 		}
@@ -39,14 +39,6 @@ func merge(prev *Snapshot, found *topology.Machine, holders map[string]string) (
 	m := topology.NewMachine(found.GPUs, nics)
 	m.Root, m.RdmaCM, m.Problems = found.Root, found.RdmaCM, found.Problems
 	return m, inPod
-}
-
-// lastSeen is a NIC's record in the previous snapshot.
-func lastSeen(prev *Snapshot, name string) (topology.NIC, bool) {
-	if prev == nil {
-		return topology.NIC{}, false
-	}
-	return prev.Machine.NICByName(name)
 }
 
 // keepLive takes the last host record (netdev name, PCI place) and the

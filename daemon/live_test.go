@@ -1,0 +1,29 @@
+package main
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/railcni/rail/ipam"
+)
+
+func TestLeaseHolders(t *testing.T) {
+	tests := []struct {
+		name   string
+		leases []ipam.Lease
+		want   map[string]string
+	}{
+		{"none", nil, map[string]string{}},
+		{"pod names", []ipam.Lease{{Sandbox: "s1", PodNamespace: "ns", PodName: "a", NICs: []string{"mlx5_0", "mlx5_1"}}},
+			map[string]string{"mlx5_0": "ns/a", "mlx5_1": "ns/a"}},
+		{"address only lease holds no NIC", []ipam.Lease{{Sandbox: "s2", PodName: "b"}}, map[string]string{}},
+		{"no pod name: the sandbox", []ipam.Lease{{Sandbox: "s3", NICs: []string{"mlx5_2"}}}, map[string]string{"mlx5_2": "sandbox s3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := leaseHolders(tt.leases); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("leaseHolders = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
