@@ -9,6 +9,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/railcni/rail/daemon/inventory"
+	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -77,4 +78,17 @@ func leaseHolders(leases []ipam.Lease) map[string]string {
 		}
 	}
 	return out
+}
+
+// nodeState is the inventory's current snapshot as metrics export it.
+func nodeState(inv *inventory.Inventory) metrics.NodeSource {
+	return func() metrics.NodeState {
+		snap := inv.Current()
+		state := metrics.NodeState{Version: snap.Version, NICs: make([]metrics.NICState, 0, len(snap.Machine.NICs))}
+		for _, nic := range snap.Machine.NICs {
+			_, inPod := snap.InPod[nic.Name]
+			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == "ACTIVE", InPod: inPod})
+		}
+		return state
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 func TestLeaseHolders(t *testing.T) {
@@ -25,5 +27,28 @@ func TestLeaseHolders(t *testing.T) {
 				t.Fatalf("leaseHolders = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestNodeState(t *testing.T) {
+	root := t.TempDir()
+	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fakesys.SetPortState(root, "mlx5_3", 1, "DOWN"); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.New(root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := nodeState(inv)()
+	if state.Version != 1 || len(state.NICs) != 4 {
+		t.Fatalf("state = %+v", state)
+	}
+	for _, n := range state.NICs {
+		if n.Active != (n.Name != "mlx5_3") || n.InPod {
+			t.Errorf("%+v: want active except mlx5_3, none in a pod", n)
+		}
 	}
 }

@@ -131,6 +131,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	var svc *service.Service
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
 	opt.Metrics = m
+	m.WatchNode(nodeState(inv))
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
