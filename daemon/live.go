@@ -37,6 +37,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 			if err := inv.SaveHeld(saveTo); err != nil {
 				log.Warn("cannot save the held NICs' records", "reason", err)
 			}
+			reportChanges(s, log)
 			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod)
 		},
 		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "reason", err) },
@@ -90,5 +91,22 @@ func nodeState(inv *inventory.Inventory) metrics.NodeSource {
 			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == "ACTIVE", InPod: inPod})
 		}
 		return state
+	}
+}
+
+// reportChanges logs each NIC whose port state changed, as a warning when
+// a pod holds it (the pod keeps it; placement stops handing it out).
+func reportChanges(s *inventory.Snapshot, log *slog.Logger) {
+	for _, c := range s.Changes {
+		attrs := []any{"nic", c.NIC, "from", c.From, "to", c.To, "version", s.Version, "cause", s.Cause}
+		pods, held := s.Holders[c.NIC]
+		switch {
+		case held && c.To != "ACTIVE":
+			log.Warn("a NIC held by a pod is not ACTIVE: the pod keeps it, no new pod gets it", append(attrs, "pods", pods)...)
+		case held:
+			log.Info("NIC state changed", append(attrs, "pods", pods)...)
+		default:
+			log.Info("NIC state changed", attrs...)
+		}
 	}
 }

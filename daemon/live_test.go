@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/railcni/rail/daemon/inventory"
@@ -50,5 +53,37 @@ func TestNodeState(t *testing.T) {
 		if n.Active != (n.Name != "mlx5_3") || n.InPod {
 			t.Errorf("%+v: want active except mlx5_3, none in a pod", n)
 		}
+	}
+}
+
+func TestReportChanges(t *testing.T) {
+	tests := []struct {
+		name   string
+		change inventory.StateChange
+		held   bool
+		want   string // level and message
+	}{
+		{"held NIC down", inventory.StateChange{NIC: "mlx5_0", From: "ACTIVE", To: "DOWN"}, true,
+			"WARN a NIC held by a pod is not ACTIVE: the pod keeps it, no new pod gets it"},
+		{"free NIC down", inventory.StateChange{NIC: "mlx5_0", From: "ACTIVE", To: "DOWN"}, false, "INFO NIC state changed"},
+		{"held NIC up", inventory.StateChange{NIC: "mlx5_0", From: "DOWN", To: "ACTIVE"}, true, "INFO NIC state changed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&out, nil))
+			s := &inventory.Snapshot{Version: 2, Changes: []inventory.StateChange{tt.change}, Holders: map[string]string{}}
+			if tt.held {
+				s.Holders["mlx5_0"] = "ns/a"
+			}
+			reportChanges(s, log)
+			_, msg, _ := strings.Cut(strings.TrimSpace(out.String()), " msg=")
+			if !strings.Contains(out.String(), "level="+strings.Fields(tt.want)[0]) || !strings.Contains(msg, strings.SplitN(tt.want, " ", 2)[1]) {
+				t.Fatalf("logged %q, want %q", out.String(), tt.want)
+			}
+			if tt.held != strings.Contains(out.String(), "pods=ns/a") {
+				t.Errorf("holder named = %v, want %v: %s", !tt.held, tt.held, out.String())
+			}
+		})
 	}
 }

@@ -25,6 +25,11 @@ type Snapshot struct {
 	// the host no longer shows all of it) to the pod holding it. Its
 	// record in Machine is the last one seen on the host.
 	InPod map[string]string
+	// Holders maps every NIC a lease holds to the pods holding it.
+	Holders map[string]string
+	// Changes are the NICs whose port state differs from the previous
+	// snapshot's (added and removed NICs included).
+	Changes []StateChange
 }
 
 // Holders says which pod holds each NIC, from the lease store.
@@ -88,7 +93,9 @@ func (inv *Inventory) Rescan(cause string) (*Snapshot, error) {
 	if prev != nil {
 		snap.Version = prev.Version + 1
 	}
-	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), m, inv.holders())
+	snap.Holders = inv.holders()
+	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), m, snap.Holders)
+	snap.Changes = stateChanges(prev, snap.Machine)
 	inv.current.Store(snap)
 	return snap, nil
 }
