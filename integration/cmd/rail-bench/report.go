@@ -14,7 +14,7 @@ import (
 func (b *bench) settings(opt options, took time.Duration, loadBefore, loadAfter string, leaks []string) string {
 	lines := []string{
 		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the %d sides rotated each round; "+
-			"bursts: median of %d per size, sides rotated; CPU: user+sys of the plugin processes (rusage of children), "+
+			"bursts: the fastest of %d per size and phase, sides rotated; CPU: user+sys of the plugin processes (rusage of children), "+
 			"plus raild's own (/proc/<pid>/stat) for rail.", opt.rounds, opt.warmup, len(b.sides.all()), opt.burstReps),
 		fmt.Sprintf("Node: %s, 1 GPU, ConnectX-7 RoCE PF + %d VFs (veth stand-ins), raild in the node netns; "+
 			"upstream plugins %s; rail, cni-noop from this tree.", benchMachine, len(b.pods), b.upstream),

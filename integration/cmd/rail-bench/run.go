@@ -86,10 +86,12 @@ func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error 
 	if err := m.rounds(ctx, opt.rounds, true); err != nil {
 		return fmt.Errorf("sequential rounds: %w", err)
 	}
+	fmt.Fprintf(log, "rail-bench: sequential rounds done after %s; bursts...\n", time.Since(started).Round(time.Second))
 	if err := m.bursts(ctx, opt.bursts, opt.burstReps); err != nil {
 		return err
 	}
 	took, loadAfter := time.Since(started), loadAverage()
+	fmt.Fprintf(log, "rail-bench: bursts done after %s; checking for leaks...\n", took.Round(time.Second))
 	leaks, err := leakCheck{node: b.node, pods: b.pods, kernel: b.sides.kernel,
 		base: baseline{node: b.before, raildFDs: harness.FDCounts(fds)}}.run()
 	if err != nil {

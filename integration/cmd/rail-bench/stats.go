@@ -9,15 +9,14 @@ import (
 type figures struct {
 	add, del, cycle stat                     // sequential
 	cpu             cpuUse                   // per sequential ADD+DEL
-	bursts          map[int][2]time.Duration // per size: median wall of the ADDs, of the DELs
-	measured        bool                     // false for a side that did not run (nothing to show)
+	bursts          map[int][2]time.Duration // per size: the fastest wall time of the ADDs, of the DELs
 }
 
 // stat is the median and 99th percentile of a series.
 type stat struct{ p50, p99 time.Duration }
 
 func summarize(r *record) figures {
-	f := figures{bursts: map[int][2]time.Duration{}, measured: len(r.seq) > 0}
+	f := figures{bursts: map[int][2]time.Duration{}}
 	var adds, dels, cycles []time.Duration
 	var cpu cpuUse
 	for _, s := range r.seq {
@@ -33,7 +32,7 @@ func summarize(r *record) figures {
 		for _, s := range samples {
 			adds, dels = append(adds, s.add), append(dels, s.del)
 		}
-		f.bursts[size] = [2]time.Duration{percentile(adds, 50), percentile(dels, 50)}
+		f.bursts[size] = [2]time.Duration{slices.Min(adds), slices.Min(dels)}
 	}
 	return f
 }
