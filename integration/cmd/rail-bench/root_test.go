@@ -28,7 +28,7 @@ func TestQuickRun(t *testing.T) {
 	table := out.String()
 	wants := []string{tableHeader, "Leaks: none", "**floors**", "kernel: into and back, p50 / p99"}
 	for _, sc := range []string{"rail move vs host-device + static", "rail macvlan vs macvlan + host-local",
-		"ptp + rail chained vs ptp, then macvlan as a second network"} {
+		"ptp + rail macvlan chained vs ptp, then macvlan as a second network"} {
 		wants = append(wants, "| "+sc+" | ADD, p50 / p99 |")
 	}
 	for _, want := range wants {

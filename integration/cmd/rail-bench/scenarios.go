@@ -68,7 +68,7 @@ func buildSides(node *harness.Node, pods []*harness.Pod, ids *idSource) ([]scena
 	scenarios := []scenario{
 		{name: "rail move vs host-device + static", rail: move, upstream: hostDevice},
 		{name: "rail macvlan vs macvlan + host-local", rail: railMacvlan, upstream: macvlan},
-		{name: "ptp + rail chained vs ptp, then macvlan as a second network",
+		{name: "ptp + rail macvlan chained vs ptp, then macvlan as a second network",
 			rail: b.side(chained), upstream: b.side(primary, second)},
 	}
 	return scenarios, noop, nil
