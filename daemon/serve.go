@@ -113,7 +113,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return fmt.Errorf("open lease store: %w", err)
 	}
 	defer alloc.Close()
-	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Log: log}
+	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
 		if err != nil {
