@@ -172,3 +172,32 @@ func newNames(before, after []string) []string {
 	}
 	return out
 }
+
+// TestVerifyAttachments requires the check run before measuring to pass
+// for pods that opt in, and to stop the bench when rail passes a pod
+// through in chained mode (no GPUs, no opt-in): that rail would be
+// measured doing nothing.
+func TestVerifyAttachments(t *testing.T) {
+	requireRoot(t)
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		wantErr     string
+	}{
+		{name: "opted in", annotations: podAnnotations()},
+		{name: "passed through", annotations: nil, wantErr: "has no rail0 after ADD (passed through?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, _ := newTestBench(t)
+			b.pods[0].Annotations = tt.annotations
+			err := verifyAttachments(context.Background(), []side{b.sides.scenarios[2].rail})
+			if tt.wantErr == "" && err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("verify: error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

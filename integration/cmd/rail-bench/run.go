@@ -76,6 +76,9 @@ func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error 
 	started, load := time.Now(), loadAverage()
 	fmt.Fprintf(log, "rail-bench: %d warm-up and %d measured rounds over %d sides, then bursts of %s pods (×%d)...\n",
 		opt.warmup, opt.rounds, len(b.sides.all()), joinInts(opt.bursts), opt.burstReps)
+	if err := verifyAttachments(ctx, b.sides.all()); err != nil {
+		return err
+	}
 	if err := m.rounds(ctx, opt.warmup, false); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}

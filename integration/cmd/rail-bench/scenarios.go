@@ -16,16 +16,13 @@ const (
 	macvlanSubnet        = "10.79.0.0/24" // upstream macvlan alone
 	secondMacvlanSubnet  = "10.80.0.0/24" // upstream macvlan as the second network
 	staticAddressPattern = "10.78.0.%d/24"
-	// attachAnnotation asks rail to attach a pod in chained mode even
-	// without GPUs; the bench's pods carry it and rail.dev/gpus, so the
-	// chained scenario keeps measuring a real attachment.
-	attachAnnotation = "rail.dev/attach"
 )
 
-// podAnnotations are what every bench pod carries (upstream plugins do
-// not declare the capability, so libcni passes them to rail only).
+// podAnnotations are what every bench pod carries: its GPU and the
+// opt-in, so rail attaches it whatever the attach policy (upstream
+// plugins do not declare the capability; libcni passes them to rail only).
 func podAnnotations() map[string]string {
-	return map[string]string{api.AnnotationGPUs: "0", attachAnnotation: "true"}
+	return map[string]string{api.AnnotationGPUs: "0", api.AnnotationAttach: "true"}
 }
 
 // scenario is rail and the upstream plugins doing the same job.
@@ -65,12 +62,14 @@ func buildSides(node *harness.Node, pods []*harness.Pod, ids *idSource) ([]scena
 	if b.err != nil {
 		return nil, nil, b.err
 	}
+	railChained, multus := b.side(chained), b.side(primary, second)
+	railChained.ifaces = []string{"eth0", "rail0"}
 	scenarios := []scenario{
 		{name: "rail move vs host-device + static", rail: move, upstream: hostDevice},
 		{name: "rail macvlan vs macvlan + host-local", rail: railMacvlan, upstream: macvlan},
-		{name: "ptp + rail macvlan chained vs ptp, then macvlan as a second network",
-			rail: b.side(chained), upstream: b.side(primary, second)},
+		{name: "ptp + rail macvlan chained vs ptp, then macvlan as a second network", rail: railChained, upstream: multus},
 	}
+	noop.ifaces = nil
 	return scenarios, noop, nil
 }
 
@@ -83,9 +82,14 @@ type sideBuilder struct {
 	err  error
 }
 
-// side adds the attachments in order for every slot.
+// side adds the attachments in order for every slot; each gives the pod
+// the interface it names.
 func (b *sideBuilder) side(nets ...attachment) *cniSide {
-	return &cniSide{pods: b.pods, ids: b.ids, networks: func(int) []attachment { return nets }}
+	var ifaces []string
+	for _, a := range nets {
+		ifaces = append(ifaces, a.ifName)
+	}
+	return &cniSide{pods: b.pods, ids: b.ids, networks: func(int) []attachment { return nets }, ifaces: ifaces}
 }
 
 // alone is one plugin as a network of its own, as Multus calls it (net1).
@@ -113,7 +117,8 @@ func (b *sideBuilder) perSlot(name string, conf func(slot int) (map[string]any, 
 		}
 		nets[slot] = []attachment{b.network(fmt.Sprintf("%s-%d", name, slot), "net1", plugin)}
 	}
-	return &cniSide{pods: b.pods, ids: b.ids, networks: func(slot int) []attachment { return nets[slot] }}
+	return &cniSide{pods: b.pods, ids: b.ids, networks: func(slot int) []attachment { return nets[slot] },
+		ifaces: []string{"net1"}}
 }
 
 // hostDevice moves the VF of the slot into the pod with a static address

@@ -37,6 +37,8 @@ type cniSide struct {
 	networks func(slot int) []attachment
 	ids      *idSource
 	restore  func(slot int) error // nil: nothing to put back
+	// ifaces are the pod interfaces an ADD must give, each with an address.
+	ifaces []string
 }
 
 func (s *cniSide) capacity() int { return len(s.pods) }
