@@ -69,7 +69,7 @@ func buildSides(node *harness.Node, pods []*harness.Pod, ids *idSource) ([]scena
 		{name: "rail macvlan vs macvlan + host-local", rail: railMacvlan, upstream: macvlan},
 		{name: "ptp + rail macvlan chained vs ptp, then macvlan as a second network", rail: railChained, upstream: multus},
 	}
-	noop.ifaces = nil
+	noop.ifaces = nil // the no-op plugin gives the pod nothing
 	return scenarios, noop, nil
 }
 
