@@ -10,13 +10,14 @@ type figures struct {
 	add, del, cycle stat                     // sequential
 	cpu             cpuUse                   // per sequential ADD+DEL
 	bursts          map[int][2]time.Duration // per size: the fastest wall time of the ADDs, of the DELs
+	burstCPU        map[int]cpuUse           // per size: CPU per pod (ADD+DEL), mean of the bursts
 }
 
 // stat is the median and 99th percentile of a series.
 type stat struct{ p50, p99 time.Duration }
 
 func summarize(r *record) figures {
-	f := figures{bursts: map[int][2]time.Duration{}}
+	f := figures{bursts: map[int][2]time.Duration{}, burstCPU: map[int]cpuUse{}}
 	var adds, dels, cycles []time.Duration
 	var cpu cpuUse
 	for _, s := range r.seq {
@@ -29,10 +30,14 @@ func summarize(r *record) figures {
 	}
 	for size, samples := range r.bursts {
 		var adds, dels []time.Duration
+		var cpu cpuUse
 		for _, s := range samples {
 			adds, dels = append(adds, s.add), append(dels, s.del)
+			cpu = cpu.add(s.cpu)
 		}
 		f.bursts[size] = [2]time.Duration{slices.Min(adds), slices.Min(dels)}
+		pods := time.Duration(size * len(samples))
+		f.burstCPU[size] = cpuUse{children: cpu.children / pods, raild: cpu.raild / pods}
 	}
 	return f
 }

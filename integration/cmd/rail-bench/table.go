@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,15 +57,23 @@ func comparisonRows(c comparison, bursts []int) []row {
 			return nil
 		}))
 	}
-	cpu := pairRow("CPU per ADD+DEL (plugins + raild)", c, func(f figures) []time.Duration {
-		return []time.Duration{f.cpu.children + f.cpu.raild}
-	})
-	// Only rail talks to raild: raild's CPU counts for rail alone (what it
-	// does in other sides' windows, e.g. noticing a host-device move, is
-	// left out), and is shown apart.
-	cpu.upstream, cpu.floor = []time.Duration{c.upstream.cpu.children}, []time.Duration{c.floor.cpu.children}
-	cpu.railNote = fmt.Sprintf(" (raild %s)", ms(c.rail.cpu.raild))
-	return append(rows, cpu)
+	rows = append(rows, cpuRow("CPU per ADD+DEL, sequential (plugins + raild)", c, func(f figures) cpuUse { return f.cpu }))
+	if len(bursts) > 0 {
+		largest := slices.Max(bursts)
+		rows = append(rows, cpuRow(fmt.Sprintf("CPU per pod, bursts of %d (plugins + raild)", largest), c,
+			func(f figures) cpuUse { return f.burstCPU[largest] }))
+	}
+	return rows
+}
+
+// cpuRow shows CPU use. Only rail talks to raild, so raild's CPU counts
+// for rail alone (what it does in other sides' windows, such as noticing
+// a host-device move, is left out) and is also shown apart.
+func cpuRow(label string, c comparison, pick func(figures) cpuUse) row {
+	rail := pick(c.rail)
+	return row{label: label, rail: []time.Duration{rail.children + rail.raild},
+		upstream: []time.Duration{pick(c.upstream).children}, floor: []time.Duration{pick(c.floor).children},
+		railNote: fmt.Sprintf(" (raild %s)", ms(rail.raild))}
 }
 
 func pairRow(label string, c comparison, pick func(figures) []time.Duration) row {
