@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/railcni/rail/daemon/cniconf"
 	"github.com/railcni/rail/daemon/deviceplugin"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/ipam"
@@ -49,6 +50,7 @@ type Config struct {
 	Pools              []ipam.PoolConfig   `json:"pools"`
 	NRI                nri.Config          `json:"nri,omitempty"`
 	DevicePlugin       deviceplugin.Config `json:"devicePlugin,omitempty"`
+	CNI                cniconf.Config      `json:"cni,omitempty"`
 
 	CooldownDuration time.Duration `json:"-"`
 }
@@ -113,6 +115,7 @@ func (c *Config) Finish() error {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
 		}
 	}
+	errs = append(errs, c.CNI.Finish())
 	return errors.Join(errs...)
 }
 
