@@ -74,27 +74,12 @@ func newBench(node *harness.Node, kernel *kernelSide, pods int) (*bench, error) 
 func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error {
 	m := newMeasurer(b.sides.all(), cpuMeter{raildPID: b.node.Raild.PID()})
 	started, load := time.Now(), loadAverage()
-	fmt.Fprintf(log, "rail-bench: %d warm-up and %d measured rounds over %d sides, then bursts of %s pods (×%d)...\n",
-		opt.warmup, opt.rounds, len(b.sides.all()), joinInts(opt.bursts), opt.burstReps)
-	if err := verifyAttachments(ctx, b.sides.all()); err != nil {
-		return err
-	}
-	if err := m.rounds(ctx, opt.warmup, false); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
-	}
-	fds, err := harness.OpenFDs(b.node.Raild.PID())
+	fds, err := b.measure(ctx, m, opt, log)
 	if err != nil {
 		return err
 	}
-	if err := m.rounds(ctx, opt.rounds, true); err != nil {
-		return fmt.Errorf("sequential rounds: %w", err)
-	}
-	fmt.Fprintf(log, "rail-bench: sequential rounds done after %s; bursts...\n", time.Since(started).Round(time.Second))
-	if err := m.bursts(ctx, opt.bursts, opt.burstReps); err != nil {
-		return err
-	}
 	took, loadAfter := time.Since(started), loadAverage()
-	fmt.Fprintf(log, "rail-bench: bursts done after %s; checking for leaks...\n", took.Round(time.Second))
+	fmt.Fprintf(log, "rail-bench: measured in %s; checking for leaks...\n", took.Round(time.Second))
 	leaks, err := leakCheck{node: b.node, pods: b.pods, kernel: b.sides.kernel,
 		base: baseline{node: b.before, raildFDs: harness.FDCounts(fds)}}.run()
 	if err != nil {
@@ -106,6 +91,28 @@ func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error 
 		return fmt.Errorf("%d leak(s):\n  %s", len(leaks), strings.Join(leaks, "\n  "))
 	}
 	return nil
+}
+
+// measure verifies the sides, warms up, then runs the measured rounds and
+// the bursts. It returns raild's open files after the warm-up.
+func (b *bench) measure(ctx context.Context, m *measurer, opt options, log io.Writer) ([]string, error) {
+	fmt.Fprintf(log, "rail-bench: %d warm-up and %d measured rounds over %d sides, then bursts of %s pods (×%d)...\n",
+		opt.warmup, opt.rounds, len(b.sides.all()), joinInts(opt.bursts), opt.burstReps)
+	if err := verifyAttachments(ctx, b.sides.all()); err != nil {
+		return nil, err
+	}
+	if err := m.rounds(ctx, opt.warmup, false); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	fds, err := harness.OpenFDs(b.node.Raild.PID())
+	if err != nil {
+		return nil, err
+	}
+	if err := m.rounds(ctx, opt.rounds, true); err != nil {
+		return nil, fmt.Errorf("sequential rounds: %w", err)
+	}
+	fmt.Fprintln(log, "rail-bench: sequential rounds done; bursts...")
+	return fds, m.bursts(ctx, opt.bursts, opt.burstReps)
 }
 
 // print writes the table from what the measurer recorded.
