@@ -76,6 +76,9 @@ type Node struct {
 // NewNode builds a node: netns, stand-in NICs named as the fake machine
 // says, the kubelet stand-in and raild. On error nothing is left behind.
 func NewNode(opt NodeOptions) (_ *Node, retErr error) {
+	if err := checkNamePrefix(opt.NamePrefix); err != nil {
+		return nil, err
+	}
 	id, err := randomHex(3)
 	if err != nil {
 		return nil, err
@@ -102,6 +105,21 @@ func NewNode(opt NodeOptions) (_ *Node, retErr error) {
 	n.exec = &nsExec{RawExec: &invoke.RawExec{Stderr: opt.PluginStderr}, netns: n.Netns}
 	n.CNI = libcni.NewCNIConfigWithCacheDir([]string{opt.Bins.Rail, opt.Bins.Plugins}, filepath.Join(n.Dir, "cni-cache"), n.exec)
 	return n, nil
+}
+
+// maxNamePrefix keeps stand-in names (prefix, 6 hex digits, "n" and up to
+// 3 digits) within the kernel's 15 characters.
+const maxNamePrefix = 5
+
+func checkNamePrefix(prefix string) error {
+	valid := len(prefix) <= maxNamePrefix
+	for _, r := range prefix {
+		valid = valid && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}
+	if !valid {
+		return fmt.Errorf("NamePrefix %q: want at most %d lower-case letters or digits (it starts netns and link names)", prefix, maxNamePrefix)
+	}
+	return nil
 }
 
 func (n *Node) makeNamespaces(NodeOptions) error {
