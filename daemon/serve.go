@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -108,9 +107,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
-	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "leases.db"), pools, ipam.Options{Cooldown: cfg.CooldownDuration})
+	alloc, err := openLeaseStore(cfg, pools)
 	if err != nil {
-		return fmt.Errorf("open lease store: %w", err)
+		return err
 	}
 	defer alloc.Close()
 	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
@@ -146,7 +145,7 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
 			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
-			return errors.Join(err, cniReady())
+			return errors.Join(err, svc.StoreHealth(), cniReady())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
 			ReadHeaderTimeout: 5 * time.Second}
