@@ -15,7 +15,7 @@
 #   RAIL_VM_BOOTS    the boots to run (default "shared exclusive")
 #   RAIL_VM_ACCEL    tcg (default) or kvm
 #   RAIL_VM_MEM      guest MiB (default 1024)      RAIL_VM_CPUS  guest vCPUs (default 2)
-#   RAIL_VM_TIMEOUT  seconds per boot (default 300)
+#   RAIL_VM_TIMEOUT  seconds per boot (default 900)
 #   RAIL_VM_KEEP=1   keep the run directory (kernel console and dmesg of each boot)
 #   RAIL_VM_MIRROR   Debian mirror (default: the host's apt mirror, else http://deb.debian.org/debian)
 # Exit code: 0 when every boot passed, else the first failing test exit code; 124 a boot timed out;
@@ -41,6 +41,8 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}'; }
 . "$HERE/setup.sh"
 # shellcheck source=boot.sh
 . "$HERE/boot.sh"
+# shellcheck source=product.sh
+. "$HERE/product.sh"
 
 for boot in $BOOTS; do boot_cmdline "$boot" >/dev/null; done # refuses unknown boots before any work
 T_ALL=$(now)
@@ -64,6 +66,7 @@ else
   (cd "$REPO" && CGO_ENABLED=0 "$GO" test -c -o "$TESTBIN" ./integration/vm) ||
     fail "go test -c ./integration/vm failed"
   say "test binary built ($(since "$t"))"
+  t=$(now); ensure_product; say "raild, rail and the CRI rig ready ($(since "$t"))"
 fi
 
 verdict=0
