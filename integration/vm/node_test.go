@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,15 +24,15 @@ import (
 // by integration/cri/setup.sh) and the freshly built raild and rail
 // (RAIL_VM_RAIL_BIN); the guest sees both at their host paths.
 type guestNode struct {
-	rig       string // the CRI rig's cache dir
-	railBin   string // raild and rail
-	cri       string // integration/cri (start-containerd.sh, stop-containerd.sh)
-	work      string // this node's directory, on a tmpfs (overlayfs cannot hold containerd's snapshots)
-	run       string // containerd's run dir (RAIL_RIG_RUN)
-	socket    string // raild's API socket
-	raildLog  string
-	raild     *exec.Cmd
-	raildDone chan error
+	rig      string // the CRI rig's cache dir
+	railBin  string // raild and rail
+	cri      string // integration/cri (start-containerd.sh, stop-containerd.sh)
+	work     string // this node's directory, on a tmpfs (overlayfs cannot hold containerd's snapshots)
+	run      string // containerd's run dir (RAIL_RIG_RUN)
+	socket   string // raild's API socket
+	raildLog string
+	// stopRaild ends raild and returns its exit; nil until raild started.
+	stopRaild func() error
 }
 
 // requireGuestNode checks what run.sh hands over and makes the node's
@@ -85,7 +86,11 @@ func (n *guestNode) start(t *testing.T, conflist map[string]any, raildYAML strin
 	n.script(t, "start-containerd.sh", "RAIL_RIG_CONFLIST="+list, "RAIL_RIG_CNI_DIRS="+n.railBin)
 	t.Cleanup(func() {
 		n.script(t, "stop-containerd.sh")
-		n.stopRaild(t)
+		if n.stopRaild != nil {
+			if err := n.stopRaild(); err != nil {
+				t.Errorf("raild did not exit cleanly on SIGTERM: %v", err)
+			}
+		}
 	})
 	n.startRaild(t, "--config", config, "--root", "/", "--socket", n.socket,
 		"--state-dir", filepath.Join(n.work, "state"), "--node-name", "rail-vm")
@@ -109,43 +114,43 @@ func (n *guestNode) script(t *testing.T, name string, env ...string) {
 	}
 }
 
+// startRaild runs `raild serve` until stopRaild: SIGTERM, then SIGKILL
+// after a bound, both by exec's context handling.
 func (n *guestNode) startRaild(t *testing.T, args ...string) {
 	t.Helper()
 	logf, err := os.Create(n.raildLog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.raild = exec.Command(filepath.Join(n.railBin, "raild"), append([]string{"serve"}, args...)...)
-	n.raild.Stdout, n.raild.Stderr = logf, logf
-	if err := n.raild.Start(); err != nil {
+	defer logf.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, filepath.Join(n.railBin, "raild"), append([]string{"serve"}, args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
 		t.Fatalf("start raild: %v", err)
 	}
-	n.raildDone = make(chan error, 1)
-	go func() { n.raildDone <- n.raild.Wait(); logf.Close() }()
-	waitFor(t, "raild's API socket", func() bool {
-		select {
-		case err := <-n.raildDone:
-			n.raildDone <- err
-			t.Fatalf("raild exited: %v\n%s", err, readText(n.raildLog))
-		default:
+	var waitErr error
+	alive, exited := context.WithCancel(context.Background())
+	go func() { waitErr = cmd.Wait(); exited() }()
+	n.stopRaild = func() error {
+		cancel()
+		<-alive.Done()
+		if errors.Is(waitErr, context.Canceled) {
+			return nil // exit status 0 after our SIGTERM: exec reports the cancel
 		}
-		_, err := api.NewClient(n.socket, 2*time.Second).Leases(context.Background())
+		return waitErr
+	}
+	client := api.NewClient(n.socket, 2*time.Second)
+	waitFor(t, "raild's API socket", func() bool {
+		if alive.Err() != nil {
+			t.Fatalf("raild exited at start (%v):\n%s", waitErr, readText(n.raildLog))
+		}
+		_, err := client.Leases(context.Background())
 		return err == nil
 	})
-}
-
-func (n *guestNode) stopRaild(t *testing.T) {
-	if n.raild == nil || n.raild.Process == nil {
-		return
-	}
-	_ = n.raild.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.raildDone:
-	case <-time.After(30 * time.Second):
-		_ = n.raild.Process.Kill()
-		<-n.raildDone
-		t.Errorf("raild ignored SIGTERM for 30s")
-	}
 }
 
 // leases asks raild for every lease on the node.

@@ -25,8 +25,11 @@ func snapshotGuest(t *testing.T) guestState {
 	if err != nil {
 		t.Fatalf("list links: %v", err)
 	}
+	// By name, not index: a NIC back from a pod's netns may have a new ifindex.
+	names := map[int]string{}
 	for _, l := range links {
 		a := l.Attrs()
+		names[a.Index] = a.Name
 		s["links"] = append(s["links"], fmt.Sprintf("%s mtu %d up %v", a.Name, a.MTU, a.Flags&unix.IFF_UP != 0))
 	}
 	addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL)
@@ -34,7 +37,7 @@ func snapshotGuest(t *testing.T) guestState {
 		t.Fatalf("list addresses: %v", err)
 	}
 	for _, a := range addrs {
-		s["addresses"] = append(s["addresses"], fmt.Sprintf("%d %s", a.LinkIndex, a.IPNet))
+		s["addresses"] = append(s["addresses"], fmt.Sprintf("%s %s", names[a.LinkIndex], a.IPNet))
 	}
 	routes, err := netlink.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_UNSPEC},
 		netlink.RT_FILTER_TABLE)
@@ -42,7 +45,7 @@ func snapshotGuest(t *testing.T) guestState {
 		t.Fatalf("list routes: %v", err)
 	}
 	for _, r := range routes {
-		s["routes"] = append(s["routes"], fmt.Sprintf("table %d %s", r.Table, r))
+		s["routes"] = append(s["routes"], fmt.Sprintf("table %d %v via %v src %v dev %s", r.Table, r.Dst, r.Gw, r.Src, names[r.LinkIndex]))
 	}
 	s["rdma"] = rdmaDevices(t, rdmaHandle(t, nil))
 	s["dev/infiniband"] = deviceNodes(t)

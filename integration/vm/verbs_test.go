@@ -16,15 +16,32 @@ import (
 // guest's node for it, as `stat -c '%F %t:%T'` prints it.
 func uverbsOf(t *testing.T, dev string) (string, string) {
 	t.Helper()
-	dirs, _ := filepath.Glob("/sys/class/infiniband_verbs/uverbs*")
-	for _, d := range dirs {
-		if ibdev, err := os.ReadFile(filepath.Join(d, "ibdev")); err == nil && strings.TrimSpace(string(ibdev)) == dev {
-			name := filepath.Base(d)
+	for _, name := range charDevsOf(t, dev) {
+		if strings.HasPrefix(name, "uverbs") {
 			return name, guestDevNode(t, name)
 		}
 	}
-	t.Fatalf("no /sys/class/infiniband_verbs/uverbs*/ibdev names %s (is ib_uverbs loaded?)", dev)
+	t.Fatalf("%s has no uverbs device (is ib_uverbs loaded?)", dev)
 	return "", ""
+}
+
+// charDevsOf names the char devices (uverbsN, umadN, issmN) of an RDMA
+// device, from their classes' ibdev files.
+func charDevsOf(t *testing.T, dev string) []string {
+	t.Helper()
+	var names []string
+	for _, class := range []string{"infiniband_verbs", "infiniband_mad"} {
+		files, _ := filepath.Glob(filepath.Join("/sys/class", class, "*/ibdev"))
+		for _, f := range files {
+			if ibdev, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(ibdev)) == dev {
+				names = append(names, filepath.Base(filepath.Dir(f)))
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no char device of %s in /sys/class/infiniband_{verbs,mad}", dev)
+	}
+	return names
 }
 
 // guestDevNode is the guest's /dev/infiniband/<name> as "type major:minor".
