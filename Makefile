@@ -4,7 +4,7 @@ BIN      := bin
 GOFLAGS_BUILD := -trimpath -ldflags "-s -w"
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test test-cri test-vm demo bench lint clean image
+.PHONY: all build test test-cri test-vm demo bench lint clean image fuzz
 
 all: build
 
@@ -31,6 +31,10 @@ test-vm:
 # The main job on a built-in simulated node: two pods, their GPUs, their NICs.
 demo: build
 	$(GO) run ./integration/cmd/rail-demo --bin $(BIN)
+
+# Every fuzz target for FUZZTIME each (default 10s); CI runs this.
+fuzz:
+	bash .ci/fuzz.sh
 
 bench:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...

@@ -27,6 +27,7 @@ func TakeSnapshot(netns *NetNS) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	defer h.Close()
+	waitDAD(h)
 	links, err := retryDump(h.LinkList)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: links: %w", netns.Name, err)
@@ -45,6 +46,32 @@ func TakeSnapshot(netns *NetNS) (Snapshot, error) {
 	}
 	s.sort()
 	return s, nil
+}
+
+// dadWait bounds the wait for IPv6 duplicate address detection.
+const dadWait = 10 * time.Second
+
+// waitDAD waits until no address is tentative: the kernel adds a
+// tentative address's local route only once DAD is done, so a snapshot
+// taken in between would differ from a later one by that route alone.
+func waitDAD(h *netlink.Handle) {
+	deadline := time.Now().Add(dadWait)
+	for time.Now().Before(deadline) {
+		addrs, err := retryDump(func() ([]netlink.Addr, error) { return h.AddrList(nil, netlink.FAMILY_V6) })
+		if err != nil || !anyTentative(addrs) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func anyTentative(addrs []netlink.Addr) bool {
+	for _, a := range addrs {
+		if a.Flags&unix.IFA_F_TENTATIVE != 0 && a.Flags&unix.IFA_F_DADFAILED == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // retryDump repeats a netlink dump the kernel interrupted (it changed
