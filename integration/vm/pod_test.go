@@ -10,24 +10,19 @@ import (
 
 const (
 	podNamespace = "rail-vm"
-	// attachAnnotation asks rail for interfaces in chained mode for a pod
-	// without GPUs (passed through the io.kubernetes.cri.pod-annotations
-	// capability, which the conflist declares).
-	attachAnnotation = "rail.dev/attach"
-	sleepForever     = "trap 'exit 0' TERM; while true; do sleep 1; done"
+	sleepForever = "trap 'exit 0' TERM; while true; do sleep 1; done"
 )
 
 // pod is one CRI pod sandbox of the guest node.
 type pod struct {
-	node        *guestNode
-	name        string
-	id          string
-	config      string // the PodSandboxConfig file crictl reads
-	hostNetwork bool
+	node   *guestNode
+	name   string
+	id     string
+	config string // the PodSandboxConfig file crictl reads
 }
 
 // podConfig writes a PodSandboxConfig as crictl reads it.
-func (n *guestNode) podConfig(t *testing.T, name string, hostNetwork bool, annotations map[string]string) string {
+func (n *guestNode) podConfig(t *testing.T, name string, annotations map[string]string) string {
 	t.Helper()
 	cfg := map[string]any{
 		"metadata":      map[string]any{"name": name, "namespace": podNamespace, "uid": name + "-" + filepath.Base(n.work)},
@@ -35,17 +30,14 @@ func (n *guestNode) podConfig(t *testing.T, name string, hostNetwork bool, annot
 		"annotations":   annotations,
 		"linux":         map[string]any{},
 	}
-	if hostNetwork {
-		cfg["linux"] = map[string]any{"security_context": map[string]any{"namespace_options": map[string]any{"network": 2}}}
-	}
 	return writeJSONFile(t, n.work, "pod-"+name+".json", cfg)
 }
 
-// runPod runs a pod sandbox (the CNI chain runs for it unless hostNetwork)
-// and returns it, or the runtime's error.
-func (n *guestNode) runPod(t *testing.T, name string, hostNetwork bool, annotations map[string]string) (*pod, error) {
+// runPod runs a pod sandbox (the CNI chain runs for it) and returns it, or
+// the runtime's error.
+func (n *guestNode) runPod(t *testing.T, name string, annotations map[string]string) (*pod, error) {
 	t.Helper()
-	p := &pod{node: n, name: name, hostNetwork: hostNetwork, config: n.podConfig(t, name, hostNetwork, annotations)}
+	p := &pod{node: n, name: name, config: n.podConfig(t, name, annotations)}
 	t0 := time.Now()
 	id, err := n.crictl("runp", p.config)
 	if err != nil {
@@ -57,9 +49,9 @@ func (n *guestNode) runPod(t *testing.T, name string, hostNetwork bool, annotati
 }
 
 // mustRunPod is runPod that fails the test on error.
-func (n *guestNode) mustRunPod(t *testing.T, name string, hostNetwork bool, annotations map[string]string) *pod {
+func (n *guestNode) mustRunPod(t *testing.T, name string, annotations map[string]string) *pod {
 	t.Helper()
-	p, err := n.runPod(t, name, hostNetwork, annotations)
+	p, err := n.runPod(t, name, annotations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +108,8 @@ func (p *pod) netnsPath(t *testing.T) string {
 	return out
 }
 
-// leaseOf returns the pod's only lease, failing the test otherwise.
-func (p *pod) leaseOf(t *testing.T) leaseInfo {
+// leasesOf lists the leases raild holds for the pod.
+func (p *pod) leasesOf(t *testing.T) []leaseInfo {
 	t.Helper()
 	var found []leaseInfo
 	for _, l := range p.node.leases(t) {
@@ -125,6 +117,13 @@ func (p *pod) leaseOf(t *testing.T) leaseInfo {
 			found = append(found, leaseInfo{nics: l.NICs, address: l.Address, mode: string(l.Mode), ifName: l.IfName})
 		}
 	}
+	return found
+}
+
+// leaseOf returns the pod's only lease, failing the test otherwise.
+func (p *pod) leaseOf(t *testing.T) leaseInfo {
+	t.Helper()
+	found := p.leasesOf(t)
 	if len(found) != 1 {
 		t.Fatalf("pod %s holds %d leases, want 1: %+v", p.name, len(found), found)
 	}

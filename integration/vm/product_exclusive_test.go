@@ -7,6 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -31,7 +32,7 @@ func TestMovePodExclusive(t *testing.T) {
 	before := snapshotGuest(t)
 	charDevs := charDevsOf(t, dev)
 
-	p, err := n.runPod(t, "moved", false, map[string]string{attachAnnotation: "true"})
+	p, err := n.runPod(t, "moved", map[string]string{api.AnnotationAttach: "true"})
 	if err == nil {
 		netns := p.netnsPath(t)
 		t.Errorf("the kernel let %s keep %s in the pod: the rig's kernel facts changed; check the container "+

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -36,16 +37,17 @@ func TestVerbsInPodShared(t *testing.T) {
 	n.importVerbsImage(t)
 	before := snapshotGuest(t)
 
-	p := n.mustRunPod(t, "verbs", false, map[string]string{attachAnnotation: "true"})
+	p := n.mustRunPod(t, "verbs", map[string]string{api.AnnotationAttach: "true"})
 	lease := p.leaseOf(t)
 	if !slices.Equal(lease.nics, []string{dev}) || lease.mode != "macvlan" {
 		t.Fatalf("lease %v: want %s in macvlan mode", lease, dev)
 	}
 	addr := netip.MustParsePrefix(lease.address).Addr()
 	app := p.startContainer(t, "app", verbsImage)
-	plain := n.mustRunPod(t, "plain", true, nil)
+	plain := n.mustRunPod(t, "plain", nil) // no GPU, no annotation: rail passes it through
 	plainApp := plain.startContainer(t, "app", verbsImage)
 	plainView := n.probe(t, plainApp, dev)
+	t.Logf("guest memory with containerd, raild and two pods: %s", memAvailable())
 	runtimeDefault := plainView.memlock
 
 	view := n.probe(t, app, dev)
@@ -103,6 +105,9 @@ func TestVerbsInPodShared(t *testing.T) {
 		}
 	})
 	t.Run("a pod without a lease gets nothing", func(t *testing.T) {
+		if l := plain.leasesOf(t); len(l) != 0 {
+			t.Fatalf("the pod without GPU or annotation holds leases: %v", l)
+		}
 		if len(plainView.nodes) != 0 {
 			t.Errorf("/dev/infiniband in the container: %v", plainView.nodes)
 		}

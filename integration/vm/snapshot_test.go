@@ -131,3 +131,15 @@ func gidTable(dev string) []string {
 		out = append(out, fmt.Sprintf("%d %s %s %s", i, g, strings.TrimSpace(string(typ)), strings.TrimSpace(string(ndev))))
 	}
 }
+
+// memAvailable is /proc/meminfo's MemTotal and MemAvailable, for the log.
+func memAvailable() string {
+	raw, _ := os.ReadFile("/proc/meminfo")
+	var keep []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "MemTotal:") || strings.HasPrefix(line, "MemAvailable:") {
+			keep = append(keep, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	return strings.Join(keep, ", ")
+}
