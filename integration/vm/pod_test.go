@@ -58,10 +58,15 @@ func (n *guestNode) mustRunPod(t *testing.T, name string, annotations map[string
 	return p
 }
 
-// remove stops and removes the pod (CNI DEL, then NRI's removal).
-func (p *pod) remove(t *testing.T) {
+// stop stops the pod: NRI's StopPodSandbox, then CNI DEL.
+func (p *pod) stop(t *testing.T) {
 	t.Helper()
 	p.node.mustCrictl(t, "stopp", p.id)
+}
+
+// remove removes the stopped pod (NRI's RemovePodSandbox, its netns).
+func (p *pod) remove(t *testing.T) {
+	t.Helper()
 	p.node.mustCrictl(t, "rmp", p.id)
 }
 

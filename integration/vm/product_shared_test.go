@@ -126,14 +126,19 @@ func TestVerbsInPodShared(t *testing.T) {
 	})
 	t.Run("DEL and pod removal leave the guest as it was", func(t *testing.T) {
 		netns := p.netnsPath(t)
-		p.remove(t)
-		plain.remove(t)
+		p.stop(t)
+		plain.stop(t)
 		if left := n.leases(t); len(left) != 0 {
-			t.Errorf("leases left: %+v", left)
+			t.Errorf("leases left after DEL: %+v", left)
 		}
 		if d := snapshotGuest(t).diff(before); len(d) > 0 {
-			t.Errorf("the guest changed:\n%s", strings.Join(d, "\n"))
+			t.Errorf("the guest changed after DEL:\n%s", strings.Join(d, "\n"))
 		}
+		p.remove(t)
+		plain.remove(t)
 		assertGone(t, netns)
+		if d := snapshotGuest(t).diff(before); len(d) > 0 {
+			t.Errorf("the guest changed after pod removal:\n%s", strings.Join(d, "\n"))
+		}
 	})
 }

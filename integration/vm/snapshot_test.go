@@ -17,9 +17,15 @@ import (
 // /dev/infiniband's nodes and the GID tables of the RDMA devices.
 type guestState map[string][]string
 
-// snapshotGuest reads the guest's state.
+// snapshotGuest reads the guest's state once no IPv6 address is tentative
+// (a NIC back from a pod gets its link-local address and local route again
+// only after duplicate address detection).
 func snapshotGuest(t *testing.T) guestState {
 	t.Helper()
+	waitFor(t, "IPv6 duplicate address detection", func() bool {
+		addrs, err := netlink.AddrList(nil, netlink.FAMILY_V6)
+		return err == nil && !slices.ContainsFunc(addrs, func(a netlink.Addr) bool { return a.Flags&unix.IFA_F_TENTATIVE != 0 })
+	})
 	s := guestState{}
 	links, err := netlink.LinkList()
 	if err != nil {
