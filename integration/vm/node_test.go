@@ -83,15 +83,20 @@ func (n *guestNode) start(t *testing.T, conflist map[string]any, raildYAML strin
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	n.script(t, "start-containerd.sh", "RAIL_RIG_CONFLIST="+list, "RAIL_RIG_CNI_DIRS="+n.railBin)
+	// Registered first: stop-containerd.sh also cleans up after a half-started containerd.
 	t.Cleanup(func() {
-		n.script(t, "stop-containerd.sh")
+		if err := n.script("stop-containerd.sh"); err != nil {
+			t.Error(err)
+		}
 		if n.stopRaild != nil {
 			if err := n.stopRaild(); err != nil {
 				t.Errorf("raild did not exit cleanly on SIGTERM: %v", err)
 			}
 		}
 	})
+	if err := n.script("start-containerd.sh", "RAIL_RIG_CONFLIST="+list, "RAIL_RIG_CNI_DIRS="+n.railBin); err != nil {
+		t.Fatal(err)
+	}
 	n.startRaild(t, "--config", config, "--root", "/", "--socket", n.socket,
 		"--state-dir", filepath.Join(n.work, "state"), "--node-name", "rail-vm")
 	waitFor(t, "raild to register with containerd's NRI", func() bool {
@@ -104,14 +109,13 @@ func (n *guestNode) start(t *testing.T, conflist map[string]any, raildYAML strin
 func (n *guestNode) nriSocket() string { return filepath.Join(n.run, "nri/nri.sock") }
 
 // script runs one of integration/cri's lifecycle scripts for this node.
-func (n *guestNode) script(t *testing.T, name string, env ...string) {
-	t.Helper()
+func (n *guestNode) script(name string, env ...string) error {
 	cmd := exec.Command(filepath.Join(n.cri, name))
 	cmd.Env = append(os.Environ(), append(env, "RAIL_RIG_CACHE="+filepath.Dir(n.rig), "RAIL_RIG_RUN="+n.run)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", name, err, out)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", name, err, out)
 	}
+	return nil
 }
 
 // startRaild runs `raild serve` until stopRaild: SIGTERM, then SIGKILL
