@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -108,12 +107,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
-	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "leases.db"), pools, ipam.Options{Cooldown: cfg.CooldownDuration})
+	alloc, err := openLeaseStore(cfg, pools)
 	if err != nil {
-		return fmt.Errorf("open lease store: %w", err)
+		return err
 	}
 	defer alloc.Close()
 	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
+	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
 		if err != nil {
@@ -121,6 +121,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 		defer pods.Close()
 		opt.Pods = pods
+		kubelet.Pods = pods
 	}
 	var svc *service.Service
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
@@ -130,11 +131,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
-	return run(ctx, cfg, svc, m, log)
+	return run(ctx, cfg, svc, m, kubelet, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
 			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
-			return errors.Join(err, cniReady())
+			return errors.Join(err, svc.StoreHealth(), cniReady())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
 			ReadHeaderTimeout: 5 * time.Second}
@@ -154,7 +155,7 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 		defer ops.Close()
 	}
 	if cfg.NRI.Enabled {
-		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, log.With("part", "nri"))
+		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, kubelet, log.With("part", "nri"))
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}

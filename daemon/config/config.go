@@ -110,6 +110,9 @@ func (c *Config) Finish() error {
 	if !strings.HasPrefix(c.Socket, "/") {
 		errs = append(errs, fmt.Errorf("socket %q: want an absolute path", c.Socket))
 	}
+	if c.NRI.Enabled {
+		errs = append(errs, c.NRI.Validate())
+	}
 	for nic, rail := range c.Rails.NICs {
 		if rail < 0 || rail > 63 {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))

@@ -32,6 +32,9 @@ func TestLoad(t *testing.T) {
 				t.Errorf("nri section lost: %+v", c.NRI)
 			}
 		}},
+		{name: "nri gpuAutoInject without namespaces", yaml: "nri:\n  enabled: true\n  gpuAutoInject: true\npools: []\n",
+			wantErr: "nri.gpuAutoInjectNamespaces"},
+		{name: "nri bad memlock", yaml: "nri:\n  enabled: true\n  memlock: 8MB\npools: []\n", wantErr: "nri.memlock"},
 		{name: "unknown key", yaml: "pool:\n  - name: x\n", wantErr: `unknown field "pool"`},
 		{name: "bad cooldown", yaml: "cooldown: soon\npools: []\n", wantErr: `cooldown "soon"`},
 		{name: "bad rail", yaml: "rails:\n  nics: {mlx5_0: 99}\npools: []\n", wantErr: "rails.nics[mlx5_0]"},
