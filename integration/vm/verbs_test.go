@@ -54,9 +54,16 @@ func guestDevNode(t *testing.T, name string) string {
 	return nodeKind(st)
 }
 
-// gidIndexOf finds the index of addr (IPv4-mapped) in the kernel's GID
-// table of dev's port 1 and returns it with its type and netdev.
-func gidIndexOf(t *testing.T, dev string, addr netip.Addr) (int, string, string) {
+// gidEntry is one populated entry of an RDMA port's GID table.
+type gidEntry struct {
+	index  int
+	kind   string // "RoCE v2", "IB/RoCE v1"
+	netdev string
+}
+
+// gidEntryOf finds addr (IPv4-mapped) in the kernel's GID table of dev's
+// port 1.
+func gidEntryOf(t *testing.T, dev string, addr netip.Addr) gidEntry {
 	t.Helper()
 	table := gidTable(dev)
 	for _, entry := range table {
@@ -66,12 +73,14 @@ func gidIndexOf(t *testing.T, dev string, addr netip.Addr) (int, string, string)
 			continue
 		}
 		idx, _ := strconv.Atoi(f[0])
-		typeAndDev := f[2]
-		cut := strings.LastIndex(typeAndDev, " ")
-		return idx, typeAndDev[:cut], typeAndDev[cut+1:]
+		kind, netdev := f[2], ""
+		if cut := strings.LastIndex(f[2], " "); cut >= 0 {
+			kind, netdev = f[2][:cut], f[2][cut+1:]
+		}
+		return gidEntry{index: idx, kind: kind, netdev: netdev}
 	}
 	t.Fatalf("the kernel's GID table of %s has no entry for %s:\n%s", dev, addr, strings.Join(table, "\n"))
-	return 0, "", ""
+	return gidEntry{}
 }
 
 // counter reads a numeric sysfs attribute.
