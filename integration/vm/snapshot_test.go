@@ -17,15 +17,13 @@ import (
 // /dev/infiniband's nodes and the GID tables of the RDMA devices.
 type guestState map[string][]string
 
-// snapshotGuest reads the guest's state once no IPv6 address is tentative
-// (a NIC back from a pod gets its link-local address and local route again
-// only after duplicate address detection).
+// snapshotGuest reads the guest's state once no IPv6 address of a link
+// with carrier is tentative (a NIC back from a pod gets its local route
+// again only after duplicate address detection; a link without carrier
+// never finishes it, and its state is read as it is).
 func snapshotGuest(t *testing.T) guestState {
 	t.Helper()
-	waitFor(t, "IPv6 duplicate address detection", func() bool {
-		addrs, err := netlink.AddrList(nil, netlink.FAMILY_V6)
-		return err == nil && !slices.ContainsFunc(addrs, func(a netlink.Addr) bool { return a.Flags&unix.IFA_F_TENTATIVE != 0 })
-	})
+	waitFor(t, "IPv6 duplicate address detection", dadDone)
 	s := guestState{}
 	links, err := netlink.LinkList()
 	if err != nil {
@@ -62,6 +60,24 @@ func snapshotGuest(t *testing.T) guestState {
 		slices.Sort(s[k])
 	}
 	return s
+}
+
+// dadDone reports whether every IPv6 address on a link with carrier has
+// finished duplicate address detection.
+func dadDone() bool {
+	addrs, err := netlink.AddrList(nil, netlink.FAMILY_V6)
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if a.Flags&unix.IFA_F_TENTATIVE == 0 {
+			continue
+		}
+		if l, err := netlink.LinkByIndex(a.LinkIndex); err == nil && l.Attrs().RawFlags&unix.IFF_LOWER_UP != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // diff lists what differs from before, key by key.
