@@ -104,9 +104,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config pools: %w", err)
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("create state dir: %w", err)
+	lock, err := lockStateDir(cfg.StateDir)
+	if err != nil {
+		return err
 	}
+	defer lock.Unlock()
 	alloc, err := openLeaseStore(cfg, pools)
 	if err != nil {
 		return err
@@ -150,7 +152,8 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 			return errors.Join(err, svc.StoreHealth(), cniReady())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
-			ReadHeaderTimeout: 5 * time.Second}
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+			IdleTimeout: time.Minute}
 		go func() { errs <- ignoreClosed(ops.ListenAndServe()) }()
 		defer ops.Close()
 	}
@@ -171,8 +174,7 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
-	_ = os.Remove(cfg.Socket)
+	_ = srv.Shutdown(shutdownCtx) // closes ln, which removes the socket if it is still ours
 	log.Info("raild stopped")
 	return err
 }
