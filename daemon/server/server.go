@@ -155,5 +155,5 @@ func writeError(w http.ResponseWriter, e *api.Error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(e)
+	_ = json.NewEncoder(w).Encode(e.Bounded())
 }
