@@ -4,15 +4,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 
+	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -61,7 +60,9 @@ func newNode(t *testing.T, dir string) *node {
 		t.Fatalf("fakesys.Write: %v", err)
 	}
 	n.spec = spec
-	n.mknodAll(t)
+	if err := harness.MakeDevNodes(spec); err != nil {
+		t.Fatal(err)
+	}
 	return n
 }
 
@@ -114,32 +115,6 @@ func (n *node) removeVeths(t *testing.T) {
 	}
 	if err := netns.DeleteNamed(n.peerNS); err != nil {
 		t.Errorf("deleting netns %s: %v", n.peerNS, err)
-	}
-}
-
-// mknodAll creates <root>/dev/infiniband/<name> for every RDMA char device
-// the fake sysfs declares, with the declared numbers.
-func (n *node) mknodAll(t *testing.T) {
-	t.Helper()
-	dir := filepath.Join(n.root, "dev/infiniband")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	devs := []fakesys.DevSpec{n.spec.RdmaCM}
-	for _, nic := range n.spec.NICs {
-		devs = append(devs, nic.Uverbs, nic.Umad)
-		if nic.Issm != nil {
-			devs = append(devs, *nic.Issm)
-		}
-	}
-	for _, d := range devs {
-		if d.Name == "" {
-			continue
-		}
-		path := filepath.Join(dir, d.Name)
-		if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(d.Major, d.Minor))); err != nil {
-			t.Fatalf("mknod %s %d:%d: %v", path, d.Major, d.Minor, err)
-		}
 	}
 }
 
