@@ -41,6 +41,10 @@ func (p *plugin) run(ctx context.Context) error {
 	for {
 		srv, err := p.serveAndRegister(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				_ = os.Remove(p.socket())
+				return nil // stopped while (re)registering
+			}
 			return err
 		}
 		p.log.Info("registered", "resource", p.opt.resource, "count", p.opt.count, "socket", p.socket())
