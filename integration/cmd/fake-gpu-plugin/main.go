@@ -7,7 +7,8 @@
 //
 // Device IDs are GPU-00000000-0000-0000-0000-00000000000N (N in hex), the
 // UUIDs the Kubernetes rig writes into its fake machine. Allocate sets
-// NVIDIA_VISIBLE_DEVICES. The kubelet deletes every socket in its dir when
+// NVIDIA_VISIBLE_DEVICES; the preferred allocation is the lowest free IDs,
+// so pairs come aligned (0-1, 2-3, ...) as GPUs sharing a switch would. The kubelet deletes every socket in its dir when
 // it restarts: the plugin then serves and registers again.
 package main
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,9 +117,38 @@ func (p *plugin) waitSocketGone(ctx context.Context) {
 	}
 }
 
-// GetDevicePluginOptions: no PreStartContainer, no preferred allocation.
+// GetDevicePluginOptions: preferred allocation, no PreStartContainer.
 func (p *plugin) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
-	return &pluginapi.DevicePluginOptions{}, nil
+	return &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: true}, nil
+}
+
+// GetPreferredAllocation prefers the lowest-numbered free GPUs, so pods
+// asking for pairs get aligned pairs (GPUs 0-1, 2-3, ...), as the NVIDIA
+// plugin prefers GPUs that sit together; the kubelet's own pick is random.
+func (p *plugin) GetPreferredAllocation(_ context.Context, req *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
+	resp := &pluginapi.PreferredAllocationResponse{}
+	for _, c := range req.ContainerRequests {
+		resp.ContainerResponses = append(resp.ContainerResponses, &pluginapi.ContainerPreferredAllocationResponse{
+			DeviceIDs: preferred(c.AvailableDeviceIDs, c.MustIncludeDeviceIDs, int(c.AllocationSize)),
+		})
+	}
+	return resp, nil
+}
+
+// preferred returns must plus the lowest of available, size IDs in all.
+func preferred(available, must []string, size int) []string {
+	out := slices.Clone(must)
+	rest := slices.Clone(available)
+	slices.Sort(rest) // IDs are fixed-width hex: string order is index order
+	for _, id := range rest {
+		if len(out) >= size {
+			break
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // ListAndWatch sends the devices once; they never change.

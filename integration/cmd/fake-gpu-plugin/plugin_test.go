@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -140,4 +141,27 @@ func dial(t *testing.T, socket string) pluginapi.DevicePluginClient {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return pluginapi.NewDevicePluginClient(conn)
+}
+
+func TestPreferred(t *testing.T) {
+	id := func(i int) string { return GPUUUID(i) }
+	tests := []struct {
+		name      string
+		available []string
+		must      []string
+		size      int
+		want      []string
+	}{
+		{"lowest pair", []string{id(5), id(2), id(3), id(7)}, nil, 2, []string{id(2), id(3)}},
+		{"must first", []string{id(1), id(6), id(4)}, []string{id(6)}, 2, []string{id(6), id(1)}},
+		{"not enough", []string{id(3)}, nil, 2, []string{id(3)}},
+		{"hex order past 9", []string{id(11), id(10), id(9)}, nil, 2, []string{id(9), id(10)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := preferred(tc.available, tc.must, tc.size); !slices.Equal(got, tc.want) {
+				t.Errorf("preferred = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }
