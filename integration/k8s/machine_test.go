@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -131,13 +132,18 @@ func (m *machine) createStandIns(t *testing.T) {
 	}
 }
 
-// removeStandIns deletes the stand-ins left in the host (a NIC still in a
-// pod comes back when the pod's netns goes) and the fabric namespace.
+// removeStandIns deletes the stand-ins in the host — under their names, or
+// under a pod's name when a failed run's pod netns went without CNI DEL
+// (the alias rail:<host name>:… tells them) — and the fabric namespace.
 func (m *machine) removeStandIns(t *testing.T) {
-	for _, name := range m.netdevs {
-		if l, err := netlink.LinkByName(name); err == nil {
+	links, err := netlink.LinkList()
+	if err != nil {
+		t.Errorf("list links: %v", err)
+	}
+	for _, l := range links {
+		if m.isStandIn(l.Attrs().Name, l.Attrs().Alias) {
 			if err := netlink.LinkDel(l); err != nil {
-				t.Errorf("delete %s: %v", name, err)
+				t.Errorf("delete %s: %v", l.Attrs().Name, err)
 			}
 		}
 	}
@@ -175,6 +181,15 @@ func (m *machine) uverbs(t *testing.T, nic string) string {
 		t.Fatalf("no NIC %s", nic)
 	}
 	return n.Uverbs.Name
+}
+
+func (m *machine) isStandIn(name, alias string) bool {
+	for _, own := range m.netdevs {
+		if name == own || strings.HasPrefix(alias, "rail:"+own+":") {
+			return true
+		}
+	}
+	return false
 }
 
 // standInsAway lists the stand-ins not in the host namespace under their names.
