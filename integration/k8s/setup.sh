@@ -13,10 +13,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS=-mod=mod
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 NICE="nice -n ${RAIL_RIG_NICE:-10}"
 KUBE_BINS="kubelet kube-apiserver kube-scheduler kube-controller-manager kubectl"
 mkdir -p "$K8S_BIN" "$K8S_LOG"
+cd "$K8S_DIR"   # `go mod download` outside any module
 TIMES=$K8S_LOG/setup-times.txt
 
 # shellcheck source=../cri/lib.sh
@@ -69,13 +70,13 @@ build_kube() { # one `go build` for all five: shared packages compile once, in p
   local tmp pkgs="" b; tmp=$(mktemp -d "$K8S_DIR/.build.XXXXXX")
   for b in $KUBE_BINS; do pkgs="$pkgs k8s.io/kubernetes/cmd/$b"; done
   # shellcheck disable=SC2086
-  (cd "$KMOD" && CGO_ENABLED=0 $NICE "$GO" build -trimpath -ldflags "$(kube_ldflags)" -o "$tmp/" $pkgs)
+  (cd "$KMOD" && CGO_ENABLED=0 GOFLAGS=-mod=mod $NICE "$GO" build -trimpath -ldflags "$(kube_ldflags)" -o "$tmp/" $pkgs)
   for b in $KUBE_BINS; do mv "$tmp/$b" "$K8S_BIN/$b"; done
   rmdir "$tmp"
 }
 build_etcd() {
   kube_module
-  (cd "$KMOD" && CGO_ENABLED=0 $NICE "$GO" build -trimpath -ldflags "-s -w" -o "$K8S_BIN/etcd.tmp" go.etcd.io/etcd/server/v3)
+  (cd "$KMOD" && CGO_ENABLED=0 GOFLAGS=-mod=mod $NICE "$GO" build -trimpath -ldflags "-s -w" -o "$K8S_BIN/etcd.tmp" go.etcd.io/etcd/server/v3)
   mv "$K8S_BIN/etcd.tmp" "$K8S_BIN/etcd"
 }
 build_helm() { # inside the downloaded module: `go install` would ask the proxy for a version list
