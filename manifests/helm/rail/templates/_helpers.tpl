@@ -54,3 +54,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- fail (printf "hostPaths.root %q: want an absolute path (\"/\" on a real node)" .Values.hostPaths.root) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+raild's containers are not privileged and hold no capability: as uid 0 they read and write the
+root-owned host paths they mount (CNI dirs, sockets, state) by owner permission, and read topology
+from sysfs/procfs, which needs none. The netlink work in pod network namespaces is done by the rail
+plugin, which the container runtime runs on the host, not by these containers.
+*/}}
+{{- define "rail.securityContext" -}}
+runAsUser: 0
+runAsGroup: 0
+privileged: false
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: [ALL]
+{{- end -}}
