@@ -15,7 +15,10 @@ Usage:
   raild leases      [--socket PATH] [--json]                leases held on this node
   raild pools       [--socket PATH] [--json]                pools and their use on this node
   raild doctor      [--root DIR] [--socket PATH] [--cni-bin-dir DIR] [--nri-socket PATH]
-  raild install-cni [--from DIR] [--to DIR]                 copy rail and rail-ipam into the CNI bin dir
+  raild install-cni [--from DIR] [--to DIR] [--config FILE] [--conf-dir DIR] [--mode chained|nad]
+                    [--entry JSON | --entry-file FILE] [--uninstall]
+                    copy rail and rail-ipam into the CNI bin dir; chained: put rail's entry into
+                    the primary's conflist; --uninstall: take it out again
 `
 
 func main() {

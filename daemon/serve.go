@@ -113,7 +113,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return fmt.Errorf("open lease store: %w", err)
 	}
 	defer alloc.Close()
-	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Log: log}
+	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
 		if err != nil {
@@ -140,12 +140,13 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 		return err
 	}
 	srv := server.New(svc, m, log)
+	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("part", "cni"))
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
 			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
-			return err
+			return errors.Join(err, cniReady())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
 			ReadHeaderTimeout: 5 * time.Second}

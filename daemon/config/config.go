@@ -11,9 +11,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/railcni/rail/daemon/cniconf"
 	"github.com/railcni/rail/daemon/deviceplugin"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
 )
 
 // Defaults for the daemon.
@@ -42,11 +44,13 @@ type Config struct {
 	PodResourcesSocket string              `json:"podResourcesSocket,omitempty"`
 	MetricsAddr        string              `json:"metricsAddr,omitempty"`
 	GPUResources       []string            `json:"gpuResources,omitempty"`
+	AttachPolicy       api.AttachPolicy    `json:"attachPolicy,omitempty"`
 	Cooldown           string              `json:"cooldown,omitempty"`
 	Rails              Rails               `json:"rails,omitempty"`
 	Pools              []ipam.PoolConfig   `json:"pools"`
 	NRI                nri.Config          `json:"nri,omitempty"`
 	DevicePlugin       deviceplugin.Config `json:"devicePlugin,omitempty"`
+	CNI                cniconf.Config      `json:"cni,omitempty"`
 
 	CooldownDuration time.Duration `json:"-"`
 }
@@ -59,7 +63,11 @@ func Load(path string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}
-		if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+		asJSON, err := yaml.YAMLToJSON(data)
+		if err == nil {
+			err = api.DecodeStrict(asJSON, cfg)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("config %s: %w (see README.md, \"Configuration\", for the keys)", path, err)
 		}
 	}
@@ -84,6 +92,13 @@ func (c *Config) Finish() error {
 		c.GPUResources = []string{DefaultGPUResource}
 	}
 	var errs []error
+	if c.AttachPolicy == "" {
+		c.AttachPolicy = api.PolicyGPUOrAnnotated
+	}
+	if !c.AttachPolicy.Valid() {
+		errs = append(errs, fmt.Errorf("attachPolicy %q: want one of %v (which pods get rail interfaces when rail is chained)",
+			c.AttachPolicy, api.AttachPolicies()))
+	}
 	c.CooldownDuration = DefaultCooldown
 	if c.Cooldown != "" {
 		d, err := time.ParseDuration(c.Cooldown)
@@ -100,6 +115,7 @@ func (c *Config) Finish() error {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
 		}
 	}
+	errs = append(errs, c.CNI.Finish())
 	return errors.Join(errs...)
 }
 

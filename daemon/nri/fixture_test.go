@@ -91,7 +91,7 @@ func (f *fakeState) ReleaseSandbox(_ context.Context, sandbox string) error {
 	return err
 }
 
-func (f *fakeState) add(sandbox, mode, addr string, nics ...string) {
+func (f *fakeState) add(sandbox string, mode api.Mode, addr string, nics ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := len(f.leases[sandbox])

@@ -14,12 +14,12 @@ import (
 // Input is one attachment's request, already resolved to GPU indices.
 type Input struct {
 	GPUs      []int
-	Mode      string
-	NICs      []string // selector: names or PCI addresses (empty: any)
-	Rail      *int     // selector: rail index
-	LinkLayer string   // selector: InfiniBand / Ethernet / ""
-	PoolNICs  []string // the chosen pool's NIC binding, names (empty: any)
-	MaxNICs   int      // 0: one interface per chosen NIC
+	Mode      api.Mode
+	NICs      []string           // selector: names or PCI addresses (empty: any)
+	Rail      *int               // selector: rail index
+	LinkLayer topology.LinkLayer // selector: "" for any
+	PoolNICs  []string           // the chosen pool's NIC binding, names (empty: any)
+	MaxNICs   int                // 0: one interface per chosen NIC
 }
 
 // Pick is one NIC the attachment gets, with the GPUs that chose it.
@@ -38,7 +38,7 @@ type Node struct {
 
 // Choose picks NICs for in, given who uses which NIC now.
 func (n *Node) Choose(in Input, use *Usage) ([]Pick, error) {
-	linkLayer, err := modeLinkLayer(in.Mode, in.LinkLayer)
+	linkLayer, err := api.SelectorLinkLayer(in.Mode, in.LinkLayer)
 	if err != nil {
 		return nil, err
 	}
@@ -62,19 +62,6 @@ func (n *Node) Choose(in Input, use *Usage) ([]Pick, error) {
 		picks = picks[:in.MaxNICs]
 	}
 	return picks, nil
-}
-
-// modeLinkLayer is the link layer a mode implies: a macvlan child needs an
-// Ethernet (RoCE) netdev, an IPoIB child an InfiniBand one.
-func modeLinkLayer(mode, selected string) (string, error) {
-	implied := map[string]string{api.ModeMacvlan: "Ethernet", api.ModeIPoIB: "InfiniBand"}[mode]
-	if implied != "" && selected != "" && selected != implied {
-		return "", fmt.Errorf("linkLayer %s does not fit mode %s, which needs %s NICs", selected, mode, implied)
-	}
-	if implied != "" {
-		return implied, nil
-	}
-	return selected, nil
 }
 
 // allowed intersects the selector's NICs, the rail's NICs and the pool's

@@ -10,7 +10,7 @@ import (
 type holder struct {
 	sandbox string
 	pod     string
-	mode    string
+	mode    api.Mode
 }
 
 // Usage records which pod interfaces use which NIC. It is rebuilt from the
@@ -24,7 +24,7 @@ type Usage struct {
 func NewUsage() *Usage { return &Usage{byNIC: map[string]map[string]holder{}} }
 
 // Add records that key (sandbox/ifname) uses nic in mode.
-func (u *Usage) Add(nic, key, sandbox, pod, mode string) {
+func (u *Usage) Add(nic, key, sandbox, pod string, mode api.Mode) {
 	if u.byNIC[nic] == nil {
 		u.byNIC[nic] = map[string]holder{}
 	}
@@ -45,7 +45,7 @@ func (u *Usage) Users(nic string) int { return len(u.byNIC[nic]) }
 // MovedTo returns the sandbox that holds nic in move mode, if any.
 func (u *Usage) MovedTo(nic string) (string, bool) {
 	for _, h := range u.byNIC[nic] {
-		if h.mode == api.ModeMove {
+		if h.mode.Exclusive() {
 			return h.sandbox, true
 		}
 	}
@@ -53,14 +53,14 @@ func (u *Usage) MovedTo(nic string) (string, bool) {
 }
 
 // exclusions: a moved NIC is nobody else's; a NIC with children cannot be moved.
-func (u *Usage) exclusions(mode string) map[string]string {
+func (u *Usage) exclusions(mode api.Mode) map[string]string {
 	out := map[string]string{}
 	for nic, holders := range u.byNIC {
 		for _, h := range holders {
 			switch {
-			case h.mode == api.ModeMove:
+			case h.mode.Exclusive():
 				out[nic] = fmt.Sprintf("moved into pod %s", h.pod)
-			case mode == api.ModeMove:
+			case mode.Exclusive():
 				out[nic] = fmt.Sprintf("shared by %d pod interface(s) in %s mode; move needs it alone", len(holders), h.mode)
 			}
 		}

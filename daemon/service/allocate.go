@@ -29,11 +29,58 @@ func (s *Service) Allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	if req.Mode == api.ModeIPAM {
 		return s.allocateAddressOnly(req, pool)
 	}
-	gpus, err := s.resolveGPUs(ctx, req)
-	if err != nil {
-		return nil, err
+	gpus, pass, err := s.choosePods(ctx, req)
+	if err != nil || pass != nil {
+		return pass, err
 	}
 	return s.allocateNICs(req, pool, gpus)
+}
+
+// choosePods applies the attach policy to a chained attachment: a pod
+// that does not get rail interfaces gets a pass-through plan, and nothing
+// is recorded for it. Otherwise it returns the pod's GPUs.
+func (s *Service) choosePods(ctx context.Context, req api.AllocateRequest) ([]int, *api.Plan, error) {
+	var gpus []int
+	resolved := false
+	holdsGPUs := func() (bool, error) {
+		var err error
+		gpus, err = s.resolveGPUs(ctx, req)
+		resolved = true
+		return len(gpus) > 0, err
+	}
+	if req.Chained {
+		ask, err := api.PodAsk(req.Annotations, req.CNIArgs)
+		if err != nil {
+			return nil, nil, s.countError("allocate", "bad_annotation", &api.Error{Code: api.CodeInvalidConfig,
+				Msg: "invalid pod annotation", Details: err.Error()})
+		}
+		attaches, err := s.opt.Policy.Attaches(ask, holdsGPUs)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !attaches {
+			return nil, s.passThrough(req, ask), nil
+		}
+	}
+	if !resolved {
+		if _, err := holdsGPUs(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return gpus, nil, nil
+}
+
+func (s *Service) passThrough(req api.AllocateRequest, ask api.Ask) *api.Plan {
+	reason := fmt.Sprintf("attach policy %s: the pod holds no GPUs and has no rail annotation", s.opt.Policy)
+	switch {
+	case ask == api.AskNo:
+		reason = "the pod opts out with " + api.AnnotationAttach + ": \"false\""
+	case s.opt.Policy == api.PolicyAnnotated:
+		reason = "attach policy annotated: the pod has no rail annotation"
+	}
+	s.log.Debug("pass-through", "sandbox", req.Sandbox, "pod", podName(req.PodNamespace, req.PodName, ""), "why", reason)
+	return &api.Plan{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network, Mode: req.Mode,
+		Interfaces: []api.PlanInterface{}, PassThrough: true, Reason: reason}
 }
 
 // enter serialises calls for one attachment key (a runtime retrying ADD
@@ -148,7 +195,7 @@ func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []pl
 
 func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics []string) ipam.Request {
 	return ipam.Request{Sandbox: req.Sandbox, IfName: ifname, Attachment: req.IfName, Network: req.Network,
-		Pool: pool, NICs: nics, Mode: req.Mode, PodNamespace: req.PodNamespace, PodName: req.PodName,
+		Pool: pool, NICs: nics, Mode: string(req.Mode), PodNamespace: req.PodNamespace, PodName: req.PodName,
 		PodUID: req.PodUID, Netns: req.Netns}
 }
 
@@ -157,7 +204,7 @@ func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics
 func (s *Service) reserve(reqs []ipam.Request) {
 	for _, r := range reqs {
 		for _, nic := range r.NICs {
-			s.usage.Add(nic, leaseKey(r.Sandbox, r.IfName), r.Sandbox, podName(r.PodNamespace, r.PodName, r.Sandbox), r.Mode)
+			s.usage.Add(nic, leaseKey(r.Sandbox, r.IfName), r.Sandbox, podName(r.PodNamespace, r.PodName, r.Sandbox), api.Mode(r.Mode))
 		}
 	}
 }
@@ -199,6 +246,9 @@ func (s *Service) allocError(err error) error {
 	switch {
 	case errors.Is(err, ipam.ErrExhausted):
 		return s.countError("allocate", "pool_exhausted", &api.Error{Code: api.CodePoolExhausted, Msg: "pool exhausted", Details: err.Error()})
+	case errors.Is(err, ipam.ErrLeaseConflict):
+		return s.countError("allocate", "name_conflict", &api.Error{Code: api.CodeInvalidConfig, Msg: "invalid field \"ifPrefix\"",
+			Details: err.Error() + "; two rail networks in one pod need different ifPrefix values (or different CNI_IFNAMEs alone)"})
 	case errors.Is(err, ipam.ErrUnknownPool), errors.Is(err, ipam.ErrNoNodeSlice):
 		return s.countError("allocate", "bad_pool", &api.Error{Code: api.CodeInvalidConfig, Msg: "invalid field \"pool\"", Details: err.Error()})
 	default:
@@ -207,6 +257,7 @@ func (s *Service) allocError(err error) error {
 }
 
 func (s *Service) countError(op, reason string, err *api.Error) *api.Error {
+	err = err.Bounded()
 	if s.opt.Metrics != nil {
 		s.opt.Metrics.Errors.WithLabelValues(op, reason).Inc()
 	}

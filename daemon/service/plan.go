@@ -17,7 +17,7 @@ func (s *Service) planFromLeases(sandbox, ifname, network string, leases []ipam.
 	leases = sortedLeases(leases)
 	plan := &api.Plan{Sandbox: sandbox, IfName: ifname, Network: network}
 	if len(leases) > 0 {
-		plan.Mode, plan.Netns = leases[0].Mode, leases[0].Netns
+		plan.Mode, plan.Netns = api.Mode(leases[0].Mode), leases[0].Netns
 	}
 	tables := s.policyTables(sandbox)
 	for _, l := range leases {
@@ -113,6 +113,6 @@ func lessIfName(a, b string) bool {
 
 func toAPILease(l ipam.Lease) api.Lease {
 	return api.Lease{Sandbox: l.Sandbox, IfName: l.IfName, Attachment: l.Attachment, Network: l.Network,
-		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: l.Mode,
+		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: api.Mode(l.Mode),
 		PodNamespace: l.PodNamespace, PodName: l.PodName, PodUID: l.PodUID, Created: l.Created.UTC().Format(time.RFC3339)}
 }

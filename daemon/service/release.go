@@ -68,7 +68,7 @@ func (s *Service) ReleaseSandbox(_ context.Context, sandbox string) error {
 		if l.Sandbox != sandbox {
 			return false
 		}
-		return l.Mode != api.ModeMove || l.Netns == "" || !s.opt.NetnsExists(l.Netns)
+		return !api.Mode(l.Mode).Exclusive() || l.Netns == "" || !s.opt.NetnsExists(l.Netns)
 	})
 	if err != nil {
 		return fmt.Errorf("release sandbox %s: %w", sandbox, err)

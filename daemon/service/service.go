@@ -30,8 +30,11 @@ type Options struct {
 	Alloc        *ipam.Allocator
 	Pods         PodDevices // nil: GPUs come only from annotations and cni-args
 	GPUResources []string
-	Metrics      *metrics.Metrics // nil: not measured
-	Log          *slog.Logger
+	// Policy picks the pods that get rail interfaces in chained mode
+	// (empty: api.PolicyGPUOrAnnotated).
+	Policy  api.AttachPolicy
+	Metrics *metrics.Metrics // nil: not measured
+	Log     *slog.Logger
 	// NetnsExists tells whether a sandbox's netns is still there; nil uses os.Stat.
 	NetnsExists func(path string) bool
 }
@@ -54,6 +57,9 @@ type Service struct {
 func New(opt Options) (*Service, error) {
 	if opt.Machine == nil || opt.Alloc == nil {
 		return nil, fmt.Errorf("service needs a machine and an allocator")
+	}
+	if opt.Policy == "" {
+		opt.Policy = api.PolicyGPUOrAnnotated
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
@@ -106,7 +112,7 @@ func (s *Service) track(l ipam.Lease) {
 func (s *Service) trackLocked(l ipam.Lease) {
 	key := leaseKey(l.Sandbox, l.IfName)
 	for _, nic := range l.NICs {
-		s.usage.Add(nic, key, l.Sandbox, podName(l.PodNamespace, l.PodName, l.Sandbox), l.Mode)
+		s.usage.Add(nic, key, l.Sandbox, podName(l.PodNamespace, l.PodName, l.Sandbox), api.Mode(l.Mode))
 	}
 	s.bySandbox[l.Sandbox] = append(withoutKey(s.bySandbox[l.Sandbox], l.IfName), toAPILease(l))
 }

@@ -21,7 +21,7 @@ func (f fakePods) PodDevices(_ context.Context, ns, name string, _ []string) ([]
 }
 
 // newService builds a service on a built-in machine with the given pools.
-func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodDevices) (*Service, *fakesys.Spec) {
+func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodDevices, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
 	t.Helper()
 	root := t.TempDir()
 	spec, err := fakesys.Write(root, machine, fakesys.Options{})
@@ -50,7 +50,11 @@ func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodD
 			next++
 		}
 	}
-	svc, err := New(Options{Machine: m, Rails: rails, Alloc: alloc, Pods: pods, GPUResources: []string{"nvidia.com/gpu"}})
+	opt := Options{Machine: m, Rails: rails, Alloc: alloc, Pods: pods, GPUResources: []string{"nvidia.com/gpu"}}
+	for _, tweak := range tweaks {
+		tweak(&opt)
+	}
+	svc, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,7 @@ func TestAllocatePlacement(t *testing.T) {
 		}(), want: "net1=mlx5_2,net1-1=mlx5_3", tables: true},
 		{name: "selector alone", req: func() api.AllocateRequest {
 			r := allocReq("f", "")
-			r.Annotations = nil
+			r.Annotations = map[string]string{api.AnnotationAttach: "true"}
 			r.Selector.NICs = []string{"mlx5_3"}
 			return r
 		}(), want: "rail0=mlx5_3"},
@@ -311,6 +315,9 @@ func TestValidate(t *testing.T) {
 		{"bad mode", func(r api.AllocateRequest) api.AllocateRequest { r.Mode = "bridge"; return r }, `"mode"`},
 		{"no network", func(r api.AllocateRequest) api.AllocateRequest { r.Network = ""; return r }, `"network"`},
 		{"bad link layer", func(r api.AllocateRequest) api.AllocateRequest { r.Selector.LinkLayer = "x"; return r }, `"selector.linkLayer"`},
+		{"path as prefix", func(r api.AllocateRequest) api.AllocateRequest { r.IfPrefix = "../../"; return r }, `"ifPrefix"`},
+		{"prefix with a space", func(r api.AllocateRequest) api.AllocateRequest { r.IfPrefix = "ra il"; return r }, `"ifPrefix"`},
+		{"path as pool", func(r api.AllocateRequest) api.AllocateRequest { r.Pool = "../p"; return r }, `"pool"`},
 	}
 	if err := ValidateAllocate(ok); err != nil {
 		t.Fatalf("valid request refused: %v", err)

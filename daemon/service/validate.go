@@ -3,15 +3,14 @@ package service
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 var (
 	ifNameRE  = regexp.MustCompile(`^[^\s/:]{1,15}$`)
 	sandboxRE = regexp.MustCompile(`^[a-zA-Z0-9_.:-]{1,256}$`)
-	modes     = []string{api.ModeMove, api.ModeMacvlan, api.ModeIPoIB, api.ModeIPAM}
 )
 
 func invalid(field, format string, args ...any) *api.Error {
@@ -23,17 +22,22 @@ func ValidateAllocate(req api.AllocateRequest) error {
 	if err := ValidateAttachment(api.AttachmentRequest{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network}); err != nil {
 		return err
 	}
-	if !contains(modes, req.Mode) {
-		return invalid("mode", "%q: use one of %s", req.Mode, strings.Join(modes, ", "))
+	if !req.Mode.Valid() {
+		return invalid("mode", "%q: use one of %s", req.Mode, api.ModeList(append(api.AttachModes(), api.ModeIPAM)))
 	}
-	if req.IfPrefix != "" && len(req.IfPrefix) > 11 {
-		return invalid("ifPrefix", "%q is longer than 11 bytes; interface names must fit 15", req.IfPrefix)
+	if req.IfPrefix != "" && !api.ValidIfPrefix(req.IfPrefix) {
+		return invalid("ifPrefix", "%q: a letter, then letters, digits, '_' or '-', at most 11 bytes so that names fit 15", api.Excerpt(req.IfPrefix, 64))
+	}
+	if req.Pool != "" && !api.ValidPoolName(req.Pool) {
+		return invalid("pool", "%q: letters, digits, '.', '_' and '-', at most 63", api.Excerpt(req.Pool, 64))
 	}
 	if req.MaxNICs < 0 {
 		return invalid("maxNICs", "%d must not be negative", req.MaxNICs)
 	}
-	if ll := req.Selector.LinkLayer; ll != "" && ll != "InfiniBand" && ll != "Ethernet" {
-		return invalid("selector.linkLayer", "%q: use InfiniBand or Ethernet", ll)
+	if ll := req.Selector.LinkLayer; ll != "" {
+		if _, ok := topology.ParseLinkLayer(string(ll)); !ok {
+			return invalid("selector.linkLayer", "%q: use InfiniBand or Ethernet", ll)
+		}
 	}
 	return nil
 }
@@ -53,13 +57,4 @@ func ValidateAttachment(req api.AttachmentRequest) error {
 		return invalid("network", "empty: the network name (netconf \"name\") is required")
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, item := range list {
-		if item == s {
-			return true
-		}
-	}
-	return false
 }

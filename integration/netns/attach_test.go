@@ -15,7 +15,7 @@ import (
 
 // attachCase is one mode on one machine, for a pod annotated with GPUs.
 type attachCase struct {
-	mode      string
+	mode      api.Mode
 	machine   string
 	gpus      []int
 	linkLayer string   // what the mode needs ("" for any)
@@ -37,7 +37,7 @@ var cniVersions = []string{"0.4.0", "1.0.0", "1.1.0"}
 func TestAddCheckDel(t *testing.T) {
 	for _, tc := range attachCases {
 		for _, version := range cniVersions {
-			t.Run(tc.mode+"/"+version, func(t *testing.T) {
+			t.Run(string(tc.mode)+"/"+version, func(t *testing.T) {
 				testAddCheckDel(t, tc, version)
 			})
 		}

@@ -32,8 +32,8 @@ func cycleCount(t *testing.T) int {
 // (links, addresses, routes, rules), no lease, no pod netns and no more
 // open files in raild than after the first cycle.
 func TestCyclesLeakNothing(t *testing.T) {
-	for _, mode := range []string{api.ModeMove, api.ModeMacvlan} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []api.Mode{api.ModeMove, api.ModeMacvlan} {
+		t.Run(string(mode), func(t *testing.T) {
 			count := cycleCount(t)
 			node := newNode(t, harness.NodeOptions{Machine: "lab-1x1"})
 			before := snapshot(t, node)

@@ -179,9 +179,9 @@ func lateDel(e *delEnv, release func()) {
 // TestDelMatrix: every DEL a runtime can send in a bad moment succeeds and,
 // once the runtime has removed the netns, nothing is left on the node.
 func TestDelMatrix(t *testing.T) {
-	for _, mode := range []string{api.ModeMove, api.ModeMacvlan} {
+	for _, mode := range []api.Mode{api.ModeMove, api.ModeMacvlan} {
 		for _, tc := range delCases {
-			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+			t.Run(string(mode)+"/"+tc.name, func(t *testing.T) {
 				node := newNode(t, harness.NodeOptions{Machine: "lab-1x1"})
 				before := snapshot(t, node)
 				e := &delEnv{t: t, node: node, network: chain(t, node, "1.1.0", map[string]any{"mode": mode}),

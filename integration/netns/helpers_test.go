@@ -151,7 +151,7 @@ func closestNIC(report topology.Report, gpu int, linkLayer string) (string, bool
 	best, found := "", false
 	var bestClass topology.Class
 	for _, nic := range report.NICs {
-		if nic.State != "ACTIVE" || (linkLayer != "" && nic.LinkLayer != linkLayer) {
+		if nic.State != "ACTIVE" || (linkLayer != "" && string(nic.LinkLayer) != linkLayer) {
 			continue
 		}
 		class, ok := row[nic.Name]

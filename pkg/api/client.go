@@ -133,35 +133,43 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		return c.unreachable(err)
 	}
 	defer resp.Body.Close()
-	return decodeResponse(resp, out)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		// Headers came and the body did not (a raild that stalls or dies
+		// mid-answer): as unreachable as one that never answered.
+		return c.unreachable(err)
+	}
+	if len(data) > maxAnswer {
+		return &Error{Code: CodeIO, Msg: "raild's answer is over 8 MiB"}
+	}
+	return decodeResponse(resp.StatusCode, resp.Status, data, out)
 }
+
+// maxAnswer bounds what the client reads of one answer.
+const maxAnswer = 8 << 20
 
 func (c *Client) unreachable(err error) *Error {
 	msg := fmt.Sprintf("raild is unreachable at %s", c.socket)
 	if errors.Is(err, context.DeadlineExceeded) {
 		msg = fmt.Sprintf("raild at %s did not answer within %s", c.socket, c.timeout)
 	}
-	return &Error{Code: CodeTryAgainLater, Msg: msg,
+	return &Error{Code: CodeTryAgainLater, Msg: msg, unreachable: true,
 		Details: err.Error() + " (is the raild DaemonSet running on this node? check `raild doctor`, or set \"socket\" in the netconf)"}
 }
 
-func decodeResponse(resp *http.Response, out any) error {
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return &Error{Code: CodeIO, Msg: "read raild answer", Details: err.Error()}
-	}
-	if resp.StatusCode/100 != 2 {
+func decodeResponse(statusCode int, status string, data []byte, out any) error {
+	if statusCode/100 != 2 {
 		apiErr := &Error{}
 		if json.Unmarshal(data, apiErr) != nil || apiErr.Msg == "" {
-			return &Error{Code: CodeInternal, Msg: fmt.Sprintf("raild answered %s", resp.Status), Details: string(data)}
+			return &Error{Code: CodeInternal, Msg: fmt.Sprintf("raild answered %s", status), Details: Excerpt(string(data), MaxDetails)}
 		}
-		return apiErr
+		return apiErr.Bounded()
 	}
 	if out == nil || len(data) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return &Error{Code: CodeDecode, Msg: "decode raild answer", Details: err.Error()}
+		return &Error{Code: CodeDecode, Msg: "decode raild answer", Details: Excerpt(err.Error(), MaxDetails)}
 	}
 	return nil
 }

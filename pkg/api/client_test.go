@@ -50,6 +50,20 @@ func TestClientErrors(t *testing.T) {
 			case <-time.After(2 * time.Second):
 			}
 		}, timeout: 50 * time.Millisecond, wantCode: CodeTryAgainLater, wantText: "did not answer"},
+		{name: "stalls after the headers", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{"sandbox":`))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+		}, timeout: 100 * time.Millisecond, wantCode: CodeTryAgainLater, wantText: "did not answer"},
+		{name: "oversized error is cut", handler: func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(Error{Code: CodeInvalidConfig, Msg: "bad", Details: strings.Repeat("x", 1<<20)})
+		}, wantCode: CodeInvalidConfig, wantText: "bytes in all"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,7 +73,13 @@ func TestClientErrors(t *testing.T) {
 			}
 			_, err := NewClient(socket, tt.timeout).Allocate(context.Background(), AllocateRequest{Sandbox: "s"})
 			if !IsCode(err, tt.wantCode) || !strings.Contains(err.Error(), tt.wantText) {
-				t.Fatalf("got %v; want code %d mentioning %q", err, tt.wantCode, tt.wantText)
+				t.Fatalf("got %v; want code %d mentioning %q", Excerpt(err.Error(), 300), tt.wantCode, tt.wantText)
+			}
+			if len(err.Error()) > MaxMsg+MaxDetails+200 {
+				t.Fatalf("error of %d bytes: errors quote bounded excerpts", len(err.Error()))
+			}
+			if IsUnreachable(err) != (tt.wantCode == CodeTryAgainLater) {
+				t.Fatalf("IsUnreachable = %v for %v", IsUnreachable(err), err)
 			}
 		})
 	}

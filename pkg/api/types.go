@@ -2,21 +2,17 @@
 // small client with timeouts that maps failures to CNI error codes.
 package api
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/railcni/rail/pkg/topology"
+)
 
 // Version is the path prefix of every call: /v1/...
 const Version = "v1"
 
 // DefaultSocket is where raild listens and where the plugins dial.
 const DefaultSocket = "/run/rail/raild.sock"
-
-// Attach modes. ModeIPAM is used by rail-ipam: an address, no NIC.
-const (
-	ModeMove    = "move"
-	ModeMacvlan = "macvlan"
-	ModeIPoIB   = "ipoib"
-	ModeIPAM    = "ipam"
-)
 
 // Pod annotations understood by raild.
 const (
@@ -31,8 +27,8 @@ type Selector struct {
 	NICs []string `json:"nics,omitempty"`
 	// Rail picks the NIC carrying this rail index.
 	Rail *int `json:"rail,omitempty"`
-	// LinkLayer is "InfiniBand" or "Ethernet"; empty accepts both.
-	LinkLayer string `json:"linkLayer,omitempty"`
+	// LinkLayer narrows the NICs to one link layer; empty accepts both.
+	LinkLayer topology.LinkLayer `json:"linkLayer,omitempty"`
 }
 
 // AllocateRequest asks raild for a plan for one CNI attachment
@@ -45,7 +41,7 @@ type AllocateRequest struct {
 	PodNamespace string            `json:"podNamespace,omitempty"`
 	PodName      string            `json:"podName,omitempty"`
 	PodUID       string            `json:"podUID,omitempty"`
-	Mode         string            `json:"mode"`
+	Mode         Mode              `json:"mode"`
 	Pool         string            `json:"pool,omitempty"`
 	Selector     Selector          `json:"selector,omitempty"`
 	Annotations  map[string]string `json:"annotations,omitempty"`
@@ -67,13 +63,13 @@ type AttachmentRequest struct {
 
 // NIC describes the RDMA NIC behind one pod interface.
 type NIC struct {
-	RDMADevice string `json:"rdmaDevice"`
-	Netdev     string `json:"netdev"`
-	PCI        string `json:"pci,omitempty"`
-	UverbsName string `json:"uverbs,omitempty"`
-	Port       int    `json:"port,omitempty"`
-	LinkLayer  string `json:"linkLayer,omitempty"`
-	Rail       *int   `json:"rail,omitempty"`
+	RDMADevice string             `json:"rdmaDevice"`
+	Netdev     string             `json:"netdev"`
+	PCI        string             `json:"pci,omitempty"`
+	UverbsName string             `json:"uverbs,omitempty"`
+	Port       int                `json:"port,omitempty"`
+	LinkLayer  topology.LinkLayer `json:"linkLayer,omitempty"`
+	Rail       *int               `json:"rail,omitempty"`
 }
 
 // Address is an address in CIDR form with its optional gateway.
@@ -109,10 +105,15 @@ type Plan struct {
 	Sandbox string `json:"sandbox"`
 	IfName  string `json:"ifName"`
 	Network string `json:"network"`
-	Mode    string `json:"mode"`
+	Mode    Mode   `json:"mode"`
 	// Netns is the sandbox netns recorded at ADD, for a DEL that comes without one.
 	Netns      string          `json:"netns,omitempty"`
 	Interfaces []PlanInterface `json:"interfaces"`
+	// PassThrough is true when this pod gets no rail interface (chained
+	// mode, the attach policy says no): nothing was recorded, and the
+	// plugin returns the previous result as is. Reason says why.
+	PassThrough bool   `json:"passThrough,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // Attachment is one valid (container, interface) pair of the CNI GC verb.
@@ -141,7 +142,7 @@ type Lease struct {
 	Pool         string   `json:"pool"`
 	Address      string   `json:"address"`
 	NICs         []string `json:"nics"`
-	Mode         string   `json:"mode,omitempty"`
+	Mode         Mode     `json:"mode,omitempty"`
 	PodNamespace string   `json:"podNamespace,omitempty"`
 	PodName      string   `json:"podName,omitempty"`
 	PodUID       string   `json:"podUID,omitempty"`
@@ -172,6 +173,10 @@ type Error struct {
 	Code    uint   `json:"code"`
 	Msg     string `json:"msg"`
 	Details string `json:"details,omitempty"`
+
+	// unreachable marks the client's own failure to reach raild, as
+	// opposed to a code 11 that raild answered (e.g. the kubelet is down).
+	unreachable bool
 }
 
 func (e *Error) Error() string {
@@ -198,6 +203,13 @@ const (
 	// CodePoolExhausted: the pool has no free address.
 	CodePoolExhausted = 101
 )
+
+// IsUnreachable reports whether err is the client's failure to reach raild
+// or to read its whole answer (always code 11).
+func IsUnreachable(err error) bool {
+	var apiErr *Error
+	return errors.As(err, &apiErr) && apiErr.unreachable
+}
 
 // IsCode reports whether err is a raild error with this CNI code.
 func IsCode(err error, code uint) bool {

@@ -136,3 +136,26 @@ func boolDigit(b bool) int {
 	}
 	return 0
 }
+
+// modeOnLink is the mode in which rail attached the pod interface name, as
+// its alias records it; ours is false for a pod link that rail did not
+// make (no rail alias), which Detach then leaves alone. A link that is not
+// in the pod (netns gone, or already returned) can only be a moved device:
+// children die with the pod.
+func modeOnLink(sess *session, name string) (mode Mode, ours bool) {
+	if sess.pod == nil {
+		return ModeMove, true
+	}
+	link, err := sess.podNL.LinkByName(name)
+	if err != nil {
+		return ModeMove, true
+	}
+	rec, ok := parseAlias(link.Attrs().Alias)
+	switch {
+	case !ok:
+		return "", false
+	case rec.Kind == "":
+		return ModeMove, true
+	}
+	return Mode(rec.Kind), true
+}

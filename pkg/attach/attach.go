@@ -27,7 +27,10 @@ func Attach(podNetns string, s Spec) (Result, error) {
 // is deleted; source rules are removed. A pod netns that is gone or empty,
 // a link that is gone, or a second call all return nil.
 //
-// Detach needs only Mode and Name: without Parent (a Spec rebuilt from a
+// Detach needs only Name. An empty Mode is read from the alias rail wrote
+// on the link (a stale netconf must not decide what is undone), and a pod
+// link without rail's alias is then left alone; without
+// Parent (a Spec rebuilt from a
 // cached CNI result) the interface is found by the pod name recorded in its
 // alias, and the alias supplies the host name, MTU, state and RDMA device;
 // without Table and Addresses, source rules are found by the addresses
@@ -136,6 +139,12 @@ func (a attacher) detach(podNetns string, s Spec) error {
 		return fmt.Errorf("detach %s: %w", s.Name, err)
 	}
 	defer sess.close()
+	if s.Mode == "" {
+		var ours bool
+		if s.Mode, ours = modeOnLink(sess, s.Name); !ours {
+			return nil
+		}
+	}
 	if s.Mode == ModeMove {
 		err = a.detachMove(sess, s)
 	} else {

@@ -53,6 +53,13 @@ func openSession(podPath string) (_ *session, retErr error) {
 		return nil, fmt.Errorf("open pod netns %s: %w", podPath, err)
 	}
 	s.pod = pod
+	same, err := sameNetns(int(host.Fd()), int(pod.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	if same {
+		return nil, fmt.Errorf("%w: %s", ErrHostNetns, podPath)
+	}
 	if s.podNL, err = netlinksafe.NewHandleAt(s.podHandle(), unix.NETLINK_ROUTE); err != nil {
 		return nil, fmt.Errorf("open netlink in pod netns %s: %w", podPath, err)
 	}

@@ -2,18 +2,20 @@ package attach
 
 import (
 	"net/netip"
+
+	"github.com/railcni/rail/pkg/api"
 )
 
-// Mode is how a NIC reaches the pod.
-type Mode string
+// Mode is how a NIC reaches the pod: the project's one attach mode type.
+type Mode = api.Mode
 
 const (
 	// ModeMove moves the NIC's netdev itself into the pod.
-	ModeMove Mode = "move"
+	ModeMove = api.ModeMove
 	// ModeMacvlan gives the pod a macvlan child of the NIC's netdev (RoCE).
-	ModeMacvlan Mode = "macvlan"
+	ModeMacvlan = api.ModeMacvlan
 	// ModeIPoIB gives the pod an IPoIB child of the NIC's InfiniBand netdev.
-	ModeIPoIB Mode = "ipoib"
+	ModeIPoIB = api.ModeIPoIB
 )
 
 // Route is one route the pod interface gets. A zero GW makes it a

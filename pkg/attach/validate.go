@@ -26,7 +26,12 @@ func validate(s Spec) error {
 // validateDetach is validate for Detach, which also accepts a Spec without
 // Parent (rebuilt from a cached CNI result): the pod interface's alias
 // then says where it came from.
+// validateDetach accepts an empty Mode: Detach then takes it from the
+// alias rail left on the link.
 func validateDetach(s Spec) error {
+	if s.Mode == "" {
+		s.Mode = ModeMove
+	}
 	return validateWith(s, validateNamesParentOptional)
 }
 
@@ -162,7 +167,7 @@ func validateRDMA(s Spec) error {
 	if s.RDMADevice == "" || !s.RDMAExclusive {
 		return nil
 	}
-	if err := rdma.ModeRequirement(string(s.Mode), rdma.NetnsExclusive); err != nil {
+	if err := rdma.ModeRequirement(s.Mode, rdma.NetnsExclusive); err != nil {
 		return fmt.Errorf("RDMADevice %s: %w", s.RDMADevice, err)
 	}
 	return nil

@@ -22,48 +22,97 @@ type IPAM struct {
 }
 
 // IPAMConf is a main plugin's netconf as rail-ipam sees it: the main
-// plugin's own fields are not ours to judge, the ipam section is.
+// plugin's own fields are not ours to judge, the ipam section is. Only
+// keys spelt exactly as below are read (encoding/json alone would take
+// "IPAM" or "Name" for them).
 type IPAMConf struct {
-	CNIVersion    string          `json:"cniVersion"`
-	Name          string          `json:"name"`
-	RawIPAM       json.RawMessage `json:"ipam"`
-	RuntimeConfig *RuntimeConfig  `json:"runtimeConfig,omitempty"`
-	Args          *Args           `json:"args,omitempty"`
+	CNIVersion    string
+	Name          string
+	RuntimeConfig *RuntimeConfig
+	Args          *Args
 	// ValidAttachments comes with the CNI GC verb.
-	ValidAttachments []types.GCAttachment `json:"cni.dev/valid-attachments,omitempty"`
+	ValidAttachments []types.GCAttachment
 
-	IPAM IPAM `json:"-"`
+	IPAM IPAM
 }
+
+const ipamKeys = "rail-ipam accepts type, socket, pool, timeout"
 
 // LoadIPAM decodes the netconf and strictly validates its ipam section.
 func LoadIPAM(data []byte) (*IPAMConf, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
+		return nil, types.NewError(types.ErrDecodingFailure, "failed to decode netconf", "want a JSON object")
+	}
 	conf := &IPAMConf{}
-	if err := json.Unmarshal(data, conf); err != nil {
-		return nil, types.NewError(types.ErrDecodingFailure, "failed to decode netconf", err.Error())
+	fields := []struct {
+		key  string
+		into any
+	}{
+		{"cniVersion", &conf.CNIVersion}, {"name", &conf.Name}, {"cni.dev/valid-attachments", &conf.ValidAttachments},
 	}
-	if len(conf.RawIPAM) == 0 {
-		return nil, fieldError("ipam", "missing: rail-ipam is configured as \"ipam\": {\"type\": \"rail-ipam\", \"pool\": \"NAME\"}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(conf.RawIPAM))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&conf.IPAM); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field") {
-			return nil, unknownFieldError("ipam: " + strings.TrimPrefix(err.Error(), "json: ") +
-				"; rail-ipam accepts type, socket, pool, timeout")
+	for _, f := range fields {
+		if raw, ok := top[f.key]; ok {
+			if err := json.Unmarshal(raw, f.into); err != nil {
+				return nil, types.NewError(types.ErrDecodingFailure, "failed to decode netconf field "+f.key, api.Excerpt(err.Error(), 400))
+			}
 		}
-		return nil, types.NewError(types.ErrDecodingFailure, "failed to decode ipam section", err.Error())
+	}
+	var err error
+	if conf.RuntimeConfig, err = runtimeConfigOf(top["runtimeConfig"]); err != nil {
+		return nil, err
+	}
+	if conf.Args, err = argsOf(top["args"]); err != nil {
+		return nil, err
+	}
+	raw := bytes.TrimSpace(top["ipam"])
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, fieldError("ipam", "missing or not an object: rail-ipam is configured as \"ipam\": {\"type\": \"rail-ipam\", \"pool\": \"NAME\"}")
+	}
+	if err := decodeStrict(raw, &conf.IPAM, ipamKeys); err != nil {
+		return nil, err
 	}
 	return conf, conf.IPAM.validate()
 }
 
+// runtimeConfigOf reads the pod annotations from runtimeConfig; other
+// capabilities there belong to the main plugin.
+func runtimeConfigOf(raw json.RawMessage) (*RuntimeConfig, error) {
+	var all map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &all) != nil || all[AnnotationsCapability] == nil {
+		return nil, nil
+	}
+	rc := &RuntimeConfig{}
+	if err := json.Unmarshal(all[AnnotationsCapability], &rc.PodAnnotations); err != nil {
+		return nil, fieldError("runtimeConfig."+AnnotationsCapability, "want an object of strings: %s", api.Excerpt(err.Error(), 200))
+	}
+	return rc, nil
+}
+
+// argsOf reads Multus' cni-args (args.cni); other args belong to the main plugin.
+func argsOf(raw json.RawMessage) (*Args, error) {
+	var all map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &all) != nil || all["cni"] == nil {
+		return nil, nil
+	}
+	args := &Args{CNI: &api.CNIArgs{}}
+	if err := decodeStrict(all["cni"], args.CNI, "cni-args rail reads: pool, gpus, nics, rail"); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
 func (i *IPAM) validate() error {
+	if i.Type == "" {
+		return fieldError("ipam.type", "missing: the main plugin calls the IPAM plugin named here, \"rail-ipam\"")
+	}
 	if i.Socket == "" {
 		i.Socket = api.DefaultSocket
 	}
 	if !strings.HasPrefix(i.Socket, "/") {
 		return fieldError("ipam.socket", "%q must be an absolute path to raild's unix socket (default %s)", i.Socket, api.DefaultSocket)
 	}
-	if i.Pool != "" && !poolNameRE.MatchString(i.Pool) {
+	if i.Pool != "" && !api.ValidPoolName(i.Pool) {
 		return fieldError("ipam.pool", "%q is not a pool name: letters, digits, '.', '_' and '-', at most 63", i.Pool)
 	}
 	i.CallTimeout = api.DefaultTimeout

@@ -1,10 +1,8 @@
 package netconf
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,13 +10,14 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // AnnotationsCapability is the runtime capability that carries pod annotations (containerd, CRI-O).
 const AnnotationsCapability = "io.kubernetes.cri.pod-annotations"
 
 // DefaultIfPrefix names chained rail interfaces rail0, rail1, ...
-const DefaultIfPrefix = "rail"
+const DefaultIfPrefix = api.DefaultIfPrefix
 
 // RuntimeConfig is what the runtime fills in for declared capabilities.
 type RuntimeConfig struct {
@@ -33,19 +32,23 @@ type Args struct {
 // Rail is the netconf of the rail plugin.
 type Rail struct {
 	types.PluginConf
-	Socket        string         `json:"socket,omitempty"`
-	Timeout       string         `json:"timeout,omitempty"`
-	Mode          string         `json:"mode,omitempty"`
-	Pool          string         `json:"pool,omitempty"`
-	IfPrefix      string         `json:"ifPrefix,omitempty"`
-	NICs          []string       `json:"nics,omitempty"`
-	Rail          *int           `json:"rail,omitempty"`
-	LinkLayer     string         `json:"linkLayer,omitempty"`
-	MaxNICs       int            `json:"maxNICs,omitempty"`
-	MTU           int            `json:"mtu,omitempty"`
-	MacvlanMode   string         `json:"macvlanMode,omitempty"`
-	PKey          string         `json:"pkey,omitempty"`
-	IPoIBMode     string         `json:"ipoibMode,omitempty"`
+	Socket      string             `json:"socket,omitempty"`
+	Timeout     string             `json:"timeout,omitempty"`
+	Mode        api.Mode           `json:"mode,omitempty"`
+	Pool        string             `json:"pool,omitempty"`
+	IfPrefix    string             `json:"ifPrefix,omitempty"`
+	NICs        []string           `json:"nics,omitempty"`
+	Rail        *int               `json:"rail,omitempty"`
+	LinkLayer   topology.LinkLayer `json:"linkLayer,omitempty"`
+	MaxNICs     int                `json:"maxNICs,omitempty"`
+	MTU         int                `json:"mtu,omitempty"`
+	MacvlanMode string             `json:"macvlanMode,omitempty"`
+	PKey        string             `json:"pkey,omitempty"`
+	IPoIBMode   string             `json:"ipoibMode,omitempty"`
+	// OnRaildDown says what a pod that did not ask for RDMA by annotation
+	// or cni-args gets when raild cannot be reached: "fail" (the default:
+	// the runtime retries) or "pass-through" (the previous result as is).
+	OnRaildDown   string         `json:"onRaildDown,omitempty"`
 	RuntimeConfig *RuntimeConfig `json:"runtimeConfig,omitempty"`
 	Args          *Args          `json:"args,omitempty"`
 	// LegacyAttachments is the misspelt twin of cni.dev/valid-attachments
@@ -58,26 +61,27 @@ type Rail struct {
 }
 
 var (
-	ifPrefixRE   = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,10}$`)
-	poolNameRE   = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
 	macvlanModes = []string{"bridge", "private", "vepa", "passthru"}
 	ipoibModes   = []string{"datagram", "connected"}
-	linkLayers   = []string{"InfiniBand", "Ethernet"}
-	railModes    = []string{api.ModeMove, api.ModeMacvlan, api.ModeIPoIB}
+	raildDown    = []string{RaildDownFail, RaildDownPassThrough}
 )
 
-// LoadRail decodes and validates the rail netconf. Unknown fields are refused
-// (CNI code 2); bad values name the field and what is allowed (code 7).
+// What onRaildDown accepts.
+const (
+	RaildDownFail        = "fail"
+	RaildDownPassThrough = "pass-through"
+)
+
+// railKeys is what rail's own part of a netconf may hold, for error messages.
+const railKeys = "socket, timeout, mode, pool, ifPrefix, nics, rail, linkLayer, maxNICs, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
+
+// LoadRail decodes and validates the rail netconf. Unknown fields, and keys
+// written in another case, are refused (CNI code 2); bad values name the
+// field and what is allowed (code 7).
 func LoadRail(data []byte) (*Rail, error) {
 	conf := &Rail{}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(conf); err != nil {
-		if strings.HasPrefix(err.Error(), "json: unknown field") {
-			return nil, unknownFieldError(strings.TrimPrefix(err.Error(), "json: ") +
-				"; rail accepts socket, timeout, mode, pool, ifPrefix, nics, rail, linkLayer, maxNICs, mtu, macvlanMode, pkey, ipoibMode")
-		}
-		return nil, types.NewError(types.ErrDecodingFailure, "failed to decode rail netconf", err.Error())
+	if err := decodeStrict(data, conf, "rail accepts "+railKeys); err != nil {
+		return nil, err
 	}
 	if err := conf.defaultsAndValidate(); err != nil {
 		return nil, err
@@ -91,6 +95,9 @@ func (c *Rail) defaultsAndValidate() error {
 	}
 	if c.Mode == "" {
 		c.Mode = api.ModeMove
+	}
+	if c.OnRaildDown == "" {
+		c.OnRaildDown = RaildDownFail
 	}
 	if c.IfPrefix == "" {
 		c.IfPrefix = DefaultIfPrefix
@@ -114,22 +121,26 @@ func (c *Rail) defaultsAndValidate() error {
 }
 
 func (c *Rail) checkBasics() error {
-	if !contains(railModes, c.Mode) {
-		return fieldError("mode", "%q is not a mode: use one of %s", c.Mode, strings.Join(railModes, ", "))
+	if !c.Mode.Attaches() {
+		return fieldError("mode", "%q is not a mode: use one of %s", c.Mode, api.ModeList(api.AttachModes()))
+	}
+	if !slices.Contains(raildDown, c.OnRaildDown) {
+		return fieldError("onRaildDown", "%q: use %s (the runtime retries the pod) or %s (pods that did not ask for RDMA start without it)",
+			c.OnRaildDown, RaildDownFail, RaildDownPassThrough)
 	}
 	if !strings.HasPrefix(c.Socket, "/") {
 		return fieldError("socket", "%q must be an absolute path to raild's unix socket (default %s)", c.Socket, api.DefaultSocket)
 	}
-	if c.Pool != "" && !poolNameRE.MatchString(c.Pool) {
+	if c.Pool != "" && !api.ValidPoolName(c.Pool) {
 		return fieldError("pool", "%q is not a pool name: letters, digits, '.', '_' and '-', at most 63", c.Pool)
 	}
-	if !ifPrefixRE.MatchString(c.IfPrefix) {
+	if !api.ValidIfPrefix(c.IfPrefix) {
 		return fieldError("ifPrefix", "%q must start with a letter and be at most 11 characters so that the interface name fits 15 bytes", c.IfPrefix)
 	}
-	if !contains(macvlanModes, c.MacvlanMode) {
+	if !slices.Contains(macvlanModes, c.MacvlanMode) {
 		return fieldError("macvlanMode", "%q: use one of %s", c.MacvlanMode, strings.Join(macvlanModes, ", "))
 	}
-	if !contains(ipoibModes, c.IPoIBMode) {
+	if !slices.Contains(ipoibModes, c.IPoIBMode) {
 		return fieldError("ipoibMode", "%q: use one of %s", c.IPoIBMode, strings.Join(ipoibModes, ", "))
 	}
 	return nil
@@ -149,8 +160,15 @@ func (c *Rail) checkTimeout() error {
 }
 
 func (c *Rail) checkSelector() error {
-	if c.LinkLayer != "" && !contains(linkLayers, c.LinkLayer) {
-		return fieldError("linkLayer", "%q: use InfiniBand or Ethernet (or leave it out for both)", c.LinkLayer)
+	if c.LinkLayer != "" {
+		ll, ok := topology.ParseLinkLayer(string(c.LinkLayer))
+		if !ok {
+			return fieldError("linkLayer", "%q: use InfiniBand or Ethernet (or leave it out for both)", c.LinkLayer)
+		}
+		c.LinkLayer = ll
+	}
+	if _, err := api.SelectorLinkLayer(c.Mode, c.LinkLayer); err != nil {
+		return fieldError("linkLayer", "%s", err)
 	}
 	if c.Rail != nil && (*c.Rail < 0 || *c.Rail > 63) {
 		return fieldError("rail", "%d must be a rail index from 0 to 63", *c.Rail)
@@ -199,13 +217,4 @@ func (c *Rail) CNIArgs() *api.CNIArgs {
 		return nil
 	}
 	return c.Args.CNI
-}
-
-func contains(list []string, s string) bool {
-	for _, item := range list {
-		if item == s {
-			return true
-		}
-	}
-	return false
 }

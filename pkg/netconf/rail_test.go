@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/railcni/rail/pkg/api"
 )
 
 func TestLoadRail(t *testing.T) {
@@ -50,6 +52,24 @@ func TestLoadRail(t *testing.T) {
 		{name: "ipam given", conf: `{"name":"n","type":"rail","ipam":{"type":"host-local"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ipam"`},
 		{name: "bad nic", conf: `{"name":"n","type":"rail","nics":["a/b"]}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `nics[0]`},
 		{name: "not json", conf: `{`, wantCode: types.ErrDecodingFailure},
+		{name: "key in another case", conf: `{"name":"n","type":"rail","mode":"move","MODE":"macvlan"}`, wantCode: types.ErrUnsupportedField, wantText: `write "mode"`},
+		{name: "key in another case alone", conf: `{"name":"n","type":"rail","Pool":"p"}`, wantCode: types.ErrUnsupportedField, wantText: `"Pool"`},
+		{name: "nested key in another case", conf: `{"name":"n","type":"rail","args":{"cni":{"POOL":"x"}}}`, wantCode: types.ErrUnsupportedField, wantText: `args.cni.POOL`},
+		{name: "key twice", conf: `{"name":"n","type":"rail","mode":"move","mode":"macvlan"}`, wantCode: types.ErrDecodingFailure, wantText: `twice`},
+		{name: "trailing data", conf: `{"name":"n","type":"rail"} {"mode":"x"}`, wantCode: types.ErrDecodingFailure, wantText: `trailing`},
+		{name: "onRaildDown", conf: `{"name":"n","type":"rail","onRaildDown":"pass-through"}`, check: func(t *testing.T, c *Rail) {
+			if c.OnRaildDown != RaildDownPassThrough {
+				t.Errorf("onRaildDown = %q", c.OnRaildDown)
+			}
+		}},
+		{name: "bad onRaildDown", conf: `{"name":"n","type":"rail","onRaildDown":"ignore"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"onRaildDown"`},
+		{name: "link layer in any case", conf: `{"name":"n","type":"rail","linkLayer":"infiniband"}`, check: func(t *testing.T, c *Rail) {
+			if c.LinkLayer != "InfiniBand" {
+				t.Errorf("linkLayer = %q", c.LinkLayer)
+			}
+		}},
+		{name: "link layer against mode", conf: `{"name":"n","type":"rail","mode":"macvlan","linkLayer":"InfiniBand"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `needs Ethernet`},
+		{name: "huge value quoted in part", conf: `{"name":"n","type":"rail","mode":"` + strings.Repeat("m", 1<<20) + `"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `bytes in all`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +104,11 @@ func TestLoadIPAM(t *testing.T) {
 		{name: "unknown ipam field", conf: `{"name":"n","ipam":{"type":"rail-ipam","subnet":"10.0.0.0/24"}}`, wantCode: types.ErrUnsupportedField, wantText: "subnet"},
 		{name: "bad socket", conf: `{"name":"n","ipam":{"type":"rail-ipam","socket":"x"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: "ipam.socket"},
 		{name: "bad pool", conf: `{"name":"n","ipam":{"type":"rail-ipam","pool":"../x"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: "ipam.pool"},
+		{name: "null ipam", conf: `{"name":"n","ipam":null}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ipam"`},
+		{name: "ipam not an object", conf: `{"name":"n","ipam":"rail-ipam"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ipam"`},
+		{name: "IPAM in another case is not ipam", conf: `{"name":"n","IPAM":{"type":"rail-ipam"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ipam"`},
+		{name: "ipam key in another case", conf: `{"name":"n","ipam":{"type":"rail-ipam","Pool":"p"}}`, wantCode: types.ErrUnsupportedField, wantText: `write "pool"`},
+		{name: "ipam without type", conf: `{"name":"n","ipam":{"pool":"p"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `ipam.type`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,9 +121,32 @@ func TestLoadIPAM(t *testing.T) {
 			}
 			var cniErr *types.Error
 			if !errors.As(err, &cniErr) || cniErr.Code != tt.wantCode || !strings.Contains(cniErr.Error(), tt.wantText) {
-				t.Errorf("got %v; want code %d mentioning %q", err, tt.wantCode, tt.wantText)
+				t.Errorf("got %v; want code %d mentioning %q", excerpt(err), tt.wantCode, tt.wantText)
 			}
 		})
+	}
+}
+
+func excerpt(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return api.Excerpt(err.Error(), 500)
+}
+
+func TestErrorsQuoteBoundedExcerpts(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	for _, conf := range []string{
+		`{"name":"n","type":"rail","mode":"` + huge + `"}`,
+		`{"name":"n","type":"rail","pool":"` + huge + `"}`,
+		`{"name":"n","type":"rail","nics":["` + huge + `/"]}`,
+		`{"name":"n","type":"rail","` + huge + `":1}`,
+		`{"name":"n","type":"rail","mtu":"` + huge + `"}`,
+	} {
+		_, err := LoadRail([]byte(conf))
+		if err == nil || len(err.Error()) > 4096 {
+			t.Errorf("LoadRail: error of %d bytes (%s): want a bounded excerpt", len(excerpt(err)), excerpt(err))
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/api"
 )
 
 func TestModeRequirement(t *testing.T) {
@@ -28,7 +30,7 @@ func TestModeRequirement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%s", tt.attach, tt.mode), func(t *testing.T) {
-			err := ModeRequirement(tt.attach, tt.mode)
+			err := ModeRequirement(api.Mode(tt.attach), tt.mode)
 			if tt.wantErr == nil {
 				if err != nil {
 					t.Fatalf("ModeRequirement(%q, %q) = %v, want nil", tt.attach, tt.mode, err)

@@ -1,13 +1,9 @@
 package rdma
 
-import "fmt"
+import (
+	"fmt"
 
-// Attach mode names as used by pkg/attach and the CNI netconf. They are
-// repeated here so this package imports nothing of the project.
-const (
-	attachMove    = "move"
-	attachMacvlan = "macvlan"
-	attachIPoIB   = "ipoib"
+	"github.com/railcni/rail/pkg/api"
 )
 
 // ModeRequirement reports whether attachMode can give a pod working RDMA
@@ -22,22 +18,22 @@ const (
 // result is nil; whether RDMA is needed at all is for the caller to decide.
 // The error for a mismatch says which mode is set, which is needed and how
 // to change it.
-func ModeRequirement(attachMode string, m NetnsMode) error {
+func ModeRequirement(attachMode api.Mode, m NetnsMode) error {
 	if _, err := ParseNetnsMode(string(m)); err != nil {
 		return err
 	}
 	switch attachMode {
-	case attachMove:
+	case api.ModeMove:
 		return nil
-	case attachMacvlan, attachIPoIB:
+	case api.ModeMacvlan, api.ModeIPoIB:
 		if m != NetnsExclusive {
 			return nil
 		}
 		return fmt.Errorf("attach mode %q needs the RDMA subsystem in %q netns mode, but it is in %q mode: "+
 			"switch it with `rdma system set netns shared` before any network namespace other than the host's exists, "+
 			"or at boot with the ib_core module parameter netns_mode=1; or use attach mode %q, which works in both modes",
-			attachMode, NetnsShared, NetnsExclusive, attachMove)
+			attachMode, NetnsShared, NetnsExclusive, api.ModeMove)
 	default:
-		return fmt.Errorf("unknown attach mode %q: want %q, %q or %q", attachMode, attachMove, attachMacvlan, attachIPoIB)
+		return fmt.Errorf("unknown attach mode %q: want one of %s", attachMode, api.ModeList(api.AttachModes()))
 	}
 }

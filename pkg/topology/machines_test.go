@@ -188,7 +188,7 @@ func TestMachineMatchesSpec(t *testing.T) {
 
 func checkNIC(t *testing.T, n topology.NIC, want fakesys.NICSpec) {
 	t.Helper()
-	if n.PCI != want.PCI || n.Netdev != want.Netdev || n.LinkLayer != want.LinkLayer ||
+	if n.PCI != want.PCI || n.Netdev != want.Netdev || string(n.LinkLayer) != want.LinkLayer ||
 		n.State != want.State || n.NUMA != want.NUMA || n.Virtual != want.Virtual || n.VF != want.VF || n.Bond != want.Bond {
 		t.Errorf("NIC %s = pci %q netdev %q %s %s numa %d virtual %v vf %v bond %v; spec %+v",
 			n.Name, n.PCI, n.Netdev, n.LinkLayer, n.State, n.NUMA, n.Virtual, n.VF, n.Bond, want)

@@ -35,7 +35,7 @@ func (d *discovery) port(n *NIC, dir, devDir string, num int, cd charDevs) Port 
 	p := Port{Num: num}
 	p.State = d.portAttr(n.Name, pd+"/state")
 	p.PhysState = d.portAttr(n.Name, pd+"/phys_state")
-	p.LinkLayer = d.portAttr(n.Name, pd+"/link_layer")
+	p.LinkLayer = LinkLayer(d.portAttr(n.Name, pd+"/link_layer"))
 	p.Rate, _ = d.fs.read(pd + "/rate")
 	if p.State != "" && p.State != "ACTIVE" {
 		reason := "port " + strconv.Itoa(num) + " " + p.State

@@ -109,11 +109,11 @@ func writeNICTable(tw io.Writer, nics []NIC) {
 	for _, n := range nics {
 		if len(n.Ports) == 0 {
 			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(n.Netdev),
-				dash(n.State), dash(n.LinkLayer), dash(n.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
+				dash(n.State), dash(string(n.LinkLayer)), dash(n.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
 		}
 		for _, p := range n.Ports {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(strings.Join(p.Netdevs, ",")),
-				p.Num, dash(p.State), dash(p.LinkLayer), dash(p.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
+				p.Num, dash(p.State), dash(string(p.LinkLayer)), dash(p.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
 		}
 	}
 	if len(nics) == 0 {

@@ -11,7 +11,7 @@ import (
 type Request struct {
 	GPUs      []int             // GPU indices; empty: the selector alone decides
 	NICs      []string          // allowed RDMA device names, PCI addresses or netdevs; empty: all
-	LinkLayer string            // "InfiniBand", "Ethernet", "" for any
+	LinkLayer LinkLayer         // "" for any
 	Exclude   map[string]string // NIC name -> why it is unavailable ("owned by pod ns/x")
 	Load      map[string]int    // GPUs or pods already using each NIC
 }
@@ -41,12 +41,12 @@ func unusable(n NIC, req Request, sel selector) string {
 		}
 		return why
 	}
-	if req.LinkLayer != "" && !strings.EqualFold(n.LinkLayer, req.LinkLayer) {
-		have := n.LinkLayer
+	if !req.LinkLayer.Matches(n.LinkLayer) {
+		have := string(n.LinkLayer)
 		if have == "" {
 			have = "unknown"
 		}
-		return "link layer " + have + " (want " + req.LinkLayer + ")"
+		return "link layer " + have + " (want " + string(req.LinkLayer) + ")"
 	}
 	switch n.State {
 	case "ACTIVE":

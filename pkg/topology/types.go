@@ -27,14 +27,14 @@ type CharDev struct {
 
 // Port is one port of an RDMA device.
 type Port struct {
-	Num       int      `json:"num"`
-	State     string   `json:"state"`     // ACTIVE, DOWN, INIT, ARMED, ...
-	PhysState string   `json:"physState"` // LinkUp, Disabled, Polling, ...
-	LinkLayer string   `json:"linkLayer"` // InfiniBand, Ethernet
-	Rate      string   `json:"rate,omitempty"`
-	Netdevs   []string `json:"netdevs,omitempty"`
-	Umad      *CharDev `json:"umad,omitempty"`
-	Issm      *CharDev `json:"issm,omitempty"`
+	Num       int       `json:"num"`
+	State     string    `json:"state"`     // ACTIVE, DOWN, INIT, ARMED, ...
+	PhysState string    `json:"physState"` // LinkUp, Disabled, Polling, ...
+	LinkLayer LinkLayer `json:"linkLayer"`
+	Rate      string    `json:"rate,omitempty"`
+	Netdevs   []string  `json:"netdevs,omitempty"`
+	Umad      *CharDev  `json:"umad,omitempty"`
+	Issm      *CharDev  `json:"issm,omitempty"`
 }
 
 // GPU is one NVIDIA PCI function bound to the nvidia driver.
@@ -52,23 +52,23 @@ type GPU struct {
 
 // NIC is one RDMA device (/sys/class/infiniband/<name>).
 type NIC struct {
-	Name       string   `json:"name"` // mlx5_0, rxe0, mlx5_bond_0
-	PCI        string   `json:"pci,omitempty"`
-	Netdev     string   `json:"netdev,omitempty"` // first port's first netdev
-	State      string   `json:"state"`            // first port's state
-	LinkLayer  string   `json:"linkLayer"`        // first port's link layer
-	Rate       string   `json:"rate,omitempty"`
-	NUMA       int      `json:"numa"`
-	NodeGUID   string   `json:"nodeGUID,omitempty"`
-	VF         bool     `json:"vf,omitempty"`
-	PF         string   `json:"pf,omitempty"` // PCI address of the PF for a VF
-	Bond       bool     `json:"bond,omitempty"`
-	Virtual    bool     `json:"virtual,omitempty"` // no PCI function (rxe, siw)
-	Uverbs     *CharDev `json:"uverbsDev,omitempty"`
-	UverbsName string   `json:"uverbs,omitempty"`
-	Ports      []Port   `json:"ports"`
-	Root       string   `json:"root,omitempty"`
-	Path       []string `json:"-"`
+	Name       string    `json:"name"` // mlx5_0, rxe0, mlx5_bond_0
+	PCI        string    `json:"pci,omitempty"`
+	Netdev     string    `json:"netdev,omitempty"` // first port's first netdev
+	State      string    `json:"state"`            // first port's state
+	LinkLayer  LinkLayer `json:"linkLayer"`        // first port's link layer
+	Rate       string    `json:"rate,omitempty"`
+	NUMA       int       `json:"numa"`
+	NodeGUID   string    `json:"nodeGUID,omitempty"`
+	VF         bool      `json:"vf,omitempty"`
+	PF         string    `json:"pf,omitempty"` // PCI address of the PF for a VF
+	Bond       bool      `json:"bond,omitempty"`
+	Virtual    bool      `json:"virtual,omitempty"` // no PCI function (rxe, siw)
+	Uverbs     *CharDev  `json:"uverbsDev,omitempty"`
+	UverbsName string    `json:"uverbs,omitempty"`
+	Ports      []Port    `json:"ports"`
+	Root       string    `json:"root,omitempty"`
+	Path       []string  `json:"-"`
 }
 
 // Problem is a device that was skipped or reported partially, with why.

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"net"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -13,12 +12,13 @@ import (
 
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
 func main() {
 	skel.PluginMainFuncs(skel.CNIFuncs{
 		Add: cmdAdd, Del: cmdDel, Check: cmdCheck, Status: cmdStatus, GC: cmdGC,
-	}, version.VersionsStartingFrom("0.4.0"), "rail-ipam: addresses from raild's pools")
+	}, version.All, "rail-ipam: addresses from raild's pools")
 }
 
 func load(args *skel.CmdArgs) (*netconf.IPAMConf, *api.Client, error) {
@@ -52,19 +52,8 @@ func cmdAdd(args *skel.CmdArgs) error {
 	}
 	result := &current.Result{CNIVersion: current.ImplementedSpecVersion}
 	for _, iface := range plan.Interfaces {
-		for _, a := range iface.Addresses {
-			ipnet, err := types.ParseCIDR(a.CIDR)
-			if err != nil {
-				return types.NewError(types.ErrInternal, "raild planned a bad address", err.Error())
-			}
-			result.IPs = append(result.IPs, &current.IPConfig{Address: *ipnet, Gateway: net.ParseIP(a.Gateway)})
-		}
-		for _, r := range iface.Routes {
-			dst, err := types.ParseCIDR(r.Dst)
-			if err != nil {
-				return types.NewError(types.ErrInternal, "raild planned a bad route", err.Error())
-			}
-			result.Routes = append(result.Routes, &types.Route{Dst: *dst, GW: net.ParseIP(r.GW)})
+		if err := verbs.AddAddresses(result, iface, nil); err != nil {
+			return err
 		}
 	}
 	return types.PrintResult(result, conf.CNIVersion)
@@ -98,14 +87,7 @@ func cmdStatus(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
-	st, err := client.Status(context.Background(), conf.IPAM.Pool)
-	if err != nil {
-		return types.NewError(api.CodeNotAvailable, "raild is not available", err.Error())
-	}
-	if !st.Healthy {
-		return types.NewError(api.CodeNotAvailable, "raild cannot serve new pods", st.Reason)
-	}
-	return nil
+	return verbs.Status(context.Background(), client, conf.IPAM.Pool, false)
 }
 
 func cmdGC(args *skel.CmdArgs) error {
@@ -113,12 +95,5 @@ func cmdGC(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
-	req := api.GCRequest{Network: conf.Name, Valid: []api.Attachment{}}
-	for _, a := range conf.ValidAttachments {
-		req.Valid = append(req.Valid, api.Attachment{Sandbox: a.ContainerID, IfName: a.IfName})
-	}
-	if _, err := client.GC(context.Background(), req); err != nil {
-		return netconf.CNIError("raild gc", err)
-	}
-	return nil
+	return verbs.GC(context.Background(), client, conf.Name, conf.ValidAttachments)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -12,9 +11,14 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
-func cmdAdd(args *skel.CmdArgs) (retErr error) {
+// add asks raild for a plan and carries it out. In chained mode a pod that
+// raild's attach policy leaves out (or that opts out itself) passes
+// through: the previous result comes back as is and nothing is recorded.
+func (p *plugin) add(args *skel.CmdArgs) error {
 	conf, prev, err := loadConf(args.StdinData)
 	if err != nil {
 		return err
@@ -23,16 +27,56 @@ func cmdAdd(args *skel.CmdArgs) (retErr error) {
 	if err != nil {
 		return err
 	}
-	mode, err := rdmaMode(conf)
+	chained := conf.PrevResult != nil
+	ask, err := api.PodAsk(conf.Annotations(), conf.CNIArgs())
+	if err != nil {
+		return types.NewError(types.ErrInvalidNetworkConfig, "invalid pod annotation", err.Error())
+	}
+	if chained && ask == api.AskNo {
+		return p.printPrevious(conf)
+	}
+	if err := p.refuseNetns(args.Netns); err != nil {
+		return err
+	}
+	mode, err := p.rdmaMode(conf)
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
-	client := api.NewClient(conf.Socket, conf.CallTimeout)
-	plan, err := client.Allocate(ctx, allocateRequest(args, conf, keys, prev != nil))
-	if err != nil {
-		return netconf.CNIError("raild allocate", err)
+	raild := p.raild(conf.Socket, conf.CallTimeout)
+	plan, err := raild.Allocate(context.Background(), allocateRequest(args, conf, keys, chained))
+	switch {
+	case err == nil && plan.PassThrough:
+		return p.printPrevious(conf)
+	case err == nil:
+		return p.attachPlan(args, conf, prev, plan, mode, raild)
+	case chained && ask != api.AskYes && conf.OnRaildDown == netconf.RaildDownPassThrough && api.IsUnreachable(err):
+		p.logf("pod %s/%s starts without RDMA (onRaildDown: %s): %v", keys.Namespace, keys.Name, conf.OnRaildDown, err)
+		return p.printPrevious(conf)
 	}
+	return netconf.CNIError("raild allocate", err)
+}
+
+// refuseNetns refuses, before anything changes, a netns that is missing or
+// is the plugin's own: an attach there would take the host's NIC.
+func (p *plugin) refuseNetns(path string) error {
+	if path == "" {
+		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is empty", "ADD needs the pod's network namespace")
+	}
+	own, err := p.ownNetns(path)
+	if err != nil {
+		return types.NewError(types.ErrInvalidEnvironmentVariables, "cannot read CNI_NETNS", err.Error())
+	}
+	if own {
+		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is the host's own network namespace",
+			fmt.Sprintf("%s is the netns rail runs in: rail attaches NICs to pods, never to the host (is the pod hostNetwork?)", path))
+	}
+	return nil
+}
+
+// attachPlan attaches every planned interface; on any failure it undoes
+// what it did and releases the lease.
+func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Result, plan *api.Plan,
+	mode rdma.NetnsMode, raild verbs.Raild) (retErr error) {
 	var undo []func()
 	defer func() {
 		if retErr == nil {
@@ -41,39 +85,70 @@ func cmdAdd(args *skel.CmdArgs) (retErr error) {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
-		_ = client.Release(ctx, attachmentRequest(args, conf))
+		_ = raild.Release(context.Background(), attachmentRequest(args, conf))
 	}()
-	result := startResult(conf, prev)
+	if err := nameConflict(conf, prev, plan); err != nil {
+		return err
+	}
+	result := startResult(prev)
 	for _, iface := range plan.Interfaces {
-		spec, err := specFor(conf, iface, mode)
+		spec, err := specFor(conf, iface, planMode(conf, plan), mode)
 		if err != nil {
 			return netconf.CNIError("plan", err)
 		}
-		got, created, err := attachOne(args.Netns, spec)
+		got, created, err := p.attachOne(args.Netns, spec)
+		if created {
+			undo = append(undo, func() { _ = p.links.Detach(args.Netns, spec) })
+		}
 		if err != nil {
 			return types.NewError(types.ErrInternal, "attach "+describeNIC(iface), err.Error())
 		}
-		if created {
-			undo = append(undo, func() { _ = attach.Detach(args.Netns, spec) })
+		if err := addInterface(result, args.Netns, iface, got); err != nil {
+			return err
 		}
-		addToResult(result, args.Netns, iface, got)
 	}
-	return types.PrintResult(result, conf.CNIVersion)
+	return p.print(result, conf.CNIVersion)
 }
 
 // attachOne attaches one interface, or finds it already attached (a
 // repeated ADD). created says whether this call made it.
-func attachOne(netns string, spec attach.Spec) (attach.Result, bool, error) {
-	if attach.Check(netns, spec) == nil {
-		res, err := attach.Inspect(netns, spec.Name)
+func (p *plugin) attachOne(netns string, spec attach.Spec) (attach.Result, bool, error) {
+	if p.links.Check(netns, spec) == nil {
+		res, err := p.links.Inspect(netns, spec.Name)
 		return res, false, err
 	}
-	res, err := attach.Attach(netns, spec)
+	res, err := p.links.Attach(netns, spec)
 	return res, err == nil, err
 }
 
+// nameConflict refuses a plan whose interface names the previous result
+// already holds: two rail networks chained with one ifPrefix.
+func nameConflict(conf *netconf.Rail, prev *current.Result, plan *api.Plan) error {
+	if prev == nil {
+		return nil
+	}
+	for _, iface := range plan.Interfaces {
+		for _, have := range prev.Interfaces {
+			if have.Name == iface.Name && have.Sandbox != "" {
+				return types.NewError(types.ErrInvalidNetworkConfig, "invalid netconf field \"ifPrefix\"",
+					fmt.Sprintf("the pod already has %s from an earlier plugin of the chain; give network %q its own ifPrefix", iface.Name, conf.Name))
+			}
+		}
+	}
+	return nil
+}
+
+// printPrevious answers a pass-through: the previous result as the runtime
+// gave it, or an empty result when there is none.
+func (p *plugin) printPrevious(conf *netconf.Rail) error {
+	if conf.PrevResult != nil {
+		return p.print(conf.PrevResult, conf.CNIVersion)
+	}
+	return p.print(&current.Result{CNIVersion: current.ImplementedSpecVersion}, conf.CNIVersion)
+}
+
 // startResult is the previous result when chained, else an empty one.
-func startResult(conf *netconf.Rail, prev *current.Result) *current.Result {
+func startResult(prev *current.Result) *current.Result {
 	if prev != nil {
 		prev.CNIVersion = current.ImplementedSpecVersion
 		return prev
@@ -81,42 +156,11 @@ func startResult(conf *netconf.Rail, prev *current.Result) *current.Result {
 	return &current.Result{CNIVersion: current.ImplementedSpecVersion}
 }
 
-func addToResult(result *current.Result, netns string, iface api.PlanInterface, got attach.Result) {
+func addInterface(result *current.Result, netns string, iface api.PlanInterface, got attach.Result) error {
 	entry := &current.Interface{Name: got.Name, Mac: got.MAC, Mtu: got.MTU, Sandbox: netns}
 	if iface.NIC != nil {
 		entry.PciID = iface.NIC.PCI
 	}
 	result.Interfaces = append(result.Interfaces, entry)
-	index := len(result.Interfaces) - 1
-	for _, a := range iface.Addresses {
-		ipnet, err := types.ParseCIDR(a.CIDR)
-		if err != nil {
-			continue
-		}
-		ipc := &current.IPConfig{Interface: current.Int(index), Address: *ipnet}
-		if a.Gateway != "" {
-			ipc.Gateway = parseIP(a.Gateway)
-		}
-		result.IPs = append(result.IPs, ipc)
-	}
-	for _, r := range iface.Routes {
-		if route, err := toCNIRoute(r); err == nil {
-			result.Routes = append(result.Routes, route)
-		}
-	}
-}
-
-func toCNIRoute(r api.Route) (*types.Route, error) {
-	dst, err := types.ParseCIDR(r.Dst)
-	if err != nil {
-		return nil, fmt.Errorf("route dst %q: %w", r.Dst, err)
-	}
-	return &types.Route{Dst: *dst, GW: parseIP(r.GW)}, nil
-}
-
-func parseIP(s string) net.IP {
-	if s == "" {
-		return nil
-	}
-	return net.ParseIP(s)
+	return verbs.AddAddresses(result, iface, current.Int(len(result.Interfaces)-1))
 }

@@ -9,13 +9,13 @@ import (
 	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
 )
 
-// cmdCheck verifies that the interfaces, addresses and routes are as the
-// lease says, and that the cached result lists them.
-func cmdCheck(args *skel.CmdArgs) error {
+// check verifies that the interfaces, addresses and routes are as the
+// lease says, and that the cached result lists them. A pod that passed
+// through has neither a lease nor a rail interface, and checks clean.
+func (p *plugin) check(args *skel.CmdArgs) error {
 	conf, prev, err := loadConf(args.StdinData)
 	if err != nil {
 		return err
@@ -23,24 +23,26 @@ func cmdCheck(args *skel.CmdArgs) error {
 	if prev == nil {
 		return types.NewError(types.ErrInvalidNetworkConfig, "check needs prevResult", "the runtime passes the cached ADD result as prevResult")
 	}
-	mode, err := rdmaMode(conf)
+	mode, err := p.rdmaMode(conf)
 	if err != nil {
 		return err
 	}
-	client := api.NewClient(conf.Socket, conf.CallTimeout)
-	plan, err := client.Check(context.Background(), attachmentRequest(args, conf))
+	plan, err := p.raild(conf.Socket, conf.CallTimeout).Check(context.Background(), attachmentRequest(args, conf))
+	if api.IsCode(err, api.CodeUnknownContainer) && len(specsFromPrevResult(conf, args, prev)) == 0 {
+		return nil
+	}
 	if err != nil {
 		return netconf.CNIError("raild check", err)
 	}
 	for _, iface := range plan.Interfaces {
-		spec, err := specFor(conf, iface, mode)
+		spec, err := specFor(conf, iface, planMode(conf, plan), mode)
 		if err != nil {
 			return netconf.CNIError("plan", err)
 		}
 		if !listed(prev, iface.Name, args.Netns) {
 			return types.NewError(types.ErrInternal, "check "+iface.Name, fmt.Sprintf("%s is not in prevResult for netns %s", iface.Name, args.Netns))
 		}
-		if err := attach.Check(args.Netns, spec); err != nil {
+		if err := p.links.Check(args.Netns, spec); err != nil {
 			return types.NewError(types.ErrInternal, "check "+describeNIC(iface), err.Error())
 		}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -15,62 +14,89 @@ import (
 	"github.com/railcni/rail/pkg/netconf"
 )
 
-// cmdDel undoes ADD. It succeeds when there is nothing left to undo: netns
-// gone or empty, raild down, called twice, unknown container. It never
-// touches a NIC that raild has handed to another sandbox: without a lease of
-// its own it works only inside this sandbox's netns.
-func cmdDel(args *skel.CmdArgs) error {
+// del undoes ADD. What it undoes comes from what ADD did — the lease raild
+// keeps, else the alias rail left on each link — never from the netconf,
+// which may have changed since. It succeeds when there is nothing left to
+// undo: netns gone or empty, raild unreachable, called twice, a pod that
+// passed through, unknown container. Without a lease of its own it works
+// only inside this sandbox's netns, so it never touches a NIC that raild
+// has handed to another sandbox; it never works in its own (host) netns.
+func (p *plugin) del(args *skel.CmdArgs) error {
 	conf, prev, err := loadConf(args.StdinData)
 	if err != nil {
 		return err
 	}
-	mode, err := rdmaMode(conf)
-	if err != nil {
-		mode = ""
-	}
 	ctx := context.Background()
-	client := api.NewClient(conf.Socket, conf.CallTimeout)
-	plan, err := client.Check(ctx, attachmentRequest(args, conf))
+	raild := p.raild(conf.Socket, conf.CallTimeout)
+	plan, err := raild.Check(ctx, attachmentRequest(args, conf))
 	ownLease := err == nil
-	if err != nil && !api.IsCode(err, api.CodeUnknownContainer) && !api.IsCode(err, api.CodeTryAgainLater) {
+	if err != nil && !api.IsCode(err, api.CodeUnknownContainer) && !api.IsUnreachable(err) {
 		return netconf.CNIError("raild check", err)
 	}
-	netnsPath := args.Netns
+	netnsPath := p.podNetns(args.Netns)
 	if netnsPath == "" && ownLease {
 		// The runtime's second DEL (on sandbox removal) comes without a
 		// netns; the one recorded at ADD may still hold the NIC.
-		netnsPath = plan.Netns
+		netnsPath = p.podNetns(plan.Netns)
 	}
-	netnsAlive := netnsExists(netnsPath)
-	var specs []attach.Spec
-	switch {
-	case ownLease:
-		for _, iface := range plan.Interfaces {
-			spec, err := specFor(conf, iface, mode)
-			if err != nil {
-				return netconf.CNIError("plan", err)
-			}
-			specs = append(specs, spec)
-		}
-	case netnsAlive:
-		specs = specsFromPrevResult(conf, args, prev)
+	specs, err := p.delSpecs(conf, args, prev, plan, ownLease, netnsPath)
+	if err != nil {
+		return err
 	}
 	var errs []error
 	for _, spec := range specs {
-		if !netnsAlive && !ownLease {
-			continue
-		}
-		if err := attach.Detach(netnsPath, spec); err != nil {
+		if err := p.links.Detach(netnsPath, spec); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
+		// The lease stays: it is what the next DEL needs to finish.
 		return types.NewError(types.ErrInternal, "detach", errors.Join(errs...).Error())
 	}
-	if err := client.Release(ctx, attachmentRequest(args, conf)); err != nil && !api.IsCode(err, api.CodeTryAgainLater) {
+	if err := raild.Release(ctx, attachmentRequest(args, conf)); err != nil && !api.IsCode(err, api.CodeTryAgainLater) {
 		return netconf.CNIError("raild release", err)
 	}
 	return nil
+}
+
+// podNetns is path unless it is empty or the plugin's own netns, where
+// nothing of a pod can be (ADD refuses it).
+func (p *plugin) podNetns(path string) string {
+	if path == "" {
+		return ""
+	}
+	if own, err := p.ownNetns(path); err != nil || own {
+		return ""
+	}
+	return path
+}
+
+// delSpecs lists what to detach: the lease's interfaces in the lease's
+// mode, else the interfaces this plugin added by the cached result, in the
+// mode their alias records (Mode left empty).
+func (p *plugin) delSpecs(conf *netconf.Rail, args *skel.CmdArgs, prev *current.Result, plan *api.Plan,
+	ownLease bool, netnsPath string) ([]attach.Spec, error) {
+	switch {
+	case ownLease:
+		specs := make([]attach.Spec, 0, len(plan.Interfaces))
+		for _, iface := range plan.Interfaces {
+			spec, err := specFor(conf, iface, plan.Mode, "")
+			if err != nil {
+				return nil, netconf.CNIError("plan", err)
+			}
+			specs = append(specs, detachSpec(spec))
+		}
+		return specs, nil
+	case !ownLease && netnsPath != "" && p.netnsAlive(netnsPath):
+		return specsFromPrevResult(conf, args, prev), nil
+	}
+	return nil, nil
+}
+
+// detachSpec keeps what Detach uses: the rest describes an attach.
+func detachSpec(s attach.Spec) attach.Spec {
+	return attach.Spec{Mode: s.Mode, Name: s.Name, Parent: s.Parent, Table: s.Table, Addresses: s.Addresses,
+		RDMADevice: s.RDMADevice, RDMAExclusive: s.RDMAExclusive}
 }
 
 // specsFromPrevResult names the interfaces this plugin added, from the
@@ -88,7 +114,7 @@ func specsFromPrevResult(conf *netconf.Rail, args *skel.CmdArgs, prev *current.R
 		if iface.Sandbox == "" || !ownName(conf, chained, args.IfName, iface.Name) {
 			continue
 		}
-		specs = append(specs, attach.Spec{Mode: attach.Mode(conf.Mode), Name: iface.Name})
+		specs = append(specs, attach.Spec{Name: iface.Name})
 	}
 	return specs
 }
@@ -106,12 +132,4 @@ func ownName(conf *netconf.Rail, chained bool, ifname, name string) bool {
 func prefixed(prefix, name string) bool {
 	rest, ok := strings.CutPrefix(name, prefix)
 	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
-}
-
-func netnsExists(path string) bool {
-	if path == "" {
-		return false
-	}
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -8,11 +8,12 @@ import (
 )
 
 func main() {
+	p := newPlugin()
 	skel.PluginMainFuncs(skel.CNIFuncs{
-		Add:    cmdAdd,
-		Del:    cmdDel,
-		Check:  cmdCheck,
-		Status: cmdStatus,
-		GC:     cmdGC,
-	}, version.VersionsStartingFrom("0.4.0"), "rail: GPU-affine RDMA NICs for pods (https://github.com/railcni/rail)")
+		Add:    p.add,
+		Del:    p.del,
+		Check:  p.check,
+		Status: p.status,
+		GC:     p.gc,
+	}, version.All, "rail: GPU-affine RDMA NICs for pods (https://github.com/railcni/rail)")
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // rdmaMode reads the RDMA netns mode and refuses a mode that cannot work in it.
-func rdmaMode(conf *netconf.Rail) (rdma.NetnsMode, error) {
-	mode, err := rdma.SystemNetnsMode()
+func (p *plugin) rdmaMode(conf *netconf.Rail) (rdma.NetnsMode, error) {
+	mode, err := p.netnsMode()
 	if err != nil {
 		return "", types.NewError(types.ErrInternal, "cannot read the RDMA netns mode", err.Error())
 	}
@@ -24,10 +24,19 @@ func rdmaMode(conf *netconf.Rail) (rdma.NetnsMode, error) {
 	return mode, nil
 }
 
+// planMode is the mode the lease records; the netconf's only when the plan
+// has none.
+func planMode(conf *netconf.Rail, plan *api.Plan) api.Mode {
+	if plan.Mode != "" {
+		return plan.Mode
+	}
+	return conf.Mode
+}
+
 // specFor turns one planned interface into an attach spec.
-func specFor(conf *netconf.Rail, iface api.PlanInterface, mode rdma.NetnsMode) (attach.Spec, error) {
+func specFor(conf *netconf.Rail, iface api.PlanInterface, attachMode api.Mode, mode rdma.NetnsMode) (attach.Spec, error) {
 	spec := attach.Spec{
-		Mode: attach.Mode(conf.Mode), Name: iface.Name, MTU: iface.MTU, Table: iface.Table,
+		Mode: attachMode, Name: iface.Name, MTU: iface.MTU, Table: iface.Table,
 		ArpTuning: iface.Table > 0, MacvlanMode: conf.MacvlanMode, PKey: conf.PKeyValue, IPoIBMode: conf.IPoIBMode,
 		RDMAExclusive: mode == rdma.NetnsExclusive,
 	}

@@ -2,49 +2,30 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
-	"github.com/containernetworking/cni/pkg/types"
 
-	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
-// cmdStatus fails with code 50 when raild cannot serve an ADD.
-func cmdStatus(args *skel.CmdArgs) error {
+// status fails with code 50 when raild cannot serve an ADD; a network whose
+// pods may start without raild (onRaildDown: pass-through) stays ready
+// while raild is unreachable.
+func (p *plugin) status(args *skel.CmdArgs) error {
 	conf, err := netconf.LoadRail(args.StdinData)
 	if err != nil {
 		return err
 	}
-	return status(conf.Socket, conf.Pool, conf.CallTimeout)
+	return verbs.Status(context.Background(), p.raild(conf.Socket, conf.CallTimeout), conf.Pool,
+		conf.OnRaildDown == netconf.RaildDownPassThrough)
 }
 
-func status(socket, pool string, timeout time.Duration) error {
-	client := api.NewClient(socket, timeout)
-	st, err := client.Status(context.Background(), pool)
-	if err != nil {
-		return types.NewError(api.CodeNotAvailable, "raild is not available", err.Error())
-	}
-	if !st.Healthy {
-		return types.NewError(api.CodeNotAvailable, "raild cannot serve new pods", st.Reason)
-	}
-	return nil
-}
-
-// cmdGC hands the runtime's valid attachments of this network to raild.
-func cmdGC(args *skel.CmdArgs) error {
+// gc hands the runtime's valid attachments of this network to raild.
+func (p *plugin) gc(args *skel.CmdArgs) error {
 	conf, err := netconf.LoadRail(args.StdinData)
 	if err != nil {
 		return err
 	}
-	req := api.GCRequest{Network: conf.Name, Valid: []api.Attachment{}}
-	for _, a := range conf.ValidAttachments {
-		req.Valid = append(req.Valid, api.Attachment{Sandbox: a.ContainerID, IfName: a.IfName})
-	}
-	client := api.NewClient(conf.Socket, conf.CallTimeout)
-	if _, err := client.GC(context.Background(), req); err != nil {
-		return netconf.CNIError("raild gc", err)
-	}
-	return nil
+	return verbs.GC(context.Background(), p.raild(conf.Socket, conf.CallTimeout), conf.Name, conf.ValidAttachments)
 }

@@ -1,0 +1,111 @@
+package cniconf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Uninstall removes rail's entry from every list in the conf dir, gives a
+// single-plugin file turned into a list back its own bytes, and deletes the
+// backups. A file not otherwise changed since the insertion gets back the
+// primary's bytes exactly. It returns the files it changed; a conf dir that
+// does not exist has nothing to uninstall.
+func (in *Installer) Uninstall() ([]string, error) {
+	unlock, err := in.lock()
+	if errors.Is(err, ErrNoConfDir) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	files, err := confFiles(in.dir)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	var errs []error
+	for _, path := range files {
+		did, err := in.uninstallFile(path)
+		if did {
+			changed = append(changed, path)
+		}
+		errs = append(errs, err)
+	}
+	errs = append(errs, in.removeBackups())
+	return changed, errors.Join(errs...)
+}
+
+// uninstallFile takes rail's entry out of one list. Files that do not parse
+// or hold no entry of rail's are left alone: rail did not write them so.
+func (in *Installer) uninstallFile(path string) (bool, error) {
+	if filepath.Ext(path) != ".conflist" {
+		return false, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	primary, err := in.withoutEntry(data)
+	if err != nil || bytes.Equal(primary, data) {
+		return false, nil
+	}
+	perm := fileMode(path, 0o644)
+	if orig, backup := convertedFrom(path, primary); orig != "" {
+		return true, restoreConf(path, orig, backup, perm)
+	}
+	if err := replaceIfUnchanged(path, data, primary, perm); err != nil {
+		return false, fmt.Errorf("remove rail's entry: %w", err)
+	}
+	return true, nil
+}
+
+// convertedFrom finds the single-plugin file that path was made from: its
+// backup, turned into a list, gives exactly the list without rail's entry.
+func convertedFrom(path string, primary []byte) (orig string, backup []byte) {
+	stem := strings.TrimSuffix(path, ".conflist")
+	for _, ext := range []string{".conf", ".json"} {
+		data, err := os.ReadFile(stem + ext + backupSuffix)
+		if err != nil {
+			continue
+		}
+		if list, err := listFromConf(data); err == nil && bytes.Equal(list, primary) {
+			return stem + ext, data
+		}
+	}
+	return "", nil
+}
+
+// restoreConf puts the single-plugin file back (unless the primary has
+// written a new one meanwhile) and removes the list made from it.
+func restoreConf(list, orig string, backup []byte, perm os.FileMode) error {
+	if _, err := os.Stat(orig); errors.Is(err, os.ErrNotExist) {
+		if err := WriteFile(orig, bytes.NewReader(backup), perm); err != nil {
+			return fmt.Errorf("restore %s: %w", orig, err)
+		}
+	}
+	if err := removeFile(list); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(list))
+}
+
+// removeBackups deletes every backup rail left in the conf dir.
+func (in *Installer) removeBackups() error {
+	entries, err := os.ReadDir(in.dir)
+	if err != nil {
+		return fmt.Errorf("read conf dir %s: %w", in.dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() && strings.HasSuffix(name, backupSuffix) && isConfName(strings.TrimSuffix(name, backupSuffix)) {
+			errs = append(errs, removeFile(filepath.Join(in.dir, name)))
+		}
+	}
+	return errors.Join(errs...)
+}

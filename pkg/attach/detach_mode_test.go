@@ -1,0 +1,46 @@
+package attach
+
+import "testing"
+
+// TestDetachTakesModeFromAlias: a DEL may come with a netconf whose mode
+// changed since ADD, or with no lease at all; what Detach undoes is read
+// from the link, so the NIC comes back whatever the caller believes.
+func TestDetachTakesModeFromAlias(t *testing.T) {
+	tests := []struct {
+		name       string
+		attachMode Mode
+		detachMode Mode // what a stale caller passes ("" : unknown)
+	}{
+		{"moved, caller knows nothing", ModeMove, ""},
+		{"macvlan child, caller knows nothing", ModeMacvlan, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			parent := e.addNIC(1500, true)
+			hostBefore, podBefore := snapshot(t, e.host), snapshot(t, e.pod)
+			s := Spec{Mode: tt.attachMode, Parent: parent, Name: "rail0", Addresses: prefixes("10.10.0.5/24")}
+			if _, err := e.attach(s); err != nil {
+				t.Fatalf("Attach: %v", err)
+			}
+			if err := e.detach(Spec{Mode: tt.detachMode, Name: "rail0"}); err != nil {
+				t.Fatalf("Detach: %v", err)
+			}
+			assertSame(t, "host netns after Detach", e.host, hostBefore)
+			assertSame(t, "pod netns after Detach", e.pod, podBefore)
+		})
+	}
+}
+
+// TestDetachLeavesForeignLinks: with no mode given, a pod link that rail
+// did not make (the primary's eth0) is left exactly as it is.
+func TestDetachLeavesForeignLinks(t *testing.T) {
+	e := newTestEnv(t)
+	e.addPodVeth("eth0")
+	podBefore, hostBefore := snapshot(t, e.pod), snapshot(t, e.host)
+	if err := e.detach(Spec{Name: "eth0"}); err != nil {
+		t.Fatalf("Detach: %v", err)
+	}
+	assertSame(t, "pod netns", e.pod, podBefore)
+	assertSame(t, "host netns", e.host, hostBefore)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/verbs"
+)
+
+// plugin holds what the verbs need from outside the process (raild, the
+// netlink work, facts about network namespaces), so that their decisions
+// are table-tested without root.
+type plugin struct {
+	raild      func(socket string, timeout time.Duration) verbs.Raild
+	links      links
+	netnsMode  func() (rdma.NetnsMode, error)
+	ownNetns   func(path string) (bool, error)
+	netnsAlive func(path string) bool
+	logf       func(format string, args ...any)
+	stdout     io.Writer // where results go
+}
+
+// print writes result in the version the runtime asked for.
+func (p *plugin) print(result types.Result, cniVersion string) error {
+	converted, err := result.GetAsVersion(cniVersion)
+	if err != nil {
+		return types.NewError(types.ErrIncompatibleCNIVersion, "cannot give the result in version "+cniVersion, err.Error())
+	}
+	return converted.PrintTo(p.stdout)
+}
+
+// links is the netlink work of pkg/attach.
+type links interface {
+	Attach(netns string, s attach.Spec) (attach.Result, error)
+	Detach(netns string, s attach.Spec) error
+	Check(netns string, s attach.Spec) error
+	Inspect(netns, name string) (attach.Result, error)
+}
+
+func newPlugin() *plugin {
+	return &plugin{
+		raild:      func(socket string, timeout time.Duration) verbs.Raild { return api.NewClient(socket, timeout) },
+		links:      netlinkLinks{},
+		netnsMode:  rdma.SystemNetnsMode,
+		ownNetns:   attach.IsOwnNetns,
+		netnsAlive: netnsExists,
+		// The runtime keeps a plugin's stderr in its own log.
+		logf:   func(format string, args ...any) { fmt.Fprintf(os.Stderr, "rail: "+format+"\n", args...) },
+		stdout: os.Stdout,
+	}
+}
+
+type netlinkLinks struct{}
+
+func (netlinkLinks) Attach(netns string, s attach.Spec) (attach.Result, error) {
+	return attach.Attach(netns, s)
+}
+func (netlinkLinks) Detach(netns string, s attach.Spec) error { return attach.Detach(netns, s) }
+func (netlinkLinks) Check(netns string, s attach.Spec) error  { return attach.Check(netns, s) }
+func (netlinkLinks) Inspect(netns, name string) (attach.Result, error) {
+	return attach.Inspect(netns, name)
+}
+
+func netnsExists(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return err == nil
+}
