@@ -42,6 +42,14 @@ done
 mkdir -p "$RUN"/{pki,etcd,log,manifests,pod-logs,cni/bin,cni/ipam,kubelet/root,kubelet/pki} \
          "$CRUN"/{root,state,tmp,opt,conf.d,cni/net.d,nri/plugins,nri/conf.d}
 
+# ---- the runtime's pod netns dir: raild's DaemonSet mounts it with HostToContainer propagation, which
+# needs a shared or slave mount (a real node's / is shared; this machine's is private): bind it onto
+# itself and make it shared. stop-node.sh unmounts everything under $RUN.
+NETNS_DIR=$CRUN/state/io.containerd.grpc.v1.cri/netns
+mkdir -p "$NETNS_DIR"
+mountpoint -q "$NETNS_DIR" || mount --bind "$NETNS_DIR" "$NETNS_DIR"
+mount --make-shared "$NETNS_DIR"
+
 # ---- host state we change, recorded once so stop-node.sh can restore it
 if [ ! -f "$RUN/host-state.env" ]; then
   {

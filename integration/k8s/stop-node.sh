@@ -18,7 +18,9 @@ stop() { # stop NAME: TERM, up to 20 s, then KILL
   rm -f "$RUN/$1.pid"
 }
 stop fake-gpu-plugin; stop kube-controller-manager; stop kube-scheduler; stop kubelet
+ids=""
 if alive containerd; then  # every pod: stop (CNI DEL) and remove; no kubelet recreates them now
+  ids=$("$CRI/bin/crictl" --config "$RUN/crictl.yaml" pods -q 2>/dev/null; "$CRI/bin/crictl" --config "$RUN/crictl.yaml" ps -aq 2>/dev/null)
   timeout 120 "$CRI/bin/crictl" --config "$RUN/crictl.yaml" rmp -fa >/dev/null 2>&1 || true
 fi
 stop containerd
@@ -26,6 +28,13 @@ for p in /proc/[0-9]*; do  # shims of this containerd only (matched by its socke
   { tr '\0' ' ' < "$p/cmdline"; } 2>/dev/null | grep -q -- "containerd-shim-runc-v2 .*-address $SOCK " || continue
   kill -KILL "${p#/proc/}" 2>/dev/null
 done
+# processes of our pods and containers that outlived their shim (their cgroup names carry our IDs)
+for id in $ids; do
+  for p in $(grep -l -- "$id" /proc/[0-9]*/cgroup 2>/dev/null); do
+    p=${p#/proc/}; p=${p%/cgroup}; echo "killing leftover $p of $id"; kill -KILL "$p" 2>/dev/null
+  done
+done
+[ -n "$ids" ] && sleep 0.5   # let the kernel reap them before the cgroups go
 awk -v r="$RUN/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m"; done
 stop kube-apiserver; stop etcd
 for h in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/unified/kubepods; do
