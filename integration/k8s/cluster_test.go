@@ -63,6 +63,7 @@ func (c *cluster) start(t *testing.T, conflist string) time.Duration {
 
 func (c *cluster) stop(t *testing.T) {
 	if t.Failed() {
+		c.diagnose(t)
 		for _, name := range []string{"kubelet", "containerd"} {
 			t.Logf("%s log (tail):\n%s", name, tail(readFile(filepath.Join(c.run, "log", name+".log")), 30))
 		}
@@ -70,6 +71,20 @@ func (c *cluster) stop(t *testing.T) {
 	out, err := c.script("stop-node.sh", c.criDir, "--purge")
 	if err != nil {
 		t.Errorf("stop-node.sh: %v\n%s", err, out)
+	}
+}
+
+// diagnose logs what explains a failure: every pod, raild's pod and its logs.
+func (c *cluster) diagnose(t *testing.T) {
+	for _, args := range [][]string{
+		{"get", "pods", "-A", "-o", "wide"},
+		{"describe", "pods", "-n", "rail-system"},
+		{"logs", "-n", "rail-system", "ds/raild", "--all-containers", "--tail=60"},
+		{"logs", "-n", "rail-system", "ds/raild", "-c", "raild", "--previous", "--tail=30"},
+		{"get", "events", "-n", "rail-e2e", "--sort-by=.lastTimestamp"},
+	} {
+		out, err := c.kubectlErr(args...)
+		t.Logf("kubectl %s: %v\n%s", strings.Join(args, " "), err, tail(out, 60))
 	}
 }
 
