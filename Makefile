@@ -9,7 +9,7 @@ export CGO_ENABLED ?= 0
 VERSION  := 0.1.0
 IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
 
-.PHONY: all build test test-cri test-vm test-k8s demo bench lint clean image image-oci image-name
+.PHONY: all build test test-cri test-vm test-k8s demo bench lint clean image image-oci image-name fuzz
 
 all: build
 
@@ -41,6 +41,10 @@ test-vm:
 # The main job on a built-in simulated node: two pods, their GPUs, their NICs.
 demo: build
 	$(GO) run ./integration/cmd/rail-demo --bin $(BIN)
+
+# Every fuzz target for FUZZTIME each (default 10s); CI runs this.
+fuzz:
+	bash .ci/fuzz.sh
 
 bench:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...

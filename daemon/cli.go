@@ -57,6 +57,9 @@ func topoReport(root, socket string) (topology.Report, error) {
 }
 
 func runLeases(args []string) error {
+	if recoverRequested(args) {
+		return runRecoverLeases(args)
+	}
 	fs := newFlags("leases")
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	asJSON := fs.Bool("json", false, "print JSON")

@@ -13,6 +13,8 @@ Usage:
                     [--pod-resources-socket PATH] [--metrics-addr ADDR] [--log-level LEVEL]
   raild topo        [--root DIR] [--socket PATH] [--json]   the node's GPUs, NICs, distances, affinity
   raild leases      [--socket PATH] [--json]                leases held on this node
+  raild leases --recover [--config FILE] [--state-dir DIR] [--netns-dir DIR] [--dry-run]
+                    rebuild the lease store from the pods on this node (raild stopped)
   raild pools       [--socket PATH] [--json]                pools and their use on this node
   raild doctor      [--root DIR] [--socket PATH] [--cni-bin-dir DIR] [--nri-socket PATH]
   raild install-cni [--from DIR] [--to DIR] [--config FILE] [--conf-dir DIR] [--mode chained|nad]

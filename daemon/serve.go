@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -105,15 +104,18 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("config pools: %w", err)
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("create state dir: %w", err)
-	}
-	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "leases.db"), pools, ipam.Options{Cooldown: cfg.CooldownDuration})
+	lock, err := lockStateDir(cfg.StateDir)
 	if err != nil {
-		return fmt.Errorf("open lease store: %w", err)
+		return err
+	}
+	defer lock.Unlock()
+	alloc, err := openLeaseStore(cfg, pools)
+	if err != nil {
+		return err
 	}
 	defer alloc.Close()
 	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
+	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
 		if err != nil {
@@ -121,6 +123,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 		defer pods.Close()
 		opt.Pods = pods
+		kubelet.Pods = pods
 	}
 	var svc *service.Service
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
@@ -130,11 +133,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
-	return run(ctx, cfg, svc, m, log)
+	return run(ctx, cfg, svc, m, kubelet, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
@@ -146,15 +149,16 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
 			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
-			return errors.Join(err, cniReady())
+			return errors.Join(err, svc.StoreHealth(), cniReady())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
-			ReadHeaderTimeout: 5 * time.Second}
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+			IdleTimeout: time.Minute}
 		go func() { errs <- ignoreClosed(ops.ListenAndServe()) }()
 		defer ops.Close()
 	}
 	if cfg.NRI.Enabled {
-		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, log.With("part", "nri"))
+		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, kubelet, log.With("part", "nri"))
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
@@ -170,8 +174,7 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
-	_ = os.Remove(cfg.Socket)
+	_ = srv.Shutdown(shutdownCtx) // closes ln, which removes the socket if it is still ours
 	log.Info("raild stopped")
 	return err
 }

@@ -73,7 +73,7 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 	if opt.BatchDelay == 0 {
 		opt.BatchDelay = defaultBatchDelay
 	}
-	st, err := openStore(path, opt.BatchDelay)
+	st, c, err := openStore(path, opt.BatchDelay)
 	if err != nil {
 		return nil, err
 	}
@@ -82,16 +82,17 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 		leases: map[Key]*entry{}, bySandbox: map[string]map[Key]struct{}{},
 		used: map[netip.Addr]int{}, cooling: map[netip.Addr]coolEntry{}, cursor: map[string]netip.Addr{},
 	}
-	if err := a.load(); err != nil {
+	if err := a.load(c); err != nil {
 		return nil, errors.Join(err, st.close())
 	}
 	return a, nil
 }
 
-// load rebuilds memory from disk and drops stale cooldown records.
-func (a *Allocator) load() error {
-	leases, cools, err := a.store.load()
-	if err != nil {
+// load rebuilds memory from what the store holds, after checking that no
+// address is leased twice, and drops stale cooldown records.
+func (a *Allocator) load(c *contents) error {
+	leases, cools := c.leases, c.cools
+	if err := checkLoadedLeases(a.store.path, leases, a.pools); err != nil {
 		return err
 	}
 	latest := map[string]time.Time{}

@@ -7,5 +7,12 @@
 // coalescing concurrent writers into shared transactions (bbolt's DB.Batch).
 // Released addresses wait a cooldown, recorded on disk, before reuse.
 //
+// Open checks the whole store before anything is handed out (store_open.go):
+// records carry checksums, each commit's sequence is also kept in a side
+// record beside the file, so an empty, missing, truncated, damaged or
+// rolled-back store is a *DamagedError (ErrDamaged) and never a fresh
+// start or a panic. Rebuild replaces such a store with leases rebuilt from
+// the pods. Health says whether the store can still write.
+//
 // The package imports nothing else of the project and never logs.
 package ipam

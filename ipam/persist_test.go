@@ -10,17 +10,13 @@ import (
 // coolingOnDisk reads the cooldown records straight from the file.
 func coolingOnDisk(t *testing.T, path string) map[string]coolRecord {
 	t.Helper()
-	st, err := openStore(path, time.Millisecond)
+	st, contents, err := openStore(path, time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.close()
-	_, cools, err := st.load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]coolRecord{}
-	for _, c := range cools {
+	for _, c := range contents.cools {
 		out[c.addr.String()] = c.rec
 	}
 	return out

@@ -2,26 +2,20 @@ package ipam
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-const (
-	bucketLeases  = "leases"  // Key.bytes() → Lease JSON
-	bucketCooling = "cooling" // address text → coolRecord JSON
-	bucketMeta    = "meta"
-	metaVersion   = "version"
-	formatVersion = "1"
-	openTimeout   = time.Second
-)
+// openTimeout bounds the wait for the file lock of another raild.
+const openTimeout = time.Second
 
 // coolRecord is a released address waiting for the cooldown.
 type coolRecord struct {
@@ -40,10 +34,13 @@ type writeOp struct {
 	putCooling []kv
 	delCooling [][]byte
 	purge      []kv // delete cooling k only if it still holds v
+	probe      bool // commit even without changes (a write test)
+
+	seq uint64 // set by apply: the commit sequence this op's transaction wrote
 }
 
 func (op *writeOp) empty() bool {
-	return len(op.putLeases)+len(op.delLeases)+len(op.putCooling)+len(op.delCooling)+len(op.purge) == 0
+	return !op.probe && len(op.putLeases)+len(op.delLeases)+len(op.putCooling)+len(op.delCooling)+len(op.purge) == 0
 }
 
 func (op *writeOp) apply(tx *bolt.Tx) error {
@@ -76,48 +73,29 @@ func (op *writeOp) apply(tx *bolt.Tx) error {
 			return fmt.Errorf("put cooldown: %w", err)
 		}
 	}
+	return op.bumpSeq(tx)
+}
+
+// bumpSeq counts the commit: every transaction raises the sequence, which
+// the side record then follows.
+func (op *writeOp) bumpSeq(tx *bolt.Tx) error {
+	meta := tx.Bucket([]byte(bucketMeta))
+	op.seq = binary.BigEndian.Uint64(meta.Get([]byte(metaSeq))) + 1
+	if err := meta.Put([]byte(metaSeq), binary.BigEndian.AppendUint64(nil, op.seq)); err != nil {
+		return fmt.Errorf("put commit sequence: %w", err)
+	}
 	return nil
 }
 
-// store is the bbolt file.
+// store is the bbolt file and its side record.
 type store struct {
 	db       *bolt.DB
 	path     string
+	seq      *seqFile
 	inflight atomic.Int32 // writes in progress
-}
 
-func openStore(path string, batchDelay time.Duration) (*store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("ipam: create state dir for %s: %w", path, err)
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("ipam: open %s: locked by another process (is raild already running?): %w", path, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ipam: open %s: %w", path, err)
-	}
-	db.MaxBatchDelay = batchDelay
-	if err := db.Update(initBuckets); err != nil {
-		return nil, errors.Join(fmt.Errorf("ipam: %s: %w", path, err), db.Close())
-	}
-	return &store{db: db, path: path}, nil
-}
-
-func initBuckets(tx *bolt.Tx) error {
-	for _, name := range []string{bucketLeases, bucketCooling, bucketMeta} {
-		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-			return fmt.Errorf("create bucket %s: %w", name, err)
-		}
-	}
-	meta := tx.Bucket([]byte(bucketMeta))
-	switch v := meta.Get([]byte(metaVersion)); {
-	case v == nil:
-		return meta.Put([]byte(metaVersion), []byte(formatVersion))
-	case string(v) != formatVersion:
-		return fmt.Errorf("lease format version %q, this raild reads %q: use a matching raild or move the file away", v, formatVersion)
-	}
-	return nil
+	mu       sync.Mutex
+	writeErr error // the last write's failure; nil once a write succeeds
 }
 
 // commit makes op durable. A lone writer commits at once; concurrent
@@ -134,57 +112,26 @@ func (s *store) commit(op *writeOp) error {
 		err = s.db.Batch(op.apply)
 	}
 	if err != nil {
-		return fmt.Errorf("ipam: write %s: %w", s.path, err)
+		err = fmt.Errorf("ipam: write %s: %w", s.path, err)
+		s.setWriteErr(err)
+		return err
 	}
+	// The op is durable; a side record that cannot follow only weakens the
+	// rollback check, so it makes the store unhealthy, not the op failed.
+	if err := s.seq.cover(op.seq); err != nil {
+		s.setWriteErr(fmt.Errorf("ipam: %w", err))
+		return nil
+	}
+	s.setWriteErr(nil)
 	return nil
-}
-
-type storedCooling struct {
-	addr netip.Addr
-	rec  coolRecord
-	raw  []byte
-}
-
-// load reads every lease and cooldown record.
-func (s *store) load() ([]Lease, []storedCooling, error) {
-	var leases []Lease
-	var cools []storedCooling
-	err := s.db.View(func(tx *bolt.Tx) error {
-		err := tx.Bucket([]byte(bucketLeases)).ForEach(func(k, v []byte) error {
-			var l Lease
-			if err := json.Unmarshal(v, &l); err != nil {
-				return fmt.Errorf("lease %q: decode: %w", k, err)
-			}
-			leases = append(leases, l)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return tx.Bucket([]byte(bucketCooling)).ForEach(func(k, v []byte) error {
-			addr, err := netip.ParseAddr(string(k))
-			if err != nil {
-				return fmt.Errorf("cooldown %q: decode address: %w", k, err)
-			}
-			var rec coolRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("cooldown %s: decode: %w", addr, err)
-			}
-			cools = append(cools, storedCooling{addr: addr, rec: rec, raw: bytes.Clone(v)})
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("ipam: read %s: %w", s.path, err)
-	}
-	return leases, cools, nil
 }
 
 func (s *store) close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("ipam: close %s: %w", s.path, err)
+	err := s.seq.close()
+	if cerr := s.db.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("ipam: close %s: %w", s.path, cerr))
 	}
-	return nil
+	return err
 }
 
 func encodeLease(l Lease) (kv, error) {
@@ -192,7 +139,7 @@ func encodeLease(l Lease) (kv, error) {
 	if err != nil {
 		return kv{}, fmt.Errorf("ipam: encode lease %s/%s: %w", l.Sandbox, l.IfName, err)
 	}
-	return kv{k: l.Key().bytes(), v: v}, nil
+	return kv{k: l.Key().bytes(), v: sealRecord(v)}, nil
 }
 
 func encodeCooling(addr netip.Addr, rec coolRecord) (kv, error) {
@@ -200,5 +147,5 @@ func encodeCooling(addr netip.Addr, rec coolRecord) (kv, error) {
 	if err != nil {
 		return kv{}, fmt.Errorf("ipam: encode cooldown %s: %w", addr, err)
 	}
-	return kv{k: []byte(addr.String()), v: v}, nil
+	return kv{k: []byte(addr.String()), v: sealRecord(v)}, nil
 }

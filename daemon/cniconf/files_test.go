@@ -16,7 +16,7 @@ func TestReadersNeverSeeAPartialFile(t *testing.T) {
 	dir := confDir(t)
 	f := listFixtures[3]
 	path := f.place(t, dir)
-	in := NewInstaller(chainedConfig(t, dir))
+	in := anyVersionInstaller(t, dir)
 	if _, err := in.Install(nil); err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,17 @@ func chainedConfig(t *testing.T, dir string) Config {
 	return cfg
 }
 
+// anyVersionInstaller is rail's installer as if rail accepted every
+// cniVersion, so that the edits are tested on the 0.3.1 primaries (Cilium,
+// flannel, kindnet, Multus thick) too; TestInstallChecksCNIVersion tests
+// the real check.
+func anyVersionInstaller(t *testing.T, dir string) *Installer {
+	t.Helper()
+	in := NewInstaller(chainedConfig(t, dir))
+	in.supports = anyVersion
+	return in
+}
+
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -43,11 +43,18 @@ type Installer struct {
 	dir   string
 	entry []byte
 	typ   string
+	// supports reports whether the entry's plugin accepts a cniVersion.
+	supports func(cniVersion string) error
 }
 
 // NewInstaller edits cfg.ConfDir with cfg.Entry; cfg must be Finish()ed.
+// A rail entry goes only into configs whose cniVersion rail accepts.
 func NewInstaller(cfg Config) *Installer {
-	return &Installer{dir: cfg.ConfDir, entry: cfg.Entry, typ: entryType(cfg.Entry)}
+	in := &Installer{dir: cfg.ConfDir, entry: cfg.Entry, typ: entryType(cfg.Entry), supports: anyVersion}
+	if in.typ == "rail" {
+		in.supports = railSupports
+	}
+	return in
 }
 
 // change is one planned edit of the runtime's file.
@@ -118,8 +125,12 @@ func (in *Installer) plan() (*change, error) {
 }
 
 func (in *Installer) planList(ch *change) (err error) {
-	if _, err := libcni.ConfListFromBytes(ch.before); err != nil {
+	list, err := libcni.ConfListFromBytes(ch.before)
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnparsable, err)
+	}
+	if err := in.supports(list.CNIVersion); err != nil {
+		return err
 	}
 	if ch.backup, err = in.withoutEntry(ch.before); err != nil {
 		return err
@@ -151,6 +162,9 @@ func (in *Installer) planConf(ch *change) error {
 	}
 	if conf.Network.Type == "" || conf.Network.Type == in.typ {
 		return fmt.Errorf(`%w: want one plugin with a "type" that is not %q`, ErrUnparsable, in.typ)
+	}
+	if err := in.supports(conf.Network.CNIVersion); err != nil {
+		return err
 	}
 	list, err := listFromConf(ch.before)
 	if err != nil {

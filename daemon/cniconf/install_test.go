@@ -18,7 +18,7 @@ func TestInstallUninstallFixtures(t *testing.T) {
 			dir := confDir(t)
 			path := f.place(t, dir)
 			original := f.bytes(t)
-			in := NewInstaller(chainedConfig(t, dir))
+			in := anyVersionInstaller(t, dir)
 
 			res, err := in.Install(nil)
 			if err != nil || !res.Changed || res.File != path || res.Entry != EntryMissing {
@@ -78,7 +78,7 @@ func TestInstallAfterPrimaryRewrites(t *testing.T) {
 			t.Run(f.name+"/"+rw.name, func(t *testing.T) {
 				dir := confDir(t)
 				path := f.place(t, dir)
-				in := NewInstaller(chainedConfig(t, dir))
+				in := anyVersionInstaller(t, dir)
 				if _, err := in.Install(nil); err != nil {
 					t.Fatal(err)
 				}
@@ -102,7 +102,7 @@ func TestInstallTurnsConfIntoList(t *testing.T) {
 	dir := confDir(t)
 	conf := multusThick.place(t, dir)
 	original := multusThick.bytes(t)
-	in := NewInstaller(chainedConfig(t, dir))
+	in := anyVersionInstaller(t, dir)
 	res, err := in.Install(nil)
 	list := filepath.Join(dir, "00-multus.conflist")
 	if err != nil || !res.Changed || res.Target != conf || res.File != list {
@@ -168,7 +168,7 @@ func TestInstallRefreshesStaleEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	in := NewInstaller(chainedConfig(t, dir))
+	in := anyVersionInstaller(t, dir)
 	res, err := in.Install(nil)
 	if err != nil || !res.Changed || res.Entry != EntryStale {
 		t.Fatalf("Install = %+v, %v; want the stale entry replaced", res, err)
@@ -215,7 +215,7 @@ func TestInstallFailures(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			in := NewInstaller(chainedConfig(t, dir))
+			in := anyVersionInstaller(t, dir)
 			res, err := in.Install(nil)
 			if err == nil || res.Changed {
 				t.Fatalf("Install = %+v, %v; want an error", res, err)
@@ -252,7 +252,7 @@ func TestInstallPicksTheRuntimesFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := NewInstaller(chainedConfig(t, dir)).Install(nil)
+	res, err := anyVersionInstaller(t, dir).Install(nil)
 	if err != nil || res.File != multus {
 		t.Fatalf("Install = %+v, %v; want %s", res, err, multus)
 	}
@@ -267,7 +267,7 @@ func TestInstallGuardRefuses(t *testing.T) {
 	path := listFixtures[1].place(t, dir)
 	refuse := errors.New("refused")
 	var asked Status
-	res, err := NewInstaller(chainedConfig(t, dir)).Install(func(st Status) error { asked = st; return refuse })
+	res, err := anyVersionInstaller(t, dir).Install(func(st Status) error { asked = st; return refuse })
 	if !errors.Is(err, refuse) || res.Changed || asked.Target != path || asked.Entry != EntryMissing {
 		t.Fatalf("Install = %+v, %v (asked %+v)", res, err, asked)
 	}
@@ -281,7 +281,7 @@ func TestUninstallKeepsOtherChanges(t *testing.T) {
 	dir := confDir(t)
 	f := listFixtures[0]
 	path := f.place(t, dir)
-	in := NewInstaller(chainedConfig(t, dir))
+	in := anyVersionInstaller(t, dir)
 	if _, err := in.Install(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestUninstallKeepsOtherChanges(t *testing.T) {
 
 func TestUninstallWithoutConfDir(t *testing.T) {
 	dir := filepath.Join(confDir(t), "missing")
-	changed, err := NewInstaller(chainedConfig(t, dir)).Uninstall()
+	changed, err := anyVersionInstaller(t, dir).Uninstall()
 	if err != nil || changed != nil {
 		t.Fatalf("Uninstall = %v, %v; want nothing to do", changed, err)
 	}

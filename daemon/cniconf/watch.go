@@ -57,9 +57,13 @@ type Watcher struct {
 
 // NewWatcher watches cfg.ConfDir for cfg.Entry; cfg must be Finish()ed.
 func NewWatcher(cfg Config, opt WatchOptions, log *slog.Logger) *Watcher {
+	return newWatcher(NewInstaller(cfg), opt, log)
+}
+
+func newWatcher(in *Installer, opt WatchOptions, log *slog.Logger) *Watcher {
 	opt.defaults()
 	return &Watcher{
-		in: NewInstaller(cfg), dir: cfg.ConfDir, opt: opt, log: log,
+		in: in, dir: in.dir, opt: opt, log: log,
 		guard:   newGuard(opt.FightReverts, opt.FightWindow, opt.Now),
 		state:   State{Phase: PhaseStarting},
 		changed: make(chan struct{}),

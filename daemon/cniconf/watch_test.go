@@ -19,7 +19,7 @@ var testOptions = WatchOptions{Debounce: 20 * time.Millisecond, MinBackoff: 20 *
 // startWatcher runs a watcher on dir until the test ends.
 func startWatcher(t *testing.T, dir string, opt WatchOptions) *Watcher {
 	t.Helper()
-	w := NewWatcher(chainedConfig(t, dir), opt, slog.New(slog.DiscardHandler))
+	w := newWatcher(anyVersionInstaller(t, dir), opt, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

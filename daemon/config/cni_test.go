@@ -24,7 +24,7 @@ func TestLoadCNISection(t *testing.T) {
 			wantEntry: `{"capabilities":{"io.kubernetes.cri.pod-annotations":true},"mode":"macvlan","pool":"prefill","type":"rail"}`},
 		{name: "bad mode", yaml: "pools: []\ncni:\n  mode: chaining\n", wantErr: `cni.mode "chaining"`},
 		{name: "bad entry", yaml: "pools: []\ncni:\n  entry:\n    mode: fast\n", wantErr: "cni.entry"},
-		{name: "unknown key", yaml: "pools: []\ncni:\n  dir: /x\n", wantErr: `unknown field "dir"`},
+		{name: "unknown key", yaml: "pools: []\ncni:\n  dir: /x\n", wantErr: `unknown field "cni.dir"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,8 +115,23 @@ func (c *Config) Finish() error {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
 		}
 	}
-	errs = append(errs, c.CNI.Finish())
+	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName())
 	return errors.Join(errs...)
+}
+
+// checkNodeName refuses an empty node name when a pool is sliced by node:
+// raild could not pick its slice and would serve a pool of size 0.
+func (c *Config) checkNodeName() error {
+	if c.NodeName != "" {
+		return nil
+	}
+	for i, p := range c.Pools {
+		if len(p.Nodes) > 0 {
+			return fmt.Errorf("nodeName: empty, but pools[%d] %q is sliced by node (nodes:): set nodeName in the config, "+
+				"--node-name, or $NODE_NAME (in the DaemonSet from fieldRef spec.nodeName)", i, p.Name)
+		}
+	}
+	return nil
 }
 
 // UseAffinityRails reports whether rails follow the node's affinity order.

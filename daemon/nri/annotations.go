@@ -33,11 +33,7 @@ func (p *Plugin) annotatedDevices(pod *nriapi.PodSandbox, ctr *nriapi.Container)
 	if !ok {
 		return nil
 	}
-	var devs []namedDevice
-	err := p.namespaceAllowed(pod.GetNamespace())
-	if err == nil {
-		devs, err = p.devs.choose(value)
-	}
+	devs, err := p.allowedDevices(pod, value)
 	if err != nil {
 		p.log.Warn("refused device annotation: nothing injected from it",
 			"pod", pod.GetNamespace()+"/"+pod.GetName(), "container", ctr.GetName(),
@@ -47,8 +43,39 @@ func (p *Plugin) annotatedDevices(pod *nriapi.PodSandbox, ctr *nriapi.Container)
 	return devs
 }
 
+// allowedDevices resolves an annotation value, all or nothing: the
+// namespace must be allowed, every entry must name one of this node's RDMA
+// character devices, umad/issm only with nri.umad, and none may belong to
+// a NIC that another pod holds in move mode.
+func (p *Plugin) allowedDevices(pod *nriapi.PodSandbox, value string) ([]namedDevice, error) {
+	if err := p.namespaceAllowed(pod.GetNamespace()); err != nil {
+		return nil, err
+	}
+	devs, err := p.devs.choose(value)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range devs {
+		if d.nic == "" {
+			continue
+		}
+		if holder, moved := p.movedElsewhere(pod, d.nic); moved {
+			return nil, fmt.Errorf("%q belongs to %s, which is moved into another pod (sandbox %s); "+
+				"a NIC in move mode is only its own pod's", d.name, d.nic, holder)
+		}
+	}
+	return devs, nil
+}
+
+// movedElsewhere tells whether a NIC is held in move mode by a sandbox other
+// than pod's, and by which.
+func (p *Plugin) movedElsewhere(pod *nriapi.PodSandbox, nic string) (string, bool) {
+	holder, moved := p.state.NICMovedTo(nic)
+	return holder, moved && holder != pod.GetId()
+}
+
 func (p *Plugin) namespaceAllowed(ns string) error {
-	if p.cfg.anyNS || p.cfg.allowedNS[ns] {
+	if p.cfg.annotatedNS.allows(ns) {
 		return nil
 	}
 	return fmt.Errorf("namespace %q is not listed in nri.annotationNamespaces", ns)
@@ -92,6 +119,9 @@ func (nd *nodeDevices) lookup(name string) (namedDevice, error) {
 	dev, ok := nd.byName[name]
 	if !ok {
 		return namedDevice{}, fmt.Errorf("%q does not exist on this node", name)
+	}
+	if isMADDeviceName(name) && !nd.umad {
+		return namedDevice{}, fmt.Errorf("%q is a umad/issm node, which raild gives out only with nri.umad: true", name)
 	}
 	return dev, nil
 }

@@ -73,7 +73,7 @@ func TestAnnotationRefusals(t *testing.T) {
 }
 
 func TestAnnotationAcceptsNodeDevices(t *testing.T) {
-	p, _ := newTestPlugin(t, Config{}, t.TempDir(), newFakeState())
+	p, _ := newTestPlugin(t, Config{UMAD: true}, t.TempDir(), newFakeState())
 	for _, name := range []string{"uverbs0", "uverbs3", "umad1", "issm0", "rdma_cm"} {
 		d, err := p.devs.lookup(name)
 		if err != nil {

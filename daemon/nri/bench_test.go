@@ -18,12 +18,13 @@ import (
 // individual calls. Run with -benchtime=10000x for the p99 over 10k calls.
 func BenchmarkCreateContainer(b *testing.B) {
 	cases := []struct {
-		name  string
-		cfg   Config
-		setup func(*fakeState)
-		gids  bool
-		pod   *nriapi.PodSandbox
-		ctr   *nriapi.Container
+		name    string
+		cfg     Config
+		setup   func(*fakeState)
+		kubelet *fakeKubelet
+		gids    bool
+		pod     *nriapi.PodSandbox
+		ctr     *nriapi.Container
 	}{
 		{name: "no-lease", pod: pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin")},
 		{
@@ -38,10 +39,17 @@ func BenchmarkCreateContainer(b *testing.B) {
 			pod:   pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin"),
 		},
 		{
-			name: "gpu-auto-8ids",
-			cfg:  Config{GPUAutoInject: true},
+			name: "gpu-auto-cdi-8ids",
+			cfg:  Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}},
 			pod:  pod("s1", "default", nil),
-			ctr:  ctr("app", "NVIDIA_VISIBLE_DEVICES=0,1,2,3,GPU-00000001-aaaa-bbbb-cccc-dddddddddddd,0:1,2:0,3"),
+			ctr: withCDI(ctr("app"), "nvidia.com/gpu=0", "nvidia.com/gpu=1", "nvidia.com/gpu=2", "nvidia.com/gpu=3",
+				"nvidia.com/gpu=GPU-00000001-aaaa-bbbb-cccc-dddddddddddd", "nvidia.com/gpu=0:1", "nvidia.com/gpu=2:0", "nvidia.com/gpu=3"),
+		},
+		{
+			name:    "gpu-auto-kubelet-cached",
+			cfg:     Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}},
+			kubelet: &fakeKubelet{pods: map[string]map[string][]string{"default/p-s1": {"app": {"0", "1"}}}},
+			pod:     pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin"),
 		},
 		{
 			name: "annotation-refused",
@@ -61,12 +69,19 @@ func BenchmarkCreateContainer(b *testing.B) {
 			if c.setup != nil {
 				c.setup(st)
 			}
-			p, err := New(c.cfg, testMachine(root), st, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			k := Kubelet{}
+			if c.kubelet != nil {
+				k.Pods = c.kubelet
+			}
+			p, err := New(c.cfg, testMachine(root), st, k, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 			if err != nil {
 				b.Fatal(err)
 			}
 			if err := p.RunPodSandbox(b.Context(), c.pod); err != nil {
 				b.Fatal(err)
+			}
+			if p.kubelet != nil {
+				<-p.kubelet.start(c.pod).done
 			}
 			samples := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()

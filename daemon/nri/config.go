@@ -1,6 +1,7 @@
 package nri
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,9 +38,17 @@ type Config struct {
 	NCCLEnv *bool `json:"ncclEnv,omitempty"`
 	// UMAD also injects the umadN and issmN nodes of each port.
 	UMAD bool `json:"umad,omitempty"`
-	// GPUAutoInject gives a container without a lease the nodes of the NICs
-	// closest to the GPUs its NVIDIA_VISIBLE_DEVICES names.
+	// GPUAutoInject gives a container of a pod without a lease the nodes of
+	// the NICs closest to the GPUs it was given: by the kubelet (PodResources
+	// device IDs of the GPU resources) or by the runtime (CDI devices of
+	// GPUCDIKinds). Never from the container's own environment.
 	GPUAutoInject bool `json:"gpuAutoInject,omitempty"`
+	// GPUAutoInjectNamespaces are the pod namespaces gpuAutoInject serves
+	// ("*": all). Required when gpuAutoInject is on.
+	GPUAutoInjectNamespaces []string `json:"gpuAutoInjectNamespaces,omitempty"`
+	// GPUCDIKinds are the CDI device kinds ("vendor/class") whose devices
+	// are GPUs. Default: nvidia.com/gpu and k8s.device-plugin.nvidia.com/gpu.
+	GPUCDIKinds []string `json:"gpuCDIKinds,omitempty"`
 	// AnnotationNamespaces are the pod namespaces where the rail.dev/devices
 	// annotation is honoured ("*": all). Empty: none.
 	AnnotationNamespaces []string `json:"annotationNamespaces,omitempty"`
@@ -49,18 +58,33 @@ type Config struct {
 	StopGrace string `json:"stopGrace,omitempty"`
 }
 
+// Default GPU CDI kinds: NVIDIA's CDI specs (nvidia-ctk) and NVIDIA's
+// device plugin in its CDI modes.
+const (
+	CDIKindNVIDIA             = "nvidia.com/gpu"
+	CDIKindNVIDIADevicePlugin = "k8s.device-plugin.nvidia.com/gpu"
+)
+
 // settings is a Config with defaults applied and values parsed.
 type settings struct {
 	Config
-	memlock   uint64
-	ncclEnv   bool
-	stopGrace time.Duration
-	anyNS     bool
-	allowedNS map[string]bool
+	memlock     uint64
+	ncclEnv     bool
+	stopGrace   time.Duration
+	annotatedNS namespaces
+	autoNS      namespaces
+	cdiKinds    map[string]bool
+}
+
+// Validate checks the section as New does, for raild to refuse a bad
+// configuration when it loads it.
+func (c Config) Validate() error {
+	_, err := c.settings()
+	return err
 }
 
 func (c Config) settings() (settings, error) {
-	s := settings{Config: c, ncclEnv: true, stopGrace: DefaultStopGrace, allowedNS: map[string]bool{}}
+	s := settings{Config: c, ncclEnv: true, stopGrace: DefaultStopGrace}
 	if s.Socket == "" {
 		s.Socket = DefaultSocket
 	}
@@ -94,14 +118,52 @@ func (c Config) settings() (settings, error) {
 		}
 		s.stopGrace = d
 	}
-	for _, ns := range c.AnnotationNamespaces {
-		if ns == "*" {
-			s.anyNS = true
-		}
-		s.allowedNS[ns] = true
+	s.annotatedNS = newNamespaces(c.AnnotationNamespaces)
+	s.autoNS = newNamespaces(c.GPUAutoInjectNamespaces)
+	if c.GPUAutoInject && len(c.GPUAutoInjectNamespaces) == 0 {
+		return settings{}, errors.New("nri.gpuAutoInjectNamespaces is empty while nri.gpuAutoInject is on: " +
+			"list the namespaces whose GPU pods get their NICs' device nodes, or \"*\" for all")
 	}
+	kinds, err := cdiKinds(c.GPUCDIKinds)
+	if err != nil {
+		return settings{}, err
+	}
+	s.cdiKinds = kinds
 	return s, nil
 }
+
+// cdiKinds checks the configured CDI kinds, or gives the defaults.
+func cdiKinds(list []string) (map[string]bool, error) {
+	if len(list) == 0 {
+		list = []string{CDIKindNVIDIA, CDIKindNVIDIADevicePlugin}
+	}
+	kinds := make(map[string]bool, len(list))
+	for i, kind := range list {
+		vendor, class, ok := strings.Cut(kind, "/")
+		if !ok || vendor == "" || class == "" || strings.ContainsAny(class, "/=") || strings.Contains(vendor, "=") {
+			return nil, fmt.Errorf("nri.gpuCDIKinds[%d] %q: want a CDI kind \"vendor/class\", e.g. %q", i, kind, CDIKindNVIDIA)
+		}
+		kinds[kind] = true
+	}
+	return kinds, nil
+}
+
+// namespaces is a namespace allow-list; "*" allows all.
+type namespaces struct {
+	any   bool
+	names map[string]bool
+}
+
+func newNamespaces(list []string) namespaces {
+	n := namespaces{names: make(map[string]bool, len(list))}
+	for _, ns := range list {
+		n.any = n.any || ns == "*"
+		n.names[ns] = true
+	}
+	return n
+}
+
+func (n namespaces) allows(ns string) bool { return n.any || n.names[ns] }
 
 func validIndex(idx string) bool {
 	return len(idx) == 2 && idx[0] >= '0' && idx[0] <= '9' && idx[1] >= '0' && idx[1] <= '9'

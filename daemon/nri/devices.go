@@ -25,8 +25,9 @@ type nicDevices struct {
 
 // namedDevice is one RDMA character device an annotation may choose.
 type namedDevice struct {
-	dev *nriapi.LinuxDevice
-	nic string // owning NIC; empty for rdma_cm
+	name string // uverbs0, umad1, rdma_cm
+	dev  *nriapi.LinuxDevice
+	nic  string // owning NIC; empty for rdma_cm
 }
 
 // nodeDevices is the node's RDMA character devices, indexed for the hook.
@@ -34,19 +35,20 @@ type nodeDevices struct {
 	nics   map[string]*nicDevices
 	rdmaCM *nriapi.LinuxDevice
 	byName map[string]namedDevice
+	umad   bool // umadN/issmN may be given out (nri.umad)
 }
 
 // buildNodeDevices turns the topology into the tables CreateContainer reads.
 // Device entries that are not well-formed RDMA character devices are left
 // out with a logged reason, so that nothing else can ever be injected.
 func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nodeDevices {
-	nd := &nodeDevices{nics: map[string]*nicDevices{}, byName: map[string]namedDevice{}}
+	nd := &nodeDevices{nics: map[string]*nicDevices{}, byName: map[string]namedDevice{}, umad: withUMAD}
 	if m.RdmaCM != nil {
 		if dev, err := linuxDevice(m.RdmaCM); err != nil {
 			log.Warn("rdma_cm not injectable", "reason", err)
 		} else {
 			nd.rdmaCM = dev
-			nd.byName[m.RdmaCM.Name] = namedDevice{dev: dev}
+			nd.byName[m.RdmaCM.Name] = namedDevice{name: m.RdmaCM.Name, dev: dev}
 		}
 	}
 	for i := range m.NICs {
@@ -67,7 +69,7 @@ func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, l
 			log.Warn("RDMA device node not injectable", "nic", nic.Name, "reason", err)
 			return
 		}
-		byName[cd.Name] = namedDevice{dev: dev, nic: nic.Name}
+		byName[cd.Name] = namedDevice{name: cd.Name, dev: dev, nic: nic.Name}
 		if inject {
 			out.devices = append(out.devices, dev)
 		}
@@ -134,6 +136,12 @@ func isRDMADeviceName(name string) bool {
 		}
 	}
 	return false
+}
+
+// isMADDeviceName is true for umadN and issmN: management datagram access
+// to the fabric, given out only with nri.umad.
+func isMADDeviceName(name string) bool {
+	return strings.HasPrefix(name, "umad") || strings.HasPrefix(name, "issm")
 }
 
 func isDigits(s string) bool {

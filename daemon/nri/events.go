@@ -16,9 +16,11 @@ type pendingRelease struct {
 }
 
 // RunPodSandbox comes after the pod's network is set up: the moment to find
-// the GID index of a macvlan address.
+// the GID index of a macvlan address and, for gpuAutoInject, to ask the
+// kubelet (in the background) which GPUs the pod's containers hold.
 func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
 	p.warmGIDs(pod)
+	p.startKubeletLookup(pod)
 	return nil
 }
 
@@ -26,8 +28,12 @@ func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error 
 // for the pods that already run.
 func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
 	p.gids.reset()
+	if p.kubelet != nil {
+		p.kubelet.reset()
+	}
 	for _, pod := range pods {
 		p.warmGIDs(pod)
+		p.startKubeletLookup(pod)
 	}
 	p.log.Info("synchronized with the runtime", "pods", len(pods))
 	return nil, nil
@@ -36,7 +42,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*
 // StopPodSandbox comes before the CNI DEL in containerd, so what the pod
 // holds is released only if it still holds it after nri.stopGrace.
 func (p *Plugin) StopPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
-	p.gids.forget(pod.GetId())
+	p.forgetSandbox(pod.GetId())
 	if len(p.state.SandboxLeases(pod.GetId())) == 0 {
 		return nil
 	}
@@ -48,9 +54,17 @@ func (p *Plugin) StopPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error
 // is released now.
 func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) error {
 	p.cancelRelease(pod.GetId())
-	p.gids.forget(pod.GetId())
+	p.forgetSandbox(pod.GetId())
 	p.release(ctx, pod, "RemovePodSandbox")
 	return nil
+}
+
+// forgetSandbox drops what was cached for a sandbox's containers.
+func (p *Plugin) forgetSandbox(sandbox string) {
+	p.gids.forget(sandbox)
+	if p.kubelet != nil {
+		p.kubelet.forget(sandbox)
+	}
 }
 
 func (p *Plugin) release(ctx context.Context, pod *nriapi.PodSandbox, why string) {

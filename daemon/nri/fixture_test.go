@@ -91,6 +91,20 @@ func (f *fakeState) ReleaseSandbox(_ context.Context, sandbox string) error {
 	return err
 }
 
+// NICMovedTo answers from the leases, as the service's usage table does.
+func (f *fakeState) NICMovedTo(nic string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for sandbox, leases := range f.leases {
+		for _, l := range leases {
+			if l.Mode.Exclusive() && slices.Contains(l.NICs, nic) {
+				return sandbox, true
+			}
+		}
+	}
+	return "", false
+}
+
 func (f *fakeState) add(sandbox string, mode api.Mode, addr string, nics ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -145,8 +159,14 @@ func (l *logBuffer) records(t testing.TB, msg string) []map[string]any {
 
 func newTestPlugin(t testing.TB, cfg Config, root string, st State) (*Plugin, *logBuffer) {
 	t.Helper()
+	return newKubeletPlugin(t, cfg, root, st, Kubelet{})
+}
+
+// newKubeletPlugin is newTestPlugin with a kubelet for gpuAutoInject.
+func newKubeletPlugin(t testing.TB, cfg Config, root string, st State, k Kubelet) (*Plugin, *logBuffer) {
+	t.Helper()
 	logs := &logBuffer{}
-	p, err := New(cfg, testMachine(root), st, slog.New(slog.NewJSONHandler(logs, nil)))
+	p, err := New(cfg, testMachine(root), st, k, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

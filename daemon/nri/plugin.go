@@ -33,6 +33,9 @@ type State interface {
 	SandboxLeases(sandbox string) []api.Lease
 	// ReleaseSandbox releases what a sandbox holds, for when CNI DEL never came.
 	ReleaseSandbox(ctx context.Context, sandbox string) error
+	// NICMovedTo returns the sandbox that holds a NIC in move mode, from
+	// memory.
+	NICMovedTo(nic string) (sandbox string, moved bool)
 }
 
 // Plugin is raild's NRI plugin.
@@ -43,6 +46,7 @@ type Plugin struct {
 	log      *slog.Logger
 	devs     *nodeDevices
 	affinity *gpuAffinity
+	kubelet  *kubeletGPUs // nil: no gpuAutoInject or no PodResources
 	gids     *gidCache
 
 	mu       sync.Mutex
@@ -51,8 +55,9 @@ type Plugin struct {
 
 // New checks the configuration and prepares everything CreateContainer
 // reads: the device list of every NIC, the node's RDMA devices by name and
-// the NICs closest to each GPU.
-func New(cfg Config, m *topology.Machine, st State, log *slog.Logger) (*Plugin, error) {
+// the NICs closest to each GPU. The kubelet is asked, for gpuAutoInject,
+// when a pod starts.
+func New(cfg Config, m *topology.Machine, st State, k Kubelet, log *slog.Logger) (*Plugin, error) {
 	if m == nil {
 		return nil, errors.New("nri: no topology: discover the machine first")
 	}
@@ -78,6 +83,12 @@ func New(cfg Config, m *topology.Machine, st State, log *slog.Logger) (*Plugin, 
 	}
 	if s.GPUAutoInject {
 		p.affinity = buildGPUAffinity(m, log)
+		if k.Pods != nil {
+			p.kubelet = newKubeletGPUs(k, p.affinity)
+		} else {
+			log.Warn("gpuAutoInject without the kubelet's PodResources socket: only GPUs the runtime " +
+				"passes as CDI devices get their NICs")
+		}
 	}
 	if p.devs.rdmaCM == nil {
 		log.Warn("no usable /dev/infiniband/rdma_cm on this node: RDMA CM will not work in pods")
@@ -86,7 +97,7 @@ func New(cfg Config, m *topology.Machine, st State, log *slog.Logger) (*Plugin, 
 }
 
 // CreateContainer adjusts a container of a pod that holds rail leases (or,
-// with gpuAutoInject, names GPUs; or carries an allowed rail.dev/devices
+// with gpuAutoInject, was given GPUs; or carries an allowed rail.dev/devices
 // annotation). Anything else is left untouched.
 func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) (*nriapi.ContainerAdjustment, []*nriapi.ContainerUpdate, error) {
 	leases := p.state.SandboxLeases(pod.GetId())
@@ -115,7 +126,7 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 }
 
 // containerNICs names the NICs a container gets: its pod's leased NICs,
-// or with gpuAutoInject and no lease the NICs of the GPUs it names.
+// or with gpuAutoInject and no lease the NICs of the GPUs it was given.
 func (p *Plugin) containerNICs(pod *nriapi.PodSandbox, ctr *nriapi.Container, leases []api.Lease) []string {
 	var nics []string
 	for _, l := range leases {
@@ -126,11 +137,7 @@ func (p *Plugin) containerNICs(pod *nriapi.PodSandbox, ctr *nriapi.Container, le
 	if len(leases) > 0 || p.affinity == nil {
 		return nics
 	}
-	nics, unknown := p.affinity.nicsFor(p.machine, ctr.GetEnv())
-	if len(unknown) > 0 {
-		p.log.Info("GPUs in "+visibleDevicesEnv+" not found on this node", "container", ctrRef(pod, ctr), "ids", unknown)
-	}
-	return nics
+	return p.autoInjectNICs(pod, ctr)
 }
 
 // collect gathers the device nodes of the NICs, rdma_cm with them, and the

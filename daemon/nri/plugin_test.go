@@ -13,8 +13,6 @@ import (
 	"github.com/railcni/rail/pkg/api"
 )
 
-const mib8 = 8 << 20
-
 func boolPtr(b bool) *bool { return &b }
 
 // writeGIDs fakes <root>/sys/class/infiniband/<nic>/ports/1/gids and types.
@@ -156,27 +154,27 @@ func TestCreateContainer(t *testing.T) {
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_bad") },
 		pod:    pod("s1", "default", nil), ctr: ctr("app"),
 	}, {
-		name: "gpuAutoInject: GPUs by index and UUID get their affine NICs",
-		cfg:  Config{GPUAutoInject: true},
+		name: "gpuAutoInject: CDI GPUs by index and UUID get their affine NICs",
+		cfg:  Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"default"}},
 		pod:  pod("s1", "default", nil),
-		ctr:  ctr("app", "NVIDIA_VISIBLE_DEVICES=1,GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"),
+		ctr:  withCDI(ctr("app"), "nvidia.com/gpu=1", "nvidia.com/gpu=GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"),
 		want: summary{
 			Devices: []string{dev("uverbs1", 231, 193), dev("uverbs2", 231, 194), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
 			Env:     map[string]string{envNCCLHCA: "=mlx5_1,mlx5_2", envUCXDevices: "mlx5_1:1,mlx5_2:1"},
 		},
 	}, {
-		name: "gpuAutoInject off: NVIDIA_VISIBLE_DEVICES ignored",
-		pod:  pod("s1", "default", nil), ctr: ctr("app", "NVIDIA_VISIBLE_DEVICES=all"),
+		name: "gpuAutoInject off: CDI GPUs ignored",
+		pod:  pod("s1", "default", nil), ctr: withCDI(ctr("app"), "nvidia.com/gpu=all"),
 	}, {
-		name: "gpuAutoInject: none",
-		cfg:  Config{GPUAutoInject: true},
-		pod:  pod("s1", "default", nil), ctr: ctr("app", "NVIDIA_VISIBLE_DEVICES=none"),
+		name: "gpuAutoInject: namespace not listed",
+		cfg:  Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu"}},
+		pod:  pod("s1", "default", nil), ctr: withCDI(ctr("app"), "nvidia.com/gpu=all"),
 	}, {
 		name:   "gpuAutoInject: a lease wins over the GPUs",
-		cfg:    Config{GPUAutoInject: true},
+		cfg:    Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}},
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_3") },
-		pod:    pod("s1", "default", nil), ctr: ctr("app", "NVIDIA_VISIBLE_DEVICES=0"),
+		pod:    pod("s1", "default", nil), ctr: withCDI(ctr("app"), "nvidia.com/gpu=0"),
 		want: summary{
 			Devices: []string{dev("uverbs3", 231, 195), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
@@ -192,8 +190,8 @@ func TestCreateContainer(t *testing.T) {
 			Env:     map[string]string{envNCCLHCA: "=mlx5_3", envUCXDevices: "mlx5_3:1"},
 		},
 	}, {
-		name: "per-container annotation wins over the pod's; umad chosen without UMAD config",
-		cfg:  Config{AnnotationNamespaces: []string{"*"}},
+		name: "per-container annotation wins over the pod's; umad chosen with UMAD config",
+		cfg:  Config{AnnotationNamespaces: []string{"*"}, UMAD: true},
 		pod: pod("s1", "hpc", map[string]string{
 			"rail.dev/devices": "uverbs3", "rail.dev/devices.app": "umad2"}),
 		ctr: ctr("app"),
@@ -205,11 +203,11 @@ func TestCreateContainer(t *testing.T) {
 		name:   "lease plus annotation: union, each device once",
 		cfg:    Config{AnnotationNamespaces: []string{"hpc"}},
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0") },
-		pod:    pod("s1", "hpc", map[string]string{"rail.dev/devices": "rdma_cm,uverbs0,issm0"}), ctr: ctr("app"),
+		pod:    pod("s1", "hpc", map[string]string{"rail.dev/devices": "rdma_cm,uverbs0,uverbs1"}), ctr: ctr("app"),
 		want: summary{
-			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58), dev("issm0", 231, 64)},
+			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58), dev("uverbs1", 231, 193)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1"},
+			Env:     map[string]string{envNCCLHCA: "=mlx5_0,mlx5_1", envUCXDevices: "mlx5_0:1,mlx5_1:1"},
 		},
 	}}
 	for _, tt := range tests {
@@ -243,58 +241,5 @@ func TestCreateContainer(t *testing.T) {
 				t.Errorf("adjustment\n got %v\nwant %v\nlogs:\n%s", got, tt.want, logs)
 			}
 		})
-	}
-}
-
-func TestNewRejectsBadConfig(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-	}{
-		{"memlock with a unit NRI cannot mean", Config{Memlock: "8MB"}},
-		{"negative memlock", Config{Memlock: "-1"}},
-		{"index with one digit", Config{PluginIndex: "1"}},
-		{"index with letters", Config{PluginIndex: "ab"}},
-		{"name with a slash", Config{PluginName: "a/b"}},
-		{"bad stop grace", Config{StopGrace: "soon"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(tt.cfg, testMachine(t.TempDir()), newFakeState(), nil); err == nil {
-				t.Fatalf("New(%+v) accepted a bad config", tt.cfg)
-			}
-		})
-	}
-	if _, err := New(Config{}, nil, newFakeState(), nil); err == nil {
-		t.Fatal("New accepted a nil machine")
-	}
-	if _, err := New(Config{}, testMachine(t.TempDir()), nil, nil); err == nil {
-		t.Fatal("New accepted a nil state")
-	}
-}
-
-func TestParseMemlock(t *testing.T) {
-	tests := []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{"unlimited", rlimInfinity, true},
-		{"8388608", mib8, true},
-		{"8Mi", mib8, true},
-		{"64Ki", 64 << 10, true},
-		{"2Gi", 2 << 30, true},
-		{"1Ti", 1 << 40, true},
-		{"8M", 0, false},
-		{"8MB", 0, false},
-		{"", 0, false},
-		{"lots", 0, false},
-		{"20000000Ti", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := ParseMemlock(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseMemlock(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
 	}
 }

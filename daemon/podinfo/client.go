@@ -92,8 +92,36 @@ func (c *Client) Socket() string { return c.socket }
 // error. It uses Get and falls back to List on kubelets without Get.
 // Errors wrap ErrPodNotFound or ErrKubeletUnreachable where they apply.
 func (c *Client) PodDevices(ctx context.Context, namespace, name string, resources []string) ([]string, error) {
+	pod, resources, err := c.lookup(ctx, "pod devices", namespace, name, resources)
+	if err != nil {
+		return nil, err
+	}
+	return deviceIDs(pod, resources), nil
+}
+
+// ContainerDevices is PodDevices per container: container name -> device
+// IDs of the given resources (DefaultResource when none), each once, in the
+// kubelet's order. Containers without such devices are left out.
+func (c *Client) ContainerDevices(ctx context.Context, namespace, name string, resources []string) (map[string][]string, error) {
+	pod, resources, err := c.lookup(ctx, "container devices", namespace, name, resources)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, container := range pod.GetContainers() {
+		one := &podresourcesapi.PodResources{Containers: []*podresourcesapi.ContainerResources{container}}
+		if ids := deviceIDs(one, resources); len(ids) > 0 {
+			out[container.GetName()] = ids
+		}
+	}
+	return out, nil
+}
+
+// lookup checks the pod's name, defaults the resources and asks the kubelet,
+// bounded by the client's timeout.
+func (c *Client) lookup(ctx context.Context, what, namespace, name string, resources []string) (*podresourcesapi.PodResources, []string, error) {
 	if namespace == "" || name == "" {
-		return nil, fmt.Errorf("pod devices: pod namespace %q and name %q must both be set", namespace, name)
+		return nil, nil, fmt.Errorf("%s: pod namespace %q and name %q must both be set", what, namespace, name)
 	}
 	if len(resources) == 0 {
 		resources = []string{DefaultResource}
@@ -101,10 +129,7 @@ func (c *Client) PodDevices(ctx context.Context, namespace, name string, resourc
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	pod, err := c.podResources(ctx, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	return deviceIDs(pod, resources), nil
+	return pod, resources, err
 }
 
 // Close releases the connection.

@@ -127,5 +127,8 @@ func (s *Service) Status(pool string) (*api.Status, error) {
 			st.Reason = fmt.Sprintf("pool %s is exhausted (%d of %d used, %d cooling down)", p.Name, p.Used, p.Size, p.Cooling)
 		}
 	}
+	if err := s.StoreHealth(); err != nil {
+		st.Healthy, st.Reason = false, err.Error()
+	}
 	return st, nil
 }

@@ -145,6 +145,14 @@ func (s *Service) SandboxLeases(sandbox string) []api.Lease {
 	return append([]api.Lease(nil), s.bySandbox[sandbox]...)
 }
 
+// NICMovedTo returns the sandbox that holds nic in move mode, from memory
+// (NRI hot path).
+func (s *Service) NICMovedTo(nic string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage.MovedTo(nic)
+}
+
 func leaseKey(sandbox, ifname string) string { return sandbox + "/" + ifname }
 
 func podName(ns, name, fallback string) string {

@@ -47,6 +47,12 @@ func (n *Network) Add(ctx context.Context, pod *Pod) (types.Result, error) {
 	return n.cni.AddNetworkList(ctx, n.List, pod.RuntimeConf())
 }
 
+// AddRuntime runs ADD of the whole list with the caller's runtime config
+// (e.g. a netns or CNI_IFNAME other than the pod's).
+func (n *Network) AddRuntime(ctx context.Context, rt *libcni.RuntimeConf) (types.Result, error) {
+	return n.cni.AddNetworkList(ctx, n.List, rt)
+}
+
 // Check runs CHECK of the whole list.
 func (n *Network) Check(ctx context.Context, pod *Pod) error {
 	return n.cni.CheckNetworkList(ctx, n.List, pod.RuntimeConf())

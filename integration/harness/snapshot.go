@@ -70,6 +70,9 @@ func snapAddrs(h *netlink.Handle, names map[int]string, s *Snapshot) error {
 		return fmt.Errorf("addresses: %w", err)
 	}
 	for _, a := range addrs {
+		if kernelLinkLocal(a.IPNet) {
+			continue
+		}
 		s.Addrs = append(s.Addrs, fmt.Sprintf("addr %s dev %s", a.IPNet, names[a.LinkIndex]))
 	}
 	return nil
@@ -84,10 +87,21 @@ func snapRoutes(h *netlink.Handle, names map[int]string, s *Snapshot) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	for _, r := range routes {
+		if kernelLinkLocal(r.Dst) {
+			continue
+		}
 		s.Routes = append(s.Routes, fmt.Sprintf("route table=%d type=%d dst=%v gw=%v src=%v dev=%s scope=%d proto=%d",
 			r.Table, r.Type, r.Dst, r.Gw, r.Src, names[r.LinkIndex], r.Scope, r.Protocol))
 	}
 	return nil
+}
+
+// kernelLinkLocal: IPv6 link-local addresses and their routes are the
+// kernel's own, made whenever a link comes up, at a moment that depends on
+// carrier and DAD; rail never makes or removes them, and a leaked link
+// shows in the link lines anyway.
+func kernelLinkLocal(n *net.IPNet) bool {
+	return n != nil && n.IP.To4() == nil && n.IP.IsLinkLocalUnicast()
 }
 
 func snapRules(h *netlink.Handle, _ map[int]string, s *Snapshot) error {

@@ -15,10 +15,12 @@ const maxAliasLen = 255
 // aliasRecord is what rail stores in a pod interface's alias (IFLA_IFALIAS),
 // the only state that travels with the device:
 //
-//	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>[:rdma=<dev>][:table=<n>]
-//	child link:   rail:<parent>:name=<pod name>:kind=<macvlan|ipoib>[:table=<n>]
+//	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>[:rdma=<dev>][:table=<n>][owner]
+//	child link:   rail:<parent>:name=<pod name>:kind=<macvlan|ipoib>[:table=<n>][owner]
+//	owner:        [:sb=<sandbox>][:att=<attachment>][:net=<network>][:pool=<pool>][:nic=<nic>]
 //
-// ':' cannot occur in interface names, so it separates the fields.
+// ':' cannot occur in interface names (nor, by validation, in the owner's
+// fields), so it separates the fields.
 type aliasRecord struct {
 	Host  string // original host name of a moved device, or a child's parent
 	Name  string // pod-side name given at attach time
@@ -27,6 +29,7 @@ type aliasRecord struct {
 	Up    bool   // moved device: administratively up in the host before
 	RDMA  string // moved device: RDMA device moved with it (exclusive mode)
 	Table int    // policy routing table of the interface's source rules
+	Owner Owner  // the lease the interface belongs to, when the Spec said
 }
 
 func (r aliasRecord) String() string {
@@ -47,6 +50,11 @@ func (r aliasRecord) String() string {
 	}
 	if r.Table > 0 {
 		fmt.Fprintf(&b, ":table=%d", r.Table)
+	}
+	for _, f := range r.Owner.fields() {
+		if *f.value != "" {
+			b.WriteString(":" + f.key + "=" + *f.value)
+		}
 	}
 	return b.String()
 }
@@ -104,9 +112,14 @@ func (r *aliasRecord) set(key, value string) bool {
 	case "rdma":
 		r.RDMA = value
 		return value != "" && !strings.ContainsAny(value, ": ")
-	default:
-		return true
 	}
+	for _, f := range r.Owner.fields() {
+		if f.key == key {
+			*f.value = value
+			return value != ""
+		}
+	}
+	return true
 }
 
 // belongsTo reports whether the record marks the interface s creates. A
@@ -135,6 +148,50 @@ func boolDigit(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Owner names the lease a pod interface belongs to. When a Spec carries
+// one, Attach records it in the interface's alias, so the lease can be
+// rebuilt from the pod itself when raild's lease store is lost
+// (raild leases --recover). Fields are optional; none may contain ':', '='
+// or whitespace.
+type Owner struct {
+	Sandbox    string // CNI container ID of the sandbox
+	Attachment string // CNI_IFNAME of the ADD that made the interface
+	Network    string // CNI network name
+	Pool       string // the pool the address came from
+	NIC        string // the NIC's name in raild's inventory
+}
+
+type ownerField struct {
+	key   string
+	value *string
+}
+
+func (o *Owner) fields() []ownerField {
+	return []ownerField{{"sb", &o.Sandbox}, {"att", &o.Attachment}, {"net", &o.Network}, {"pool", &o.Pool}, {"nic", &o.NIC}}
+}
+
+// Recorded is what the alias of a pod interface rail made says.
+type Recorded struct {
+	Mode  Mode   // how it reached the pod
+	Host  string // a moved device's host name, or a child's parent
+	Name  string // its pod-side name at attach time
+	Owner Owner
+}
+
+// ReadAlias decodes the alias of a pod interface rail made; ok is false for
+// any other alias.
+func ReadAlias(alias string) (rec Recorded, ok bool) {
+	r, ok := parseAlias(alias)
+	if !ok {
+		return Recorded{}, false
+	}
+	mode := Mode(r.Kind)
+	if r.Kind == "" {
+		mode = ModeMove
+	}
+	return Recorded{Mode: mode, Host: r.Host, Name: r.Name, Owner: r.Owner}, true
 }
 
 // modeOnLink is the mode in which rail attached the pod interface name, as

@@ -18,6 +18,10 @@ func TestAliasRoundTrip(t *testing.T) {
 		{aliasRecord{Host: "ib1", Name: "net2", Kind: "ipoib", Table: 4294967295}, "rail:ib1:name=net2:kind=ipoib:table=4294967295"},
 		{aliasRecord{Host: "nic0", Name: "rail0", MTU: 1500, RDMA: "mlx5_0", Table: 100}, "rail:nic0:name=rail0:mtu=1500:up=0:rdma=mlx5_0:table=100"},
 		{aliasRecord{Host: "eth.100", Name: "net2", Kind: "macvlan"}, "rail:eth.100:name=net2:kind=macvlan"},
+		{aliasRecord{Host: "nic0", Name: "rail0", Kind: "macvlan", Table: 7, Owner: Owner{Sandbox: "4f0c9a", Attachment: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}},
+			"rail:nic0:name=rail0:kind=macvlan:table=7:sb=4f0c9a:att=eth0:net=railnet:pool=prefill:nic=mlx5_0"},
+		{aliasRecord{Host: "nic0", Name: "rail1", MTU: 9000, Up: true, Owner: Owner{Sandbox: "sb1", Network: "n"}},
+			"rail:nic0:name=rail1:mtu=9000:up=1:sb=sb1:net=n"},
 	}
 	for _, tt := range tests {
 		s := tt.rec.String()
@@ -110,5 +114,52 @@ func TestUndoListRunsNewestFirstAndJoinsErrors(t *testing.T) {
 	}
 	if err := u.run(); err != nil || len(order) != 3 {
 		t.Errorf("second run() = %v after %d steps, want nothing to do", err, len(order))
+	}
+}
+
+func TestReadAlias(t *testing.T) {
+	tests := []struct {
+		alias string
+		want  Recorded
+		ok    bool
+	}{
+		{"rail:nic0:name=rail0:mtu=1500:up=1:sb=abc:att=eth0:net=railnet:pool=p:nic=mlx5_0",
+			Recorded{Mode: ModeMove, Host: "nic0", Name: "rail0", Owner: Owner{Sandbox: "abc", Attachment: "eth0", Network: "railnet", Pool: "p", NIC: "mlx5_0"}}, true},
+		{"rail:nic0:name=net1:kind=macvlan", Recorded{Mode: ModeMacvlan, Host: "nic0", Name: "net1"}, true},
+		{"rail:nic0:name=net1:kind=macvlan:sb=", Recorded{}, false}, // empty owner field
+		{"rail:nic0:name=net1:kind=macvlan:sb=a:sb=b", Recorded{}, false},
+		{"uplink", Recorded{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := ReadAlias(tt.alias)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("ReadAlias(%q) = %+v, %v; want %+v, %v", tt.alias, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestValidateOwner(t *testing.T) {
+	base := Spec{Mode: ModeMacvlan, Parent: "nic0", Name: "rail0"}
+	long := strings.Repeat("n", 200)
+	tests := []struct {
+		owner Owner
+		want  string // "" : valid
+	}{
+		{Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}, ""},
+		{Owner{Network: "a:b"}, "Owner net"},
+		{Owner{Pool: "p=1"}, "Owner pool"},
+		{Owner{Sandbox: "a b"}, "Owner sb"},
+		{Owner{Sandbox: strings.Repeat("a", 64), Network: long}, "does not fit"},
+	}
+	for _, tt := range tests {
+		s := base
+		s.Owner = tt.owner
+		err := validate(s)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("validate(%+v) = %v, want nil", tt.owner, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("validate(%+v) = %v, want an error with %q", tt.owner, err, tt.want)
+		}
 	}
 }

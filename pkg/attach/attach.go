@@ -165,3 +165,24 @@ func resultOf(sess *session, name string) (Result, error) {
 	attrs := link.Attrs()
 	return Result{Name: attrs.Name, MAC: attrs.HardwareAddr.String(), MTU: attrs.MTU, Index: attrs.Index}, nil
 }
+
+// Owned reports whether the pod has an interface called name that rail
+// made (it carries rail's alias). A pod netns that is gone has none.
+func Owned(podNetns, name string) (bool, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sess, err := openSession(podNetns)
+	if errors.Is(err, errPodNetnsGone) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up %s: %w", name, err)
+	}
+	defer sess.close()
+	link, err := sess.podNL.LinkByName(name)
+	if err != nil {
+		return false, ignoreGone(err)
+	}
+	_, ours := parseAlias(link.Attrs().Alias)
+	return ours, nil
+}

@@ -34,7 +34,7 @@ func (a attacher) attachChild(sess *session, s Spec) (_ Result, retErr error) {
 		return Result{}, fmt.Errorf("find new %s child %s in pod: %w", s.Mode, s.Name, err)
 	}
 	undo.push(string(s.Mode)+" child "+s.Name, func() error { return ignoreGone(sess.podNL.LinkDel(child)) })
-	rec := aliasRecord{Host: s.Parent, Name: s.Name, Kind: string(s.Mode), Table: s.Table}
+	rec := aliasRecord{Host: s.Parent, Name: s.Name, Kind: string(s.Mode), Table: s.Table, Owner: s.Owner}
 	if err := sess.podNL.LinkSetAlias(child, rec.String()); err != nil {
 		return Result{}, fmt.Errorf("label %s with its alias: %w", s.Name, err)
 	}

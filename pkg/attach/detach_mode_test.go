@@ -1,6 +1,9 @@
 package attach
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestDetachTakesModeFromAlias: a DEL may come with a netconf whose mode
 // changed since ADD, or with no lease at all; what Detach undoes is read
@@ -43,4 +46,31 @@ func TestDetachLeavesForeignLinks(t *testing.T) {
 	}
 	assertSame(t, "pod netns", e.pod, podBefore)
 	assertSame(t, "host netns", e.host, hostBefore)
+}
+
+func TestFitOwner(t *testing.T) {
+	base := Spec{Mode: ModeMove, Parent: "ens1np0", Name: "rail0", RDMADevice: "mlx5_0", Table: 101}
+	long, mid := strings.Repeat("n", 120), strings.Repeat("m", 80)
+	tests := []struct {
+		name string
+		in   Owner
+		want Owner
+	}{
+		{"fits", Owner{Sandbox: "abc", Attachment: "eth0", Network: "net", Pool: "p", NIC: "mlx5_0"},
+			Owner{Sandbox: "abc", Attachment: "eth0", Network: "net", Pool: "p", NIC: "mlx5_0"}},
+		{"unparseable network left out", Owner{Sandbox: "abc", Network: "a:b", Pool: "p"}, Owner{Sandbox: "abc", Pool: "p"}},
+		{"too long: the pool goes first", Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: mid, Pool: long, NIC: "mlx5_0"},
+			Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: mid, NIC: "mlx5_0"}},
+	}
+	for _, tt := range tests {
+		got := FitOwner(base, tt.in)
+		if got != tt.want {
+			t.Errorf("%s: FitOwner = %+v, want %+v", tt.name, got, tt.want)
+		}
+		s := base
+		s.Owner = got
+		if err := validateOwner(s); err != nil {
+			t.Errorf("%s: the fitted owner is refused: %v", tt.name, err)
+		}
+	}
 }

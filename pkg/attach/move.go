@@ -74,7 +74,7 @@ func findHostNetdev(sess *session, s Spec) (netlink.Link, error) {
 // state recorded when it first left the host.
 func originalState(hostLink netlink.Link, s Spec) aliasRecord {
 	attrs := hostLink.Attrs()
-	rec := aliasRecord{Host: s.Parent, Name: s.Name, MTU: attrs.MTU, Up: attrs.Flags&net.FlagUp != 0}
+	rec := aliasRecord{Host: s.Parent, Name: s.Name, MTU: attrs.MTU, Up: attrs.Flags&net.FlagUp != 0, Owner: s.Owner}
 	if old, ok := parseAlias(attrs.Alias); ok && old.Kind == "" && old.Host == s.Parent {
 		rec.MTU, rec.Up = old.MTU, old.Up
 	}

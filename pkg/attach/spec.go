@@ -60,6 +60,9 @@ type Spec struct {
 	// RDMADevice is the NIC's RDMA device (mlx5_0). In move mode with
 	// RDMAExclusive it moves into the pod with the netdev and back.
 	RDMADevice string
+	// Owner, when set, is recorded in the interface's alias: the lease it
+	// belongs to, so raild can rebuild its leases from the pods.
+	Owner Owner
 	// RDMAExclusive says the RDMA subsystem is in exclusive netns mode.
 	// Macvlan and ipoib attachments that name an RDMADevice are refused then,
 	// since a pod cannot reach the parent's RDMA device in that mode.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"strings"
 	"unicode"
 
 	"github.com/railcni/rail/pkg/rdma"
@@ -43,6 +44,7 @@ func validateWith(s Spec, names func(Spec) error) error {
 		validateRoutes,
 		validateLinkSettings,
 		validateRDMA,
+		validateOwner,
 	}
 	for _, check := range checks {
 		if err := check(s); err != nil {
@@ -180,4 +182,40 @@ func hasIPv6(addrs []netip.Prefix) bool {
 		}
 	}
 	return false
+}
+
+// validateOwner keeps the owner's fields parseable and the whole alias
+// within what the kernel stores.
+func validateOwner(s Spec) error {
+	o := s.Owner
+	for _, f := range o.fields() {
+		if strings.ContainsAny(*f.value, ":=") || strings.IndexFunc(*f.value, unicode.IsSpace) >= 0 {
+			return fmt.Errorf("Owner %s %q contains ':', '=' or whitespace: use the CNI names as given (letters, digits, '-', '_', '.')", f.key, *f.value)
+		}
+	}
+	worst := aliasRecord{Host: s.Parent, Name: s.Name, MTU: math.MaxUint16, Up: true, RDMA: s.RDMADevice, Table: s.Table, Owner: o}
+	if n := len(worst.String()); n > maxAliasLen {
+		return fmt.Errorf("Owner does not fit the interface alias (%d bytes with the other fields, the kernel keeps %d): shorten the network or pool name, or leave Owner empty", n, maxAliasLen)
+	}
+	return nil
+}
+
+// FitOwner returns o as s can record it: a field that could not be parsed
+// back (':', '=' or whitespace) is left out, and while the alias would be
+// longer than the kernel keeps, the least needed fields go first (pool,
+// NIC, network, attachment). Recording an owner must never fail an attach.
+func FitOwner(s Spec, o Owner) Owner {
+	for _, f := range o.fields() {
+		if strings.ContainsAny(*f.value, ":=") || strings.IndexFunc(*f.value, unicode.IsSpace) >= 0 {
+			*f.value = ""
+		}
+	}
+	for _, drop := range []*string{&o.Pool, &o.NIC, &o.Network, &o.Attachment, &o.Sandbox} {
+		s.Owner = o
+		if validateOwner(s) == nil {
+			return o
+		}
+		*drop = ""
+	}
+	return Owner{}
 }

@@ -96,6 +96,7 @@ func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *curren
 		if err != nil {
 			return netconf.CNIError("plan", err)
 		}
+		spec.Owner = attach.FitOwner(spec, ownerOf(args, conf, iface))
 		got, created, err := p.attachOne(args.Netns, spec)
 		if created {
 			undo = append(undo, func() { _ = p.links.Detach(args.Netns, spec) })
@@ -119,6 +120,16 @@ func (p *plugin) attachOne(netns string, spec attach.Spec) (attach.Result, bool,
 	}
 	res, err := p.links.Attach(netns, spec)
 	return res, err == nil, err
+}
+
+// ownerOf names the lease an interface belongs to, recorded on the link so
+// that `raild leases --recover` can rebuild a lost lease store from pods.
+func ownerOf(args *skel.CmdArgs, conf *netconf.Rail, iface api.PlanInterface) attach.Owner {
+	o := attach.Owner{Sandbox: args.ContainerID, Attachment: args.IfName, Network: conf.Name, Pool: iface.Pool}
+	if iface.NIC != nil {
+		o.NIC = iface.NIC.RDMADevice
+	}
+	return o
 }
 
 // nameConflict refuses a plan whose interface names the previous result

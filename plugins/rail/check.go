@@ -28,8 +28,8 @@ func (p *plugin) check(args *skel.CmdArgs) error {
 		return err
 	}
 	plan, err := p.raild(conf.Socket, conf.CallTimeout).Check(context.Background(), attachmentRequest(args, conf))
-	if api.IsCode(err, api.CodeUnknownContainer) && len(specsFromPrevResult(conf, args, prev)) == 0 {
-		return nil
+	if api.IsCode(err, api.CodeUnknownContainer) {
+		return p.checkNoLease(conf, args, prev, err)
 	}
 	if err != nil {
 		return netconf.CNIError("raild check", err)
@@ -44,6 +44,22 @@ func (p *plugin) check(args *skel.CmdArgs) error {
 		}
 		if err := p.links.Check(args.Netns, spec); err != nil {
 			return types.NewError(types.ErrInternal, "check "+describeNIC(iface), err.Error())
+		}
+	}
+	return nil
+}
+
+// checkNoLease: raild holds nothing for this attachment. That is right for
+// a pod that passed through (no interface of rail's in it), and wrong when
+// the pod still has an interface rail made.
+func (p *plugin) checkNoLease(conf *netconf.Rail, args *skel.CmdArgs, prev *current.Result, noLease error) error {
+	for _, spec := range specsFromPrevResult(conf, args, prev) {
+		ours, err := p.links.Owned(args.Netns, spec.Name)
+		if err != nil {
+			return types.NewError(types.ErrInternal, "check "+spec.Name, err.Error())
+		}
+		if ours {
+			return netconf.CNIError("raild check", noLease)
 		}
 	}
 	return nil

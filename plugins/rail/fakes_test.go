@@ -137,3 +137,5 @@ func unreachable() error {
 	_, err := api.NewClient("/nonexistent/raild.sock", time.Second).Status(context.Background(), "")
 	return err
 }
+
+func (f *fakeLinks) Owned(netns, name string) (bool, error) { return f.attached[netns+"/"+name], nil }

@@ -42,6 +42,7 @@ type links interface {
 	Detach(netns string, s attach.Spec) error
 	Check(netns string, s attach.Spec) error
 	Inspect(netns, name string) (attach.Result, error)
+	Owned(netns, name string) (bool, error)
 }
 
 func newPlugin() *plugin {
@@ -67,6 +68,7 @@ func (netlinkLinks) Check(netns string, s attach.Spec) error  { return attach.Ch
 func (netlinkLinks) Inspect(netns, name string) (attach.Result, error) {
 	return attach.Inspect(netns, name)
 }
+func (netlinkLinks) Owned(netns, name string) (bool, error) { return attach.Owned(netns, name) }
 
 func netnsExists(path string) bool {
 	if path == "" {

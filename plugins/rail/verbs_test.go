@@ -118,3 +118,37 @@ func TestDel(t *testing.T) {
 		})
 	}
 }
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		conf     []byte
+		raild    fakeRaild
+		attached []string
+		wantCode uint
+	}{
+		{name: "lease and interface agree", conf: netconfJSON("1.1.0", nil, "eth0", "rail0"), raild: fakeRaild{plan: movePlan("rail0")},
+			attached: []string{"/ns/pod/rail0"}},
+		{name: "interface missing", conf: netconfJSON("1.1.0", nil, "eth0", "rail0"), raild: fakeRaild{plan: movePlan("rail0")},
+			wantCode: types.ErrInternal},
+		{name: "not in prevResult", conf: netconfJSON("1.1.0", nil, "eth0"), raild: fakeRaild{plan: movePlan("rail0")},
+			attached: []string{"/ns/pod/rail0"}, wantCode: types.ErrInternal},
+		{name: "pass-through pod: no lease, no interface of rail's", conf: netconfJSON("1.1.0", nil, "eth0")},
+		{name: "rail's interface without a lease", conf: netconfJSON("1.1.0", nil, "eth0", "rail0"), attached: []string{"/ns/pod/rail0"},
+			wantCode: api.CodeUnknownContainer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			links := &fakeLinks{attached: map[string]bool{}}
+			for _, a := range tt.attached {
+				links.attached[a] = true
+			}
+			raild := tt.raild
+			p, _, _ := testPlugin(&raild, links)
+			err := p.check(&skel.CmdArgs{ContainerID: "c1", Netns: "/ns/pod", IfName: "eth0", StdinData: tt.conf})
+			if codeOf(err) != tt.wantCode || (tt.wantCode != 0) != (err != nil) {
+				t.Fatalf("check = %v, want code %d", err, tt.wantCode)
+			}
+		})
+	}
+}

@@ -1,0 +1,33 @@
+package nri
+
+import (
+	"strings"
+
+	nriapi "github.com/containerd/nri/pkg/api"
+)
+
+// cdiAllDevices is the CDI device name NVIDIA's specs give to every GPU.
+const cdiAllDevices = "all"
+
+// cdiGPUs returns the GPUs the runtime injects into a container as CDI
+// devices ("nvidia.com/gpu=0", "k8s.device-plugin.nvidia.com/gpu=GPU-…").
+// The CRI takes them from the kubelet (device plugins, DRA), never from
+// the pod spec, so they say what the container was given. Devices of
+// other kinds are ignored; names of a GPU kind that name no GPU of this
+// node are returned as unknown.
+func (p *Plugin) cdiGPUs(ctr *nriapi.Container) (gpus []int, unknown []string) {
+	for _, d := range ctr.GetCDIDevices() {
+		kind, name, ok := strings.Cut(d.GetName(), "=")
+		if !ok || !p.cfg.cdiKinds[kind] {
+			continue
+		}
+		if name == cdiAllDevices {
+			gpus = appendGPUs(gpus, p.affinity.all...)
+			continue
+		}
+		found, bad := p.affinity.resolve([]string{name})
+		gpus = appendGPUs(gpus, found...)
+		unknown = append(unknown, bad...)
+	}
+	return gpus, unknown
+}
