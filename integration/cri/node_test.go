@@ -18,14 +18,6 @@ import (
 // fakeMachine is the simulated GPU node the rig's raild sees.
 const fakeMachine = "h100x8-cx7x4"
 
-// devNumbers gives the leasable RDMA nodes the numbers of harmless memory
-// devices, so opening them inside a container proves the device cgroup
-// lets them through: /dev/null, /dev/zero, /dev/full, /dev/urandom, and
-// /dev/random for rdma_cm.
-var devNumbers = map[string][2]uint32{
-	"uverbs0": {1, 3}, "uverbs1": {1, 5}, "uverbs2": {1, 7}, "uverbs3": {1, 9}, "rdma_cm": {1, 8},
-}
-
 // node is the fake machine: a sysfs/procfs root, /dev/infiniband nodes
 // made with mknod, and one veth per NIC standing in for its netdev (the
 // peer ends live in a namespace of their own).
@@ -55,7 +47,7 @@ func newNode(t *testing.T, dir string) *node {
 		n.netdevs[fmt.Sprintf("mlx5_%d", i)] = fmt.Sprintf("re%sn%d", n.suffix, i)
 	}
 	n.createVeths(t)
-	spec, err := fakesys.Write(n.root, fakeMachine, fakesys.Options{Netdevs: n.netdevs, DevNumbers: devNumbers})
+	spec, err := fakesys.Write(n.root, fakeMachine, fakesys.Options{Netdevs: n.netdevs, DevNumbers: harness.HarmlessDevNumbers()})
 	if err != nil {
 		t.Fatalf("fakesys.Write: %v", err)
 	}

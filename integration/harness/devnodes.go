@@ -10,6 +10,16 @@ import (
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
+// HarmlessDevNumbers gives the leasable RDMA nodes of a 4-NIC machine the
+// numbers of harmless memory devices (/dev/null, /dev/zero, /dev/full,
+// /dev/urandom; /dev/random for rdma_cm), for fakesys.Options.DevNumbers:
+// opening them in a container proves the device cgroup lets them through.
+func HarmlessDevNumbers() map[string][2]uint32 {
+	return map[string][2]uint32{
+		"uverbs0": {1, 3}, "uverbs1": {1, 5}, "uverbs2": {1, 7}, "uverbs3": {1, 9}, "rdma_cm": {1, 8},
+	}
+}
+
 // MakeDevNodes creates <root>/dev/infiniband/<name> for every RDMA char
 // device the written machine declares, with the declared numbers, so the
 // machine's device nodes can be opened and injected like real ones.

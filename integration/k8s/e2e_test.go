@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/railcni/rail/integration/harness"
 )
 
 // node is one prepared run: the cluster, the fake machine, the primary's
@@ -146,8 +149,12 @@ func (n *node) checkInjected(t *testing.T, p pod, nics []string) {
 	if got := strings.Fields(listing); !sameSet(got, devs) {
 		t.Errorf("%s: /dev/infiniband has %v, want %v", p.Name, got, devs)
 	}
+	numbers := harness.HarmlessDevNumbers()
 	for _, d := range devs {
-		c.exec(t, p.Name, ": < /dev/infiniband/"+d+" && : > /dev/infiniband/"+d)
+		got := c.exec(t, p.Name, "stat -c '%F %t:%T' /dev/infiniband/"+d+" && : < /dev/infiniband/"+d+" && : > /dev/infiniband/"+d)
+		if want := fmt.Sprintf("character special file %x:%x", numbers[d][0], numbers[d][1]); got != want {
+			t.Errorf("%s: /dev/infiniband/%s is %q, want %q", p.Name, d, got, want)
+		}
 	}
 	limits := c.exec(t, p.Name, "grep 'Max locked memory' /proc/self/limits")
 	if f := strings.Fields(limits); len(f) < 5 || f[3] != "4194304" || f[4] != "4194304" {

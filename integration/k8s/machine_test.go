@@ -20,13 +20,6 @@ import (
 // fakeMachine is the simulated GPU node raild reads: 8 H100 and 4 ConnectX-7.
 const fakeMachine = "h100x8-cx7x4"
 
-// devNumbers gives the leasable RDMA nodes the numbers of harmless memory
-// devices (/dev/null, /dev/zero, /dev/full, /dev/urandom; /dev/random for
-// rdma_cm), so opening them in a pod proves the device cgroup lets them by.
-var devNumbers = map[string][2]uint32{
-	"uverbs0": {1, 3}, "uverbs1": {1, 5}, "uverbs2": {1, 7}, "uverbs3": {1, 9}, "rdma_cm": {1, 8},
-}
-
 // fakeGPUUUID is the device ID the fake device plugin reports for GPU i
 // (integration/cmd/fake-gpu-plugin).
 func fakeGPUUUID(i int) string { return fmt.Sprintf("GPU-00000000-0000-0000-0000-%012x", i) }
@@ -56,7 +49,7 @@ func newMachine(t *testing.T, dir string) *machine {
 		m.netdevs[fmt.Sprintf("mlx5_%d", i)] = fmt.Sprintf("rknic%d", i)
 	}
 	m.createStandIns(t)
-	spec, err := fakesys.Write(m.root, fakeMachine, fakesys.Options{Netdevs: m.netdevs, DevNumbers: devNumbers, GPUUUIDs: uuids})
+	spec, err := fakesys.Write(m.root, fakeMachine, fakesys.Options{Netdevs: m.netdevs, DevNumbers: harness.HarmlessDevNumbers(), GPUUUIDs: uuids})
 	if err != nil {
 		t.Fatalf("fakesys.Write: %v", err)
 	}
