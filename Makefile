@@ -9,7 +9,7 @@ export CGO_ENABLED ?= 0
 VERSION  := 0.1.0
 IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
 
-.PHONY: all build test test-cri test-vm test-k8s demo bench lint clean image image-oci image-name fuzz
+.PHONY: all build test test-cri test-vm test-k8s demo bench lint clean image image-oci image-name fuzz bench-micro
 
 all: build
 
@@ -46,7 +46,14 @@ demo: build
 fuzz:
 	bash .ci/fuzz.sh
 
-bench:
+# One table: rail against the upstream reference plugins through libcni, side by
+# side in one run, with the exec and kernel floors (README, Performance). Fails
+# only on an error or a leak, never on a time. BENCH_FLAGS=--quick for a short run.
+bench: build
+	$(GO) run ./integration/cmd/rail-bench --bin $(BIN) $(BENCH_FLAGS)
+
+# The Go micro-benchmarks (topology, selection, lease store, NRI, moves, ...).
+bench-micro:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...
 
 lint:
