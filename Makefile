@@ -4,7 +4,12 @@ BIN      := bin
 GOFLAGS_BUILD := -trimpath -ldflags "-s -w"
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test soak test-cri test-vm demo bench lint clean image fuzz
+# One image name everywhere: the Helm chart's appVersion, the kustomize base and the README use it too
+# (integration/k8s checks that they agree).
+VERSION  := 0.1.0
+IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
+
+.PHONY: all build test soak test-cri test-vm test-k8s demo bench lint clean image image-oci image-name fuzz bench-micro
 
 all: build
 
@@ -29,6 +34,11 @@ soak:
 test-cri: build
 	bash integration/cri/run.sh
 
+# A real single-node Kubernetes (etcd, apiserver, scheduler, controller-manager, kubelet, containerd + NRI):
+# Rail installed by its Helm chart from the locally built image; rig binaries cached outside the repo.
+test-k8s: build
+	bash integration/k8s/run.sh
+
 # Real RDMA: a Debian kernel with Soft-RoCE (rdma_rxe) under qemu, booted in shared and
 # exclusive RDMA netns mode (kernel cached outside the repo, keyed by its pinned version).
 test-vm:
@@ -42,7 +52,14 @@ demo: build
 fuzz:
 	bash .ci/fuzz.sh
 
-bench:
+# One table: rail against the upstream reference plugins through libcni, side by
+# side in one run, with the exec and kernel floors (README, Performance). Fails
+# only on an error or a leak, never on a time. BENCH_FLAGS=--quick for a short run.
+bench: build
+	$(GO) run ./integration/cmd/rail-bench --bin $(BIN) $(BENCH_FLAGS)
+
+# The Go micro-benchmarks (topology, selection, lease store, NRI, moves, ...).
+bench-micro:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...
 
 lint:
@@ -50,7 +67,15 @@ lint:
 	$(GO) vet ./...
 
 image:
-	docker build -t railcni/rail:dev .
+	docker build -t $(IMAGE) .
+
+# The same image without Docker: an OCI archive from bin/ (layout of the Dockerfile's final stage),
+# for `ctr -n k8s.io images import bin/rail-image.tar`.
+image-oci: build
+	bash integration/k8s/build-image.sh $(BIN)/rail-image.tar $(IMAGE)
+
+image-name:
+	@echo $(IMAGE)
 
 clean:
 	rm -rf $(BIN)

@@ -9,7 +9,7 @@ status=0
 while IFS=: read -r file name; do
   pkg=./$(dirname "$file")
   echo "== fuzz $pkg $name ($FUZZTIME)"
-  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg"; then
+  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 5s "$pkg"; then
     echo "FUZZ FAILED: $pkg $name (the failing input is in $pkg/testdata/fuzz/$name)" >&2
     status=1
   fi

@@ -35,6 +35,7 @@ func runDoctor(args []string) error {
 	} else {
 		checks = append(checks, topologyChecks(machine, *root)...)
 	}
+	checks = append(checks, liveChecks(*socket, machine)...)
 	checks = append(checks, rdmaModeCheck(), socketCheck(*socket),
 		fileCheck(filepath.Join(*cniBin, "rail"), "rail CNI plugin", "run `raild install-cni`"),
 		fileCheck(*nriSocket, "NRI socket", "enable NRI in containerd ([plugins.'io.containerd.nri.v1.nri'] disable = false)"))

@@ -79,6 +79,11 @@ func recoverLeases(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "dry run: %s left as it is\n", path)
 		return nil
 	}
+	lock, err := lockStateDir(cfg.StateDir) // never rebuild under a running raild
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	moved, err := ipam.Rebuild(path, pools, leases, now)
 	if err != nil {
 		return err

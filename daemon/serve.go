@@ -14,6 +14,7 @@ import (
 
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/podinfo"
@@ -89,30 +90,34 @@ func newLogger(level string) (*slog.Logger, error) {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	machine, err := topology.Discover(cfg.Root)
+	inv, err := inventory.New(cfg.Root, nil, nil)
 	if err != nil {
 		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
 	}
-	for _, p := range machine.Problems {
+	for _, p := range inv.Machine().Problems {
 		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
-	}
-	rails, err := railIndex(cfg, machine)
-	if err != nil {
-		return err
 	}
 	pools, err := ipam.NewPools(cfg.Pools, cfg.NodeName)
 	if err != nil {
 		return fmt.Errorf("config pools: %w", err)
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("create state dir: %w", err)
+	lock, err := lockStateDir(cfg.StateDir)
+	if err != nil {
+		return err
 	}
+	defer lock.Unlock()
 	alloc, err := openLeaseStore(cfg, pools)
 	if err != nil {
 		return err
 	}
 	defer alloc.Close()
-	opt := service.Options{Machine: machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
+	adoptLeases(inv, alloc, cfg.StateDir, log.With("part", "inventory"))
+	machine := inv.Machine()
+	rails, err := railIndex(cfg, machine)
+	if err != nil {
+		return err
+	}
+	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
 	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
@@ -126,22 +131,25 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	var svc *service.Service
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
 	opt.Metrics = m
+	m.WatchNode(nodeState(inv))
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
+	inv.SetHolders(svc.NICHolders)
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
-	return run(ctx, cfg, svc, m, kubelet, log)
+	return run(ctx, cfg, inv, svc, m, kubelet, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
 	}
 	srv := server.New(svc, m, log)
 	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("part", "cni"))
+	var readers []func(*topology.Machine)
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
 	if cfg.MetricsAddr != "" {
@@ -150,7 +158,8 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 			return errors.Join(err, svc.StoreHealth(), cniReady())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
-			ReadHeaderTimeout: 5 * time.Second}
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+			IdleTimeout: time.Minute}
 		go func() { errs <- ignoreClosed(ops.ListenAndServe()) }()
 		defer ops.Close()
 	}
@@ -159,8 +168,10 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
+		readers = append(readers, plugin.UseMachine)
 		go func() { errs <- plugin.Run(ctx) }()
 	}
+	watchNode(ctx, inv, heldFile(cfg.StateDir), log.With("part", "inventory"), readers...)
 	if cfg.DevicePlugin.Enabled {
 		dp := deviceplugin.New(cfg.DevicePlugin, svc.Machine(), log.With("part", "deviceplugin"))
 		go func() { errs <- dp.Run(ctx) }()
@@ -171,8 +182,7 @@ func run(ctx context.Context, cfg *config.Config, svc *service.Service, m *metri
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(shutdownCtx)
-	_ = os.Remove(cfg.Socket)
+	_ = srv.Shutdown(shutdownCtx) // closes ln, which removes the socket if it is still ours
 	log.Info("raild stopped")
 	return err
 }

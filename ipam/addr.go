@@ -78,25 +78,6 @@ func satSub(a, b uint64) uint64 {
 	return a - b
 }
 
-// subtractRange removes cut from every span of spans (sorted, disjoint) and
-// returns the remaining spans, still sorted and disjoint.
-func subtractRange(spans []AddrRange, cut AddrRange) []AddrRange {
-	out := make([]AddrRange, 0, len(spans)+1)
-	for _, s := range spans {
-		if !s.overlaps(cut) {
-			out = append(out, s)
-			continue
-		}
-		if s.First.Less(cut.First) {
-			out = append(out, AddrRange{First: s.First, Last: cut.First.Prev()})
-		}
-		if cut.Last.Less(s.Last) {
-			out = append(out, AddrRange{First: cut.Last.Next(), Last: s.Last})
-		}
-	}
-	return out
-}
-
 func sortRanges(rs []AddrRange) {
 	slices.SortFunc(rs, func(a, b AddrRange) int { return a.First.Compare(b.First) })
 }

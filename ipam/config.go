@@ -15,7 +15,10 @@ type PoolConfig struct {
 	Rail    *int          `json:"rail,omitempty"`    // pool bound to a rail index
 	NICs    []string      `json:"nics,omitempty"`    // pool bound to NICs (names or PCI addresses)
 	MTU     int           `json:"mtu,omitempty"`     // 0: leave the MTU alone
-	Nodes   []NodeSlice   `json:"nodes,omitempty"`   // per-node slices; unlisted nodes get nothing
+	// MaxDistance is the farthest GPU-to-NIC class (PIX..SYS) a pod may get
+	// from this pool; raild checks the name, ipam only carries it.
+	MaxDistance string      `json:"maxDistance,omitempty"`
+	Nodes       []NodeSlice `json:"nodes,omitempty"` // per-node slices; unlisted nodes get nothing
 }
 
 // RangeConfig is an inclusive range of addresses, e.g. 10.0.0.10 to 10.0.0.99.

@@ -3,14 +3,7 @@ package ipam
 import (
 	"fmt"
 	"net/netip"
-	"slices"
 )
-
-// ownedRange is a range of a node slice, with the index of that slice.
-type ownedRange struct {
-	r     AddrRange
-	slice int
-}
 
 // nodeRanges validates every node slice of the pool (one config serves the
 // whole cluster, so a mistake for another node is still a mistake) and
@@ -26,6 +19,9 @@ func nodeRanges(errs *problems, at string, c PoolConfig, subnet netip.Prefix, no
 	if len(c.Ranges) > 0 {
 		errs.addf("%s: ranges and nodes are both set: put each node's ranges under nodes[].ranges and drop ranges", at)
 	}
+	if node == "" {
+		errs.addf("%s.nodes: this node's name is empty, so its slice cannot be chosen: %s", at, nodeNameHint)
+	}
 	var all []ownedRange
 	seen := map[string]int{}
 	for i, ns := range c.Nodes {
@@ -40,7 +36,7 @@ func nodeRanges(errs *problems, at string, c PoolConfig, subnet netip.Prefix, no
 		}
 		rs := sliceRanges(errs, field, ns, subnet)
 		for _, r := range rs {
-			all = append(all, ownedRange{r: r, slice: i})
+			all = append(all, ownedRange{r: r, owner: i})
 		}
 		if node != "" && ns.Node == node {
 			ranges, hasSlice = rs, true
@@ -80,18 +76,8 @@ func examplePart(subnet netip.Prefix) netip.Prefix {
 // checkSliceOverlaps reports two nodes whose slices share an address: both
 // would hand it out.
 func checkSliceOverlaps(errs *problems, at string, nodes []NodeSlice, all []ownedRange) {
-	slices.SortFunc(all, func(a, b ownedRange) int { return a.r.First.Compare(b.r.First) })
-	if len(all) == 0 {
-		return
-	}
-	reach := all[0] // the range seen so far that reaches highest
-	for _, cur := range all[1:] {
-		if cur.slice != reach.slice && cur.r.overlaps(reach.r) {
-			errs.addf("%s.nodes[%d] (node %q) %s: overlaps nodes[%d] (node %q) %s: give each node its own addresses",
-				at, cur.slice, nodes[cur.slice].Node, cur.r, reach.slice, nodes[reach.slice].Node, reach.r)
-		}
-		if reach.r.Last.Less(cur.r.Last) {
-			reach = cur
-		}
+	for _, c := range findClashes(all) {
+		errs.addf("%s.nodes[%d] (node %q) %s: overlaps nodes[%d] (node %q) %s: give each node its own addresses",
+			at, c.b.owner, nodes[c.b.owner].Node, c.b.r, c.a.owner, nodes[c.a.owner].Node, c.a.r)
 	}
 }

@@ -79,6 +79,9 @@ func NewPools(cfg []PoolConfig, node string) (*Pools, error) {
 			ps.list = append(ps.list, p)
 		}
 	}
+	if len(errs) == 0 {
+		errs = checkPoolOverlaps(ps.list) // every pool built: list index = config index
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -91,8 +94,8 @@ func buildPool(c PoolConfig, i int, node string) (*Pool, error) {
 	checkName(&errs, at, c.Name)
 	checkBinding(&errs, at, c)
 	subnet, ok := parseSubnet(&errs, at+".subnet", c.Subnet)
-	if !ok {
-		return nil, errs.join() // every other check needs the subnet
+	if !ok || !checkUnicast(&errs, at+".subnet", c.Subnet, subnet) {
+		return nil, errs.join() // every other check needs a usable subnet
 	}
 	checkMTU(&errs, at, c.MTU, subnet.Addr().Is6())
 	p := &Pool{Config: c, Prefix: subnet, MTU: c.MTU, node: node}
@@ -112,23 +115,22 @@ func buildPool(c PoolConfig, i int, node string) (*Pool, error) {
 	return p, nil
 }
 
-// allocatable removes network, broadcast, gateway and excludes from ranges.
+// allocatable removes network, broadcast, gateway and excludes from ranges
+// in one sorted sweep (start-up stays near-linear in the number of excludes).
 func allocatable(ranges []AddrRange, subnet netip.Prefix, gateway netip.Addr, excludes []AddrRange) []AddrRange {
 	spans := slices.Clone(ranges)
 	sortRanges(spans)
+	cuts := slices.Clone(excludes)
 	whole := prefixRange(subnet)
 	for _, a := range []netip.Addr{whole.First, whole.Last} {
 		if reserved(subnet, a) {
-			spans = subtractRange(spans, AddrRange{First: a, Last: a})
+			cuts = append(cuts, single(a))
 		}
 	}
 	if gateway.IsValid() {
-		spans = subtractRange(spans, AddrRange{First: gateway, Last: gateway})
+		cuts = append(cuts, single(gateway))
 	}
-	for _, x := range excludes {
-		spans = subtractRange(spans, x)
-	}
-	return spans
+	return subtractAll(spans, cuts)
 }
 
 // Node is the node name the pools were built for.

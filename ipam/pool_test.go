@@ -172,6 +172,17 @@ func TestNewPoolsBad(t *testing.T) {
 		{"node slices overlap", []PoolConfig{v4(func(c *PoolConfig) {
 			c.Nodes = []NodeSlice{{Node: "n1", Subnet: "10.0.0.0/26"}, {Node: "n2", Ranges: []RangeConfig{{Start: "10.0.0.32", End: "10.0.0.63"}}}}
 		})}, []string{`pools[0].nodes[1] (node "n2") 10.0.0.32-10.0.0.63: overlaps nodes[0] (node "n1") 10.0.0.0-10.0.0.63`}},
+		{"ipv6 everything", []PoolConfig{{Name: "a", Subnet: "::/0"}}, []string{`pools[0].subnet "::/0": overlaps ::/128, the unspecified address`}},
+		{"ipv4 everything", []PoolConfig{{Name: "a", Subnet: "0.0.0.0/0"}}, []string{`pools[0].subnet "0.0.0.0/0": overlaps 0.0.0.0/8`}},
+		{"ipv6 loopback", []PoolConfig{{Name: "a", Subnet: "::/127"}}, []string{`pools[0].subnet "::/127": overlaps ::/128`}},
+		{"ipv6 loopback alone", []PoolConfig{{Name: "a", Subnet: "::1/128"}}, []string{`overlaps ::1/128, loopback`}},
+		{"ipv4 loopback", []PoolConfig{{Name: "a", Subnet: "127.0.0.0/24"}}, []string{`pools[0].subnet "127.0.0.0/24": overlaps 127.0.0.0/8, loopback`}},
+		{"ipv4 wide subnet covering loopback", []PoolConfig{{Name: "a", Subnet: "64.0.0.0/2"}}, []string{`overlaps 127.0.0.0/8, loopback`}},
+		{"ipv4 multicast", []PoolConfig{{Name: "a", Subnet: "239.1.0.0/16"}}, []string{`overlaps 224.0.0.0/4, multicast`}},
+		{"ipv4 class e", []PoolConfig{{Name: "a", Subnet: "255.255.255.0/24"}}, []string{`overlaps 240.0.0.0/4, reserved`}},
+		{"ipv4 link-local", []PoolConfig{{Name: "a", Subnet: "169.254.10.0/24"}}, []string{`overlaps 169.254.0.0/16, link-local`}},
+		{"ipv6 link-local", []PoolConfig{{Name: "a", Subnet: "fe80::/64"}}, []string{`overlaps fe80::/10, link-local`}},
+		{"ipv6 multicast", []PoolConfig{{Name: "a", Subnet: "ff02::/16"}}, []string{`overlaps ff00::/8, multicast`}},
 		{"errors of several pools joined", []PoolConfig{{Name: "a", Subnet: "10.0.0.0/33"}, {Name: "B", Subnet: "10.1.0.0/24", MTU: 1}},
 			[]string{`pools[0].subnet "10.0.0.0/33"`, `pools[1].name "B"`, "pools[1].mtu 1"}},
 	}
@@ -219,5 +230,39 @@ func TestPoolsAccessors(t *testing.T) {
 	empty, err := NewPools(nil, "n1")
 	if err != nil || len(empty.Names()) != 0 {
 		t.Errorf("NewPools(nil) = %v, %v; want no pools, no error", empty.Names(), err)
+	}
+}
+
+// TestNewPoolsSlicedNeedsNode: a pool sliced by node cannot pick this
+// node's slice without a node name; that is an error naming where the
+// name comes from, never a pool of size 0.
+func TestNewPoolsSlicedNeedsNode(t *testing.T) {
+	sliced := PoolConfig{Name: "a", Subnet: "10.0.0.0/24", Nodes: []NodeSlice{{Node: "n1", Subnet: "10.0.0.0/26"}}}
+	tests := []struct {
+		name    string
+		cfg     PoolConfig
+		node    string
+		wantErr string
+	}{
+		{name: "sliced without node name", cfg: sliced, wantErr: "pools[0].nodes: this node's name is empty"},
+		{name: "sliced with node name", cfg: sliced, node: "n1"},
+		{name: "not sliced without node name", cfg: PoolConfig{Name: "a", Subnet: "10.0.0.0/24"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pools, err := NewPools([]PoolConfig{tt.cfg}, tt.node)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "--node-name") {
+					t.Fatalf("NewPools = %v, %v; want an error with %q naming --node-name", pools.Names(), err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := pools.Get("a"); p.Size() == 0 {
+				t.Errorf("pool size 0 without an error")
+			}
+		})
 	}
 }

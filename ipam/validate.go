@@ -15,6 +15,8 @@ const (
 	minMTU6     = 1280
 	maxMTU      = 65535
 	excludeHint = "want an address (10.0.0.5) or a CIDR (10.0.0.16/28) inside the subnet"
+	// nodeNameHint says where raild takes the node name from.
+	nodeNameHint = "set the node name (raild: nodeName in the config, --node-name, or $NODE_NAME, usually from the pod's spec.nodeName)"
 )
 
 // problems collects the errors of one pool so all of them are reported.
@@ -169,14 +171,13 @@ func parseRoutes(errs *problems, at string, routes []RouteConfig, subnet netip.P
 func parseExcludes(errs *problems, at string, excl []string, subnet netip.Prefix) []AddrRange {
 	out := make([]AddrRange, 0, len(excl))
 	for i, s := range excl {
-		field := fmt.Sprintf("%s.exclude[%d]", at, i)
 		r, err := parseAddrOrPrefix(s)
 		if err != nil {
-			errs.addf("%s %q: invalid: %s", field, s, excludeHint)
+			errs.addf("%s.exclude[%d] %q: invalid: %s", at, i, s, excludeHint)
 			continue
 		}
 		if !subnet.Contains(r.First) || !subnet.Contains(r.Last) {
-			errs.addf("%s %q: outside subnet %s: %s", field, s, subnet, excludeHint)
+			errs.addf("%s.exclude[%d] %q: outside subnet %s: %s", at, i, s, subnet, excludeHint)
 			continue
 		}
 		out = append(out, r)
@@ -199,11 +200,11 @@ func parseAddrOrPrefix(s string) (AddrRange, error) {
 	return AddrRange{First: a, Last: a}, nil
 }
 
-// parseRanges parses ranges inside subnet and checks they are ordered and
-// disjoint among themselves.
+// parseRanges parses ranges inside subnet and checks they are disjoint
+// among themselves (sorted once, so many ranges stay cheap).
 func parseRanges(errs *problems, at string, ranges []RangeConfig, subnet netip.Prefix) []AddrRange {
 	out := make([]AddrRange, 0, len(ranges))
-	index := make([]int, 0, len(ranges)) // index[k] is the config index of out[k]
+	owned := make([]ownedRange, 0, len(ranges))
 	for i, rc := range ranges {
 		field := fmt.Sprintf("%s.ranges[%d]", at, i)
 		start, ok1 := parseAddrIn(errs, field+".start", rc.Start, subnet)
@@ -216,14 +217,15 @@ func parseRanges(errs *problems, at string, ranges []RangeConfig, subnet netip.P
 			continue
 		}
 		r := AddrRange{First: start, Last: end}
-		for k, prev := range out {
-			if prev.overlaps(r) {
-				errs.addf("%s %s: overlaps ranges[%d] %s: make the ranges disjoint", field, r, index[k], prev)
-				break
-			}
-		}
 		out = append(out, r)
-		index = append(index, i)
+		owned = append(owned, ownedRange{r: r, owner: i})
+	}
+	for _, c := range findClashes(owned) {
+		later, earlier := c.b, c.a
+		if later.owner < earlier.owner {
+			later, earlier = earlier, later
+		}
+		errs.addf("%s.ranges[%d] %s: overlaps ranges[%d] %s: make the ranges disjoint", at, later.owner, later.r, earlier.owner, earlier.r)
 	}
 	return out
 }

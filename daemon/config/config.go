@@ -16,6 +16,7 @@ import (
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // Defaults for the daemon.
@@ -110,16 +111,28 @@ func (c *Config) Finish() error {
 	if !strings.HasPrefix(c.Socket, "/") {
 		errs = append(errs, fmt.Errorf("socket %q: want an absolute path", c.Socket))
 	}
-	if c.NRI.Enabled {
-		errs = append(errs, c.NRI.Validate())
-	}
 	for nic, rail := range c.Rails.NICs {
 		if rail < 0 || rail > 63 {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
 		}
 	}
-	errs = append(errs, c.CNI.Finish())
+	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances())
 	return errors.Join(errs...)
+}
+
+// checkNodeName refuses an empty node name when a pool is sliced by node:
+// raild could not pick its slice and would serve a pool of size 0.
+func (c *Config) checkNodeName() error {
+	if c.NodeName != "" {
+		return nil
+	}
+	for i, p := range c.Pools {
+		if len(p.Nodes) > 0 {
+			return fmt.Errorf("nodeName: empty, but pools[%d] %q is sliced by node (nodes:): set nodeName in the config, "+
+				"--node-name, or $NODE_NAME (in the DaemonSet from fieldRef spec.nodeName)", i, p.Name)
+		}
+	}
+	return nil
 }
 
 // UseAffinityRails reports whether rails follow the node's affinity order.
@@ -128,4 +141,19 @@ func (c *Config) UseAffinityRails() bool {
 		return *c.Rails.FromAffinity
 	}
 	return len(c.Rails.NICs) == 0
+}
+
+// checkPoolDistances checks each pool's maxDistance names a class.
+func (c *Config) checkPoolDistances() error {
+	var errs []error
+	for i, p := range c.Pools {
+		if p.MaxDistance == "" {
+			continue
+		}
+		if _, err := topology.ParseClass(p.MaxDistance); err != nil {
+			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
+				i, p.MaxDistance, p.Name))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -40,7 +40,27 @@ func TestLoad(t *testing.T) {
 		{name: "bad rail", yaml: "rails:\n  nics: {mlx5_0: 99}\npools: []\n", wantErr: "rails.nics[mlx5_0]"},
 		{name: "relative socket", yaml: "socket: raild.sock\npools: []\n", wantErr: `socket "raild.sock"`},
 		{name: "not yaml", yaml: "pools: [", wantErr: "config"},
+		{name: "pool maxDistance", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    maxDistance: phb\n", check: func(t *testing.T, c *Config) {
+			if c.Pools[0].MaxDistance != "phb" {
+				t.Errorf("maxDistance lost: %+v", c.Pools[0])
+			}
+		}},
+		{name: "bad pool maxDistance", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    maxDistance: near\n",
+			wantErr: `pools[0].maxDistance "near": use PIX, PXB, PHB, NODE or SYS`},
+		{name: "bad nri memlock while nri is off", yaml: "nri:\n  memlock: lots\npools: []\n", wantErr: `nri.memlock: "lots"`},
+		{name: "bad nri index while nri is off", yaml: "nri:\n  enabled: false\n  pluginIndex: \"1\"\npools: []\n", wantErr: `nri.pluginIndex "1"`},
+		{name: "bad nri stopGrace while nri is off", yaml: "nri:\n  stopGrace: -1s\npools: []\n", wantErr: `nri.stopGrace "-1s"`},
+		{name: "bad device plugin while off", yaml: "devicePlugin:\n  dir: relative\npools: []\n", wantErr: `devicePlugin.dir "relative"`},
+		{name: "sliced pool without node name", yaml: "pools:\n  - name: rail\n    subnet: 10.77.0.0/16\n    nodes:\n      - {node: n1, subnet: 10.77.1.0/24}\n",
+			wantErr: `nodeName: empty, but pools[0] "rail" is sliced by node (nodes:): set nodeName in the config, --node-name, or $NODE_NAME`},
+		{name: "sliced pool with node name", yaml: "nodeName: n1\npools:\n  - name: rail\n    subnet: 10.77.0.0/16\n    nodes:\n      - {node: n1, subnet: 10.77.1.0/24}\n",
+			check: func(t *testing.T, c *Config) {
+				if c.NodeName != "n1" {
+					t.Errorf("nodeName = %q", c.NodeName)
+				}
+			}},
 	}
+	t.Setenv("NODE_NAME", "")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.yaml")

@@ -61,6 +61,10 @@ func (p *Plugin) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ports, err := topology.NewPortReader(p.machine.Root)
+	if err != nil {
+		return fmt.Errorf("devicePlugin: port states: %w", err)
+	}
 	servers := make([]*resourceServer, len(resources))
 	for i, r := range resources {
 		servers[i] = newResourceServer(r, p.cfg.Dir, p.log)
@@ -76,7 +80,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 	tick := time.NewTicker(p.cfg.poll)
 	defer tick.Stop()
 	for {
-		last = p.reconcile(ctx, servers, registered, last)
+		last = p.reconcile(ctx, ports, servers, registered, last)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -86,9 +90,9 @@ func (p *Plugin) Run(ctx context.Context) error {
 }
 
 // reconcile is one pass of Run's loop; it returns the kubelet.sock seen.
-func (p *Plugin) reconcile(ctx context.Context, servers []*resourceServer, registered []bool, last kubeletID) kubeletID {
+func (p *Plugin) reconcile(ctx context.Context, ports *topology.PortReader, servers []*resourceServer, registered []bool, last kubeletID) kubeletID {
 	for i, s := range servers {
-		s.setHealth(s.res.health(p.machine.Root))
+		s.setHealth(s.res.health(ports))
 		if s.running() {
 			continue
 		}

@@ -35,7 +35,7 @@ func New(pools PoolSource) *Metrics {
 			Name: "rail_errors_total", Help: "Failed requests, by operation and reason.",
 		}, []string{"op", "reason"}),
 		Placements: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "rail_placements_total", Help: "NICs handed to pods, by NIC and GPU distance class.",
+			Name: "rail_placements_total", Help: "NICs handed to pods, by NIC and GPU distance class (none: the pod named no GPUs).",
 		}, []string{"nic", "class"}),
 		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "rail_request_duration_seconds", Help: "Socket API latency, by endpoint.",

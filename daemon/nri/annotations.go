@@ -51,7 +51,7 @@ func (p *Plugin) allowedDevices(pod *nriapi.PodSandbox, value string) ([]namedDe
 	if err := p.namespaceAllowed(pod.GetNamespace()); err != nil {
 		return nil, err
 	}
-	devs, err := p.devs.choose(value)
+	devs, err := p.devices().choose(value)
 	if err != nil {
 		return nil, err
 	}

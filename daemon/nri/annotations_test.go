@@ -75,7 +75,7 @@ func TestAnnotationRefusals(t *testing.T) {
 func TestAnnotationAcceptsNodeDevices(t *testing.T) {
 	p, _ := newTestPlugin(t, Config{UMAD: true}, t.TempDir(), newFakeState())
 	for _, name := range []string{"uverbs0", "uverbs3", "umad1", "issm0", "rdma_cm"} {
-		d, err := p.devs.lookup(name)
+		d, err := p.devices().lookup(name)
 		if err != nil {
 			t.Errorf("lookup(%q): %v", name, err)
 			continue
@@ -84,7 +84,7 @@ func TestAnnotationAcceptsNodeDevices(t *testing.T) {
 			t.Errorf("lookup(%q) = %s %s", name, d.dev.Type, d.dev.Path)
 		}
 	}
-	if _, err := p.devs.lookup("sda"); err == nil {
+	if _, err := p.devices().lookup("sda"); err == nil {
 		t.Error("the block device a broken sysfs entry names must not be choosable")
 	}
 }

@@ -3,7 +3,6 @@ package nri
 import (
 	"io"
 	"log/slog"
-	"net/netip"
 	"slices"
 	"testing"
 	"time"
@@ -99,26 +98,5 @@ func BenchmarkCreateContainer(b *testing.B) {
 			b.ReportMetric(float64(samples[len(samples)/2].Nanoseconds()), "p50-ns")
 			b.ReportMetric(float64(samples[len(samples)*99/100].Nanoseconds()), "p99-ns")
 		})
-	}
-}
-
-// BenchmarkGIDScanMiss is the fallback CreateContainer pays when the GID
-// was not cached at RunPodSandbox: a scan of a full 256-entry table whose
-// match is the last entry.
-func BenchmarkGIDScanMiss(b *testing.B) {
-	root := b.TempDir()
-	gids := make([]string, maxGIDs)
-	for i := range gids {
-		gids[i] = "0000:0000:0000:0000:0000:0000:0000:0000"
-	}
-	gids[maxGIDs-1] = "0000:0000:0000:0000:0000:ffff:0a38:0005"
-	writeGIDs(b, root, "mlx5_0", gids, nil)
-	k := gidKey{nic: "mlx5_0", addr: netip.MustParseAddr("10.56.0.5")}
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		idx, err := scanGIDTable(root, k.nic, 1, k.addr)
-		if err != nil || idx != maxGIDs-1 {
-			b.Fatalf("scan = %d, %v", idx, err)
-		}
 	}
 }

@@ -1,21 +1,15 @@
 package nri
 
 import (
-	"bytes"
 	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
-
-// maxGIDs bounds a GID table scan (mlx5 ports have 255 entries).
-const maxGIDs = 256
 
 // gidKey names one GID lookup: the pod's address on one NIC.
 type gidKey struct {
@@ -51,7 +45,11 @@ func (c *gidCache) resolve(sandbox string, k gidKey, port int) (int, error) {
 	if i, ok := c.get(k); ok {
 		return i, nil
 	}
-	i, err := scanGIDTable(c.root, k.nic, port, k.addr)
+	ports, err := topology.NewPortReader(c.root)
+	if err != nil {
+		return 0, err
+	}
+	i, err := ports.GIDIndex(k.nic, port, k.addr)
 	if err != nil {
 		return 0, err
 	}
@@ -98,44 +96,6 @@ func macvlanKeys(leases []api.Lease) ([]gidKey, error) {
 	return keys, nil
 }
 
-// scanGIDTable finds the GID index that holds addr on one port, from
-// <root>/sys/class/infiniband/<nic>/ports/<port>/gids/<i>. An IPv4 address
-// appears IPv4-mapped (::ffff:a.b.c.d). RoCE v2 entries win over RoCE v1
-// ones holding the same address, as NCCL needs RoCE v2 to route.
-func scanGIDTable(root, nic string, port int, addr netip.Addr) (int, error) {
-	portDir := filepath.Join(root, "sys/class/infiniband", nic, "ports", strconv.Itoa(port))
-	want := addr.As16()
-	first := -1
-	for i := 0; i < maxGIDs; i++ {
-		raw, err := os.ReadFile(filepath.Join(portDir, "gids", strconv.Itoa(i)))
-		if os.IsNotExist(err) {
-			break
-		}
-		if err != nil {
-			continue // unpopulated entries may read as EINVAL
-		}
-		gid, err := netip.ParseAddr(string(bytes.TrimSpace(raw)))
-		if err != nil || gid.As16() != want {
-			continue
-		}
-		if isRoCEv2(portDir, i) {
-			return i, nil
-		}
-		if first < 0 {
-			first = i
-		}
-	}
-	if first >= 0 {
-		return first, nil
-	}
-	return 0, fmt.Errorf("no GID of %s port %d holds %s (looked in %s/gids)", nic, port, addr, portDir)
-}
-
-func isRoCEv2(portDir string, i int) bool {
-	raw, err := os.ReadFile(filepath.Join(portDir, "gid_attrs/types", strconv.Itoa(i)))
-	return err == nil && bytes.Equal(bytes.ToLower(bytes.TrimSpace(raw)), []byte("roce v2"))
-}
-
 // gidIndex returns the NCCL_IB_GID_INDEX for a pod's macvlan leases: the
 // GID index of its rail address, when every macvlan NIC agrees on it.
 func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool) {
@@ -146,7 +106,7 @@ func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool
 	}
 	found := -1
 	for _, k := range keys {
-		nd, ok := p.devs.nics[k.nic]
+		nd, ok := p.devices().nics[k.nic]
 		if !ok || nd.ucx == "" {
 			return 0, false
 		}
@@ -176,7 +136,7 @@ func (p *Plugin) warmGIDs(pod *nriapi.PodSandbox) {
 		return
 	}
 	for _, k := range keys {
-		if nd, ok := p.devs.nics[k.nic]; ok && nd.ucx != "" {
+		if nd, ok := p.devices().nics[k.nic]; ok && nd.ucx != "" {
 			// A miss is retried on CreateContainer: the kernel publishes GIDs
 			// asynchronously after the address is added.
 			_, _ = p.gids.resolve(pod.GetId(), k, nd.port)

@@ -7,43 +7,6 @@ import (
 	nriapi "github.com/containerd/nri/pkg/api"
 )
 
-func TestScanGIDTable(t *testing.T) {
-	const (
-		zero = "0000:0000:0000:0000:0000:0000:0000:0000"
-		link = "fe80:0000:0000:0000:0a00:27ff:fe00:0001"
-		v4   = "0000:0000:0000:0000:0000:ffff:0a38:0005" // 10.56.0.5
-		v6   = "fd00:0000:0000:0000:0000:0000:0000:0005"
-	)
-	tests := []struct {
-		name  string
-		gids  []string
-		types []string
-		addr  string
-		want  int
-		ok    bool
-	}{
-		{"RoCE v2 preferred over v1", []string{link, v4, v4}, []string{"RoCE v2", "IB/RoCE v1", "RoCE v2"}, "10.56.0.5", 2, true},
-		{"v1 only", []string{link, zero, v4}, []string{"IB/RoCE v1", "IB/RoCE v1", "IB/RoCE v1"}, "10.56.0.5", 2, true},
-		{"no types directory entries", []string{link, v4}, nil, "10.56.0.5", 1, true},
-		{"IPv6 address", []string{link, v6, v6}, []string{"IB/RoCE v1", "IB/RoCE v1", "RoCE v2"}, "fd00::5", 2, true},
-		{"absent", []string{link, zero}, nil, "10.56.0.5", 0, false},
-		{"garbage entry skipped", []string{"not-a-gid", v4}, nil, "10.56.0.5", 1, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			writeGIDs(t, root, "mlx5_0", tt.gids, tt.types)
-			got, err := scanGIDTable(root, "mlx5_0", 1, netip.MustParseAddr(tt.addr))
-			if (err == nil) != tt.ok || got != tt.want {
-				t.Fatalf("scanGIDTable = %d, %v; want %d, ok=%v", got, err, tt.want, tt.ok)
-			}
-		})
-	}
-	if _, err := scanGIDTable(t.TempDir(), "mlx5_0", 1, netip.MustParseAddr("10.0.0.1")); err == nil {
-		t.Fatal("a port without a GID table must be an error")
-	}
-}
-
 // TestGIDCacheFilledOffHotPath: RunPodSandbox fills the cache; after that
 // CreateContainer does not read sysfs (the table is deleted to prove it),
 // and RemovePodSandbox forgets the entry.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
@@ -44,7 +45,7 @@ type Plugin struct {
 	machine  *topology.Machine
 	state    State
 	log      *slog.Logger
-	devs     *nodeDevices
+	devs     atomic.Pointer[nodeDevices] // the node's devices now (UseMachine)
 	affinity *gpuAffinity
 	kubelet  *kubeletGPUs // nil: no gpuAutoInject or no PodResources
 	gids     *gidCache
@@ -77,10 +78,10 @@ func New(cfg Config, m *topology.Machine, st State, k Kubelet, log *slog.Logger)
 		machine:  m,
 		state:    st,
 		log:      log,
-		devs:     buildNodeDevices(m, s.UMAD, log),
 		gids:     newGIDCache(m.Root),
 		releases: map[string]*pendingRelease{},
 	}
+	p.devs.Store(buildNodeDevices(m, s.UMAD, log))
 	if s.GPUAutoInject {
 		p.affinity = buildGPUAffinity(m, log)
 		if k.Pods != nil {
@@ -90,7 +91,7 @@ func New(cfg Config, m *topology.Machine, st State, k Kubelet, log *slog.Logger)
 				"passes as CDI devices get their NICs")
 		}
 	}
-	if p.devs.rdmaCM == nil {
+	if p.devices().rdmaCM == nil {
 		log.Warn("no usable /dev/infiniband/rdma_cm on this node: RDMA CM will not work in pods")
 	}
 	return p, nil
@@ -144,20 +145,21 @@ func (p *Plugin) containerNICs(pod *nriapi.PodSandbox, ctr *nriapi.Container, le
 // annotation's choice, each once; a chosen uverbs brings its NIC's env.
 func (p *Plugin) collect(pod *nriapi.PodSandbox, ctr *nriapi.Container, nics []string, extra []namedDevice) *injection {
 	inj := newInjection(len(nics) + len(extra) + 1)
+	devs := p.devices()
 	for _, name := range nics {
-		nd, ok := p.devs.nics[name]
+		nd, ok := devs.nics[name]
 		if !ok {
 			p.log.Warn("leased NIC unknown to this node's topology: skipped", "container", ctrRef(pod, ctr), "nic", name)
 			continue
 		}
 		inj.addNIC(nd)
 	}
-	if len(inj.nics) > 0 && p.devs.rdmaCM != nil {
-		inj.addDevice(p.devs.rdmaCM)
+	if len(inj.nics) > 0 && devs.rdmaCM != nil {
+		inj.addDevice(devs.rdmaCM)
 	}
 	for _, d := range extra {
 		inj.addDevice(d.dev)
-		if nd, ok := p.devs.nics[d.nic]; ok && strings.HasPrefix(d.dev.Path, deviceDir+"uverbs") {
+		if nd, ok := devs.nics[d.nic]; ok && strings.HasPrefix(d.dev.Path, deviceDir+"uverbs") {
 			inj.nics = appendNIC(inj.nics, nd)
 		}
 	}
@@ -221,4 +223,14 @@ func envKeys(env []string, keys ...string) []bool {
 
 func ctrRef(pod *nriapi.PodSandbox, ctr *nriapi.Container) string {
 	return fmt.Sprintf("%s/%s/%s", pod.GetNamespace(), pod.GetName(), ctr.GetName())
+}
+
+// devices is the node's RDMA devices as the last machine showed them.
+func (p *Plugin) devices() *nodeDevices { return p.devs.Load() }
+
+// UseMachine makes containers created from now on get the device nodes of
+// m (the inventory's new snapshot: a NIC re-added with new uverbs numbers
+// is injected with the new ones). Running containers keep what they got.
+func (p *Plugin) UseMachine(m *topology.Machine) {
+	p.devs.Store(buildNodeDevices(m, p.cfg.UMAD, p.log))
 }

@@ -2,15 +2,13 @@ package nri
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strconv"
 	"testing"
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 func boolPtr(b bool) *bool { return &b }
@@ -18,21 +16,8 @@ func boolPtr(b bool) *bool { return &b }
 // writeGIDs fakes <root>/sys/class/infiniband/<nic>/ports/1/gids and types.
 func writeGIDs(t testing.TB, root, nic string, gids, types []string) {
 	t.Helper()
-	dir := filepath.Join(root, "sys/class/infiniband", nic, "ports/1")
-	for _, sub := range []string{"gids", "gid_attrs/types"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, g := range gids {
-		if err := os.WriteFile(filepath.Join(dir, "gids", strconv.Itoa(i)), []byte(g+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if i < len(types) {
-			if err := os.WriteFile(filepath.Join(dir, "gid_attrs/types", strconv.Itoa(i)), []byte(types[i]+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if err := fakesys.WriteGIDs(root, nic, 1, gids, types); err != nil {
+		t.Fatal(err)
 	}
 }
 

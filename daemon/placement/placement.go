@@ -20,6 +20,10 @@ type Input struct {
 	LinkLayer topology.LinkLayer // selector: "" for any
 	PoolNICs  []string           // the chosen pool's NIC binding, names (empty: any)
 	MaxNICs   int                // 0: one interface per chosen NIC
+	// MaxDistance bounds every pick's class (nil: any class); NICBounds
+	// tightens it per NIC (the bound of the pool bound to that NIC).
+	MaxDistance *Bound
+	NICBounds   map[string]*Bound
 }
 
 // Pick is one NIC the attachment gets, with the GPUs that chose it.
@@ -58,6 +62,9 @@ func (n *Node) Choose(in Input, use *Usage) ([]Pick, error) {
 		return nil, fmt.Errorf("no usable NIC for mode %s: %w", in.Mode, err)
 	}
 	picks := groupByNIC(n.Machine, choices)
+	if err := n.checkBounds(in, req, picks); err != nil {
+		return nil, err
+	}
 	if in.MaxNICs > 0 && len(picks) > in.MaxNICs {
 		picks = picks[:in.MaxNICs]
 	}
@@ -78,7 +85,7 @@ func (n *Node) allowed(in Input) ([]string, error) {
 	if in.Rail != nil {
 		names := n.railNICs(*in.Rail)
 		if len(names) == 0 {
-			return nil, fmt.Errorf("rail %d: no NIC on this node carries that rail (rails here: %s)", *in.Rail, n.describeRails())
+			return nil, fmt.Errorf("rail %d: no NIC on this node carries that rail (rails here: %s)", *in.Rail, n.DescribeRails())
 		}
 		sets = append(sets, names)
 	}
@@ -127,7 +134,8 @@ func (n *Node) RailOf(nic string) (int, bool) {
 	return r, ok
 }
 
-func (n *Node) describeRails() string {
+// DescribeRails lists each NIC's rail, "mlx5_0=0, mlx5_1=1", or "none".
+func (n *Node) DescribeRails() string {
 	if len(n.Rails) == 0 {
 		return "none"
 	}

@@ -2,6 +2,9 @@ package placement
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/railcni/rail/pkg/api"
 )
@@ -61,11 +64,32 @@ func (u *Usage) exclusions(mode api.Mode) map[string]string {
 			case h.mode.Exclusive():
 				out[nic] = fmt.Sprintf("moved into pod %s", h.pod)
 			case mode.Exclusive():
-				out[nic] = fmt.Sprintf("shared by %d pod interface(s) in %s mode; move needs it alone", len(holders), h.mode)
+				out[nic] = fmt.Sprintf("shared by %d pod interface(s) of %s in %s mode; move needs it alone", len(holders), podsOf(holders), h.mode)
 			}
 		}
 	}
 	return out
+}
+
+// Holders maps each NIC in use to the pods using it ("ns/a, ns/b").
+func (u *Usage) Holders() map[string]string {
+	out := make(map[string]string, len(u.byNIC))
+	for nic, holders := range u.byNIC {
+		out[nic] = podsOf(holders)
+	}
+	return out
+}
+
+// podsOf names the pods of holders, sorted, each once.
+func podsOf(holders map[string]holder) string {
+	var pods []string
+	for _, h := range holders {
+		if !slices.Contains(pods, h.pod) {
+			pods = append(pods, h.pod)
+		}
+	}
+	sort.Strings(pods)
+	return strings.Join(pods, ", ")
 }
 
 func (u *Usage) loads() map[string]int {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,52 +21,155 @@ func TestListen(t *testing.T) {
 		name    string
 		prepare func(t *testing.T, path string) // makes what is at path before Listen
 		wantErr string
+		check   func(t *testing.T, path string) // after Listen, success or not
 	}{
-		{name: "fresh directory", prepare: func(*testing.T, string) {}},
-		{name: "stale socket file replaced", prepare: func(t *testing.T, path string) {
-			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		{name: "fresh directory", prepare: func(*testing.T, string) {}, check: func(t *testing.T, path string) {
+			wantMode(t, filepath.Dir(path), os.ModeDir|0o700)
+		}},
+		{name: "existing readable dir is kept as is", prepare: func(t *testing.T, path string) {
+			mkdir(t, filepath.Dir(path), 0o755)
+		}, check: func(t *testing.T, path string) { wantMode(t, filepath.Dir(path), os.ModeDir|0o755) }},
+		{name: "stale socket replaced", prepare: func(t *testing.T, path string) {
+			mkdir(t, filepath.Dir(path), 0o700)
+			ln, err := net.Listen("unix", path)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, []byte("stale"), 0o644); err != nil {
+			ln.(*net.UnixListener).SetUnlinkOnClose(false)
+			ln.Close() // the file stays; nobody listens on it
+		}},
+		{name: "regular file left alone", prepare: func(t *testing.T, path string) {
+			mkdir(t, filepath.Dir(path), 0o700)
+			if err := os.WriteFile(path, []byte("precious"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+		}, wantErr: "exists and is not a socket", check: func(t *testing.T, path string) {
+			if data, err := os.ReadFile(path); err != nil || string(data) != "precious" {
+				t.Errorf("file at the socket path = %q, %v; want it untouched", data, err)
+			}
+		}},
+		{name: "directory left alone", prepare: func(t *testing.T, path string) {
+			mkdir(t, path, 0o700)
+		}, wantErr: "exists and is not a socket", check: func(t *testing.T, path string) { wantMode(t, path, os.ModeDir|0o700) }},
+		{name: "symlink left alone", prepare: func(t *testing.T, path string) {
+			mkdir(t, filepath.Dir(path), 0o700)
+			if err := os.Symlink("/dev/null", path); err != nil {
+				t.Fatal(err)
+			}
+		}, wantErr: "exists and is not a socket"},
+		{name: "live socket refused with the holder's pid", prepare: func(t *testing.T, path string) {
+			mkdir(t, filepath.Dir(path), 0o700)
+			ln, err := net.Listen("unix", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+		}, wantErr: fmt.Sprintf("another raild is serving on it (pid %d)", os.Getpid()), check: func(t *testing.T, path string) {
+			conn, err := net.Dial("unix", path)
+			if err != nil {
+				t.Fatalf("the live socket no longer answers: %v", err)
+			}
+			conn.Close()
 		}},
 		{name: "parent is a file", prepare: func(t *testing.T, path string) {
 			if err := os.WriteFile(filepath.Dir(path), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, wantErr: "socket dir"},
+		{name: "dir writable by others", prepare: func(t *testing.T, path string) {
+			mkdir(t, filepath.Dir(path), 0o777)
+		}, wantErr: "lets group or others replace the socket", check: func(t *testing.T, path string) {
+			wantMode(t, filepath.Dir(path), os.ModeDir|0o777)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "run", "raild.sock")
 			tt.prepare(t, path)
 			ln, err := Listen(path)
+			if tt.check != nil {
+				defer tt.check(t, path)
+			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Listen = %v, want an error mentioning %q", err, tt.wantErr)
 				}
+				wantNoLeftovers(t, path)
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { ln.Close() })
-			fi, err := os.Lstat(path)
+			wantMode(t, path, os.ModeSocket|0o600)
+			wantNoLeftovers(t, path)
+			conn, err := net.Dial("unix", path)
+			if err != nil {
+				t.Fatalf("dial the new socket: %v", err)
+			}
+			conn.Close()
+		})
+	}
+}
+
+// TestSocketClose: Close removes the socket file only while it is still
+// the listener's own.
+func TestSocketClose(t *testing.T) {
+	for _, replaced := range []bool{false, true} {
+		t.Run(fmt.Sprint("replaced=", replaced), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "raild.sock")
+			ln, err := Listen(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
-				t.Fatalf("socket mode = %v, want a socket with 0600", fi.Mode())
+			if replaced {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte("other"), 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
-			dir, err := os.Stat(filepath.Dir(path))
-			if err != nil {
+			if err := ln.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if dir.Mode().Perm()&0o077 != 0 {
-				t.Fatalf("socket dir mode = %v, want no access for group and others", dir.Mode())
+			_, err = os.Lstat(path)
+			if exists := err == nil; exists != replaced {
+				t.Fatalf("after Close: path exists = %v, want %v", exists, replaced)
 			}
 		})
+	}
+}
+
+func mkdir(t *testing.T, dir string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&(os.ModeType|os.ModePerm) != want {
+		t.Errorf("%s: mode %v, want %v", path, fi.Mode(), want)
+	}
+}
+
+// wantNoLeftovers checks Listen left no private bind directory behind.
+func wantNoLeftovers(t *testing.T, path string) {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".r") {
+			t.Errorf("left behind %s", filepath.Join(filepath.Dir(path), e.Name()))
+		}
 	}
 }
 

@@ -3,18 +3,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/railcni/rail/daemon/metrics"
@@ -24,6 +18,17 @@ import (
 
 // maxBody bounds a request body.
 const maxBody = 1 << 20
+
+// Connection timeouts. Callers are local processes that send a small
+// request at once, so a slow header or body is a stuck or hostile client
+// and is dropped. Handlers themselves may take as long as a caller may
+// wait: the plugins' timeout setting goes up to 5 minutes.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second // header and body
+	writeTimeout      = 5*time.Minute + 10*time.Second
+	idleTimeout       = 30 * time.Second // keep-alive between calls
+)
 
 // Server is the socket API.
 type Server struct {
@@ -50,27 +55,9 @@ func New(svc *service.Service, m *metrics.Metrics, log *slog.Logger) *Server {
 		writeError(w, &api.Error{Code: api.CodeIncompatibleVersion, Msg: "unknown call " + r.Method + " " + r.URL.Path,
 			Details: "this raild speaks API " + api.Version + "; upgrade the plugin and raild together"})
 	})
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout}
 	return s
-}
-
-// Listen creates the socket (root only, mode 0600), replacing a stale one.
-func Listen(path string) (net.Listener, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create socket dir: %w", err)
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("chmod socket %s: %w", path, err)
-	}
-	return ln, nil
 }
 
 // Serve answers on ln until Shutdown.
@@ -141,32 +128,6 @@ func (s *Server) topology(w http.ResponseWriter, _ *http.Request) {
 	respond(w, s.svc.Topology(), nil)
 }
 
-// decode reads a JSON body strictly; unknown fields are named in the error.
-func decode(w http.ResponseWriter, r *http.Request, into any) bool {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(data) > maxBody {
-		writeError(w, &api.Error{Code: api.CodeDecode, Msg: "request body unreadable or over 1 MiB"})
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(into); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		code := uint(api.CodeDecode)
-		if strings.HasPrefix(msg, "unknown field") {
-			code = api.CodeUnsupportedField
-			msg += " (raild speaks API " + api.Version + "; is the plugin newer than raild?)"
-		}
-		writeError(w, &api.Error{Code: code, Msg: "invalid request", Details: msg})
-		return false
-	}
-	if dec.More() {
-		writeError(w, &api.Error{Code: api.CodeDecode, Msg: "invalid request", Details: "trailing data after the JSON object"})
-		return false
-	}
-	return true
-}
-
 func respond(w http.ResponseWriter, body any, err error) {
 	if err != nil {
 		var apiErr *api.Error
@@ -194,5 +155,5 @@ func writeError(w http.ResponseWriter, e *api.Error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(e)
+	_ = json.NewEncoder(w).Encode(e.Bounded())
 }

@@ -52,24 +52,7 @@ func startServer(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(t.TempDir(), "run", "raild.sock")
-	ln, err := Listen(socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(svc, nil, slog.New(slog.DiscardHandler))
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	socket := serveTest(t, New(svc, nil, slog.New(slog.DiscardHandler)))
 	transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
 	}}
@@ -121,7 +104,19 @@ func TestRequestValidation(t *testing.T) {
 			body:       `{"sandbox":"sb1","ifName":"net1","network":"n","pool":"p"}`,
 			wantStatus: 400, wantCode: api.CodeUnsupportedField, wantText: []string{`"pool"`}},
 		{name: "unknown nested field", method: "POST", path: "/v1/allocate", body: allocBody(`,"selector":{"nic":["mlx5_0"]}`),
-			wantStatus: 400, wantCode: api.CodeUnsupportedField, wantText: []string{`"nic"`}},
+			wantStatus: 400, wantCode: api.CodeUnsupportedField, wantText: []string{`"selector.nic"`}},
+		{name: "key in the wrong case", method: "POST", path: "/v1/allocate",
+			body:       `{"sandbox":"sb6","ifName":"net1","network":"n","MODE":"ipam"}`,
+			wantStatus: 400, wantCode: api.CodeUnsupportedField, wantText: []string{`"MODE"`, `write "mode"`}},
+		{name: "capitalised key on release", method: "POST", path: "/v1/release",
+			body:       `{"Sandbox":"sb1","ifName":"net1","network":"n"}`,
+			wantStatus: 400, wantCode: api.CodeUnsupportedField, wantText: []string{`"Sandbox"`, `write "sandbox"`}},
+		{name: "key given twice", method: "POST", path: "/v1/release",
+			body:       `{"sandbox":"sb1","sandbox":"sb2","ifName":"net1","network":"n"}`,
+			wantStatus: 400, wantCode: api.CodeDecode, wantText: []string{`"sandbox"`, "twice"}},
+		{name: "trailing data", method: "POST", path: "/v1/release",
+			body:       `{"sandbox":"sb1","ifName":"net1","network":"n"} {}`,
+			wantStatus: 400, wantCode: api.CodeDecode, wantText: []string{"trailing data"}},
 		{name: "malformed JSON", method: "POST", path: "/v1/allocate", body: `{"sandbox":`,
 			wantStatus: 400, wantCode: api.CodeDecode, wantText: []string{"invalid request"}},
 		{name: "wrong type", method: "POST", path: "/v1/allocate", body: `{"sandbox":5}`,

@@ -125,16 +125,17 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	if err != nil {
 		return nil, err
 	}
-	names := interfaceNames(req)
 	s.mu.Lock()
-	picks, err := s.node.Choose(input, s.usage)
+	picks, err := s.node().Choose(input, s.usage)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, s.countError("allocate", "no_nic", &api.Error{Code: api.CodeNoNIC,
 			Msg: "no RDMA NIC for this pod", Details: describeRequest(req, gpus) + ": " + err.Error()})
 	}
-	if len(picks) > len(names) {
-		picks = picks[:len(names)]
+	picks, names, err := s.interfaceNames(req, picks)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
 	}
 	reqs, err := s.leaseRequests(req, pool, picks, names)
 	if err != nil {
@@ -167,6 +168,7 @@ func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []in
 			in.Rail = &r
 		}
 	}
+	in.MaxDistance, in.NICBounds = s.distanceBounds(req, pool)
 	if pool != "" {
 		bound, err := s.poolNICs(pool)
 		if err != nil {
@@ -225,20 +227,42 @@ func (s *Service) recordAllocation(leases []ipam.Lease, picks []placement.Pick) 
 		s.trackLocked(l)
 	}
 	s.mu.Unlock()
-	for i, l := range leases {
+	for _, l := range leases {
 		if s.opt.Metrics != nil {
 			s.opt.Metrics.Allocations.WithLabelValues(l.Pool, l.Mode).Inc()
 		}
 		attrs := []any{"sandbox", l.Sandbox, "ifname", l.IfName, "pod", podName(l.PodNamespace, l.PodName, ""),
 			"pool", l.Pool, "address", l.Address.String(), "nics", l.NICs}
-		if i < len(picks) {
-			attrs = append(attrs, "gpus", picks[i].GPUs, "distance", picks[i].Class.String())
+		if pick, ok := pickOf(picks, l); ok {
+			class := placementClass(pick)
+			attrs = append(attrs, "gpus", pick.GPUs, "distance", class, "reason", pick.Reason)
 			if s.opt.Metrics != nil {
-				s.opt.Metrics.Placements.WithLabelValues(picks[i].NIC.Name, picks[i].Class.String()).Inc()
+				s.opt.Metrics.Placements.WithLabelValues(pick.NIC.Name, class).Inc()
 			}
 		}
 		s.log.Info("lease allocated", attrs...)
 	}
+}
+
+// pickOf is the placement behind a lease, matched by its NIC (the
+// allocator's answer need not keep the order of the picks).
+func pickOf(picks []placement.Pick, l ipam.Lease) (placement.Pick, bool) {
+	for _, p := range picks {
+		if len(l.NICs) > 0 && p.NIC.Name == l.NICs[0] {
+			return p, true
+		}
+	}
+	return placement.Pick{}, false
+}
+
+// placementClass is the class a placement is counted under: the closest
+// class of its GPUs, or "none" for a NIC chosen without GPUs (the selector
+// alone decided, so no distance was at stake).
+func placementClass(p placement.Pick) string {
+	if len(p.GPUs) == 0 {
+		return "none"
+	}
+	return p.Class.String()
 }
 
 // allocError maps allocator errors to wire errors.
@@ -263,35 +287,6 @@ func (s *Service) countError(op, reason string, err *api.Error) *api.Error {
 	}
 	s.log.Warn("request failed", "op", op, "reason", reason, "error", err.Error())
 	return err
-}
-
-// interfaceNames: chained, prefix0..; alone, ifname, ifname-1, ...
-func interfaceNames(req api.AllocateRequest) []string {
-	const max = 16
-	names := make([]string, 0, max)
-	for i := 0; i < max; i++ {
-		var name string
-		switch {
-		case req.Chained:
-			name = fmt.Sprintf("%s%d", prefixOr(req.IfPrefix), i)
-		case i == 0:
-			name = req.IfName
-		default:
-			name = fmt.Sprintf("%s-%d", req.IfName, i)
-		}
-		if len(name) > 15 {
-			break
-		}
-		names = append(names, name)
-	}
-	return names
-}
-
-func prefixOr(p string) string {
-	if p == "" {
-		return "rail"
-	}
-	return p
 }
 
 func describeRequest(req api.AllocateRequest, gpus []int) string {

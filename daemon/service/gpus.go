@@ -48,7 +48,7 @@ func (s *Service) gpuIDs(ctx context.Context, req api.AllocateRequest) ([]string
 }
 
 func (s *Service) gpuRefs() []podinfo.GPURef {
-	gpus := s.opt.Machine.GPUs
+	gpus := s.Machine().GPUs
 	refs := make([]podinfo.GPURef, len(gpus))
 	for i, g := range gpus {
 		refs[i] = podinfo.GPURef{Index: g.Index, PCI: g.PCI, UUID: g.UUID}

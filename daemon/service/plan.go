@@ -46,7 +46,7 @@ func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
 }
 
 func (s *Service) nicInfo(name string) *api.NIC {
-	nic, ok := s.opt.Machine.NICByName(name)
+	nic, ok := s.Machine().NICByName(name)
 	if !ok {
 		return &api.NIC{RDMADevice: name}
 	}
@@ -55,7 +55,7 @@ func (s *Service) nicInfo(name string) *api.NIC {
 	if len(nic.Ports) > 0 {
 		info.Port = nic.Ports[0].Num
 	}
-	if r, ok := s.node.RailOf(nic.Name); ok {
+	if r, ok := s.node().RailOf(nic.Name); ok {
 		info.Rail = &r
 	}
 	return info
@@ -87,13 +87,17 @@ func (s *Service) policyTables(sandbox string) map[string]int {
 
 // annotatePlan adds, for people, which GPUs chose each NIC and why.
 func annotatePlan(plan *api.Plan, picks []placement.Pick) {
-	for i := range plan.Interfaces {
-		if i >= len(picks) {
-			return
+	for i, iface := range plan.Interfaces {
+		if iface.NIC == nil {
+			continue
 		}
-		plan.Interfaces[i].GPUs = picks[i].GPUs
-		plan.Interfaces[i].Distance = picks[i].Class.String()
-		plan.Interfaces[i].Reason = picks[i].Reason
+		for _, p := range picks {
+			if p.NIC.Name == iface.NIC.RDMADevice {
+				plan.Interfaces[i].GPUs = p.GPUs
+				plan.Interfaces[i].Distance = placementClass(p)
+				plan.Interfaces[i].Reason = p.Reason
+			}
+		}
 	}
 }
 

@@ -43,7 +43,7 @@ func (s *Service) onlyPool() (string, error) {
 // boundPool is the pool bound to a NIC by name, PCI address or rail; the
 // only pool when no pool is bound to anything.
 func (s *Service) boundPool(nic string) (string, error) {
-	rail, hasRail := s.node.RailOf(nic)
+	rail, hasRail := s.node().RailOf(nic)
 	for _, name := range s.poolNames() {
 		pool, _ := s.alloc.Pools().Get(name)
 		cfg := pool.Config
@@ -51,7 +51,7 @@ func (s *Service) boundPool(nic string) (string, error) {
 			return name, nil
 		}
 		for _, id := range cfg.NICs {
-			if resolved, err := s.node.ResolveNames([]string{id}); err == nil && resolved[0] == nic {
+			if resolved, err := s.node().ResolveNames([]string{id}); err == nil && resolved[0] == nic {
 				return name, nil
 			}
 		}
@@ -74,7 +74,7 @@ func (s *Service) poolNICs(name string) ([]string, error) {
 	cfg := pool.Config
 	var out []string
 	if len(cfg.NICs) > 0 {
-		names, err := s.node.ResolveNames(cfg.NICs)
+		names, err := s.node().ResolveNames(cfg.NICs)
 		if err != nil {
 			return nil, &api.Error{Code: api.CodeInvalidConfig, Msg: fmt.Sprintf("pool %q is bound to NICs this node lacks", name), Details: err.Error()}
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
 	"sync"
 
 	"github.com/railcni/rail/daemon/metrics"
@@ -25,7 +26,10 @@ type PodDevices interface {
 
 // Options wires a Service.
 type Options struct {
-	Machine      *topology.Machine
+	Machine *topology.Machine
+	// Live, when set, is the node as it is now (the inventory's current
+	// snapshot); every placement and plan reads it instead of Machine.
+	Live         func() *topology.Machine
 	Rails        map[string]int
 	Alloc        *ipam.Allocator
 	Pods         PodDevices // nil: GPUs come only from annotations and cni-args
@@ -42,7 +46,6 @@ type Options struct {
 // Service is safe for concurrent use.
 type Service struct {
 	opt   Options
-	node  *placement.Node
 	alloc *ipam.Allocator
 	log   *slog.Logger
 
@@ -69,7 +72,6 @@ func New(opt Options) (*Service, error) {
 	}
 	s := &Service{
 		opt:       opt,
-		node:      &placement.Node{Machine: opt.Machine, Rails: opt.Rails},
 		alloc:     opt.Alloc,
 		log:       opt.Log,
 		usage:     placement.NewUsage(),
@@ -97,11 +99,38 @@ func (s *Service) Reconcile() error {
 	return nil
 }
 
-// Machine is the node's topology.
-func (s *Service) Machine() *topology.Machine { return s.opt.Machine }
+// Machine is the node's topology as it is now.
+func (s *Service) Machine() *topology.Machine {
+	if s.opt.Live != nil {
+		if m := s.opt.Live(); m != nil {
+			return m
+		}
+	}
+	return s.opt.Machine
+}
+
+// node is the placement view of the node now.
+func (s *Service) node() *placement.Node {
+	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails}
+}
 
 // Topology is the report of `raild topo`.
-func (s *Service) Topology() topology.Report { return s.opt.Machine.Report() }
+// It is the live machine, with the pods holding each NIC in use.
+func (s *Service) Topology() topology.Report {
+	r := s.Machine().Report()
+	if holders := s.NICHolders(); len(holders) > 0 {
+		r.Holders = holders
+	}
+	return r
+}
+
+// NICHolders names, for each NIC a lease holds, the pod holding it
+// (derived from the leases; the inventory keeps such NICs known).
+func (s *Service) NICHolders() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage.Holders()
+}
 
 func (s *Service) track(l ipam.Lease) {
 	s.mu.Lock()
@@ -142,7 +171,9 @@ func (s *Service) forget(released []ipam.Lease, why string) {
 func (s *Service) SandboxLeases(sandbox string) []api.Lease {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]api.Lease(nil), s.bySandbox[sandbox]...)
+	leases := append([]api.Lease(nil), s.bySandbox[sandbox]...)
+	sort.Slice(leases, func(i, j int) bool { return lessIfName(leases[i].IfName, leases[j].IfName) })
+	return leases
 }
 
 // NICMovedTo returns the sandbox that holds nic in move mode, from memory

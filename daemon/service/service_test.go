@@ -32,15 +32,7 @@ func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodD
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ipam.NewPools(pools, "node1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc, err := ipam.Open(filepath.Join(t.TempDir(), "leases.db"), p, ipam.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alloc.Close() })
+	alloc := openAlloc(t, pools)
 	rails := map[string]int{}
 	next := 0
 	for _, g := range m.GPUs {
@@ -59,6 +51,21 @@ func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodD
 		t.Fatal(err)
 	}
 	return svc, spec
+}
+
+// openAlloc opens a fresh lease store over pools, closed at cleanup.
+func openAlloc(t *testing.T, pools []ipam.PoolConfig) *ipam.Allocator {
+	t.Helper()
+	p, err := ipam.NewPools(pools, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc, err := ipam.Open(filepath.Join(t.TempDir(), "leases.db"), p, ipam.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alloc.Close() })
+	return alloc
 }
 
 func onePool() []ipam.PoolConfig {

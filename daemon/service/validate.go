@@ -31,6 +31,9 @@ func ValidateAllocate(req api.AllocateRequest) error {
 	if req.Pool != "" && !api.ValidPoolName(req.Pool) {
 		return invalid("pool", "%q: letters, digits, '.', '_' and '-', at most 63", api.Excerpt(req.Pool, 64))
 	}
+	if req.IfNames != "" && req.IfNames != api.IfNamesOrder && req.IfNames != api.IfNamesRail {
+		return invalid("ifNames", "%q: use %q (pick order, the default) or %q (rail index)", api.Excerpt(req.IfNames, 64), api.IfNamesOrder, api.IfNamesRail)
+	}
 	if req.MaxNICs < 0 {
 		return invalid("maxNICs", "%d must not be negative", req.MaxNICs)
 	}

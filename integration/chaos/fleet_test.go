@@ -57,7 +57,7 @@ type fleet struct {
 func newFleet(t testing.TB) *fleet {
 	t.Helper()
 	requireRoot(t)
-	node, err := harness.NewNode(harness.NodeOptions{Machine: machine, Bins: bins, Pools: pools, Prefix: "rc"})
+	node, err := harness.NewNode(harness.NodeOptions{Machine: machine, Bins: bins, Pools: pools, NamePrefix: "rc"})
 	if err != nil {
 		t.Fatalf("new node %s: %v", machine, err)
 	}

@@ -4,28 +4,19 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 
+	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // fakeMachine is the simulated GPU node the rig's raild sees.
 const fakeMachine = "h100x8-cx7x4"
-
-// devNumbers gives the leasable RDMA nodes the numbers of harmless memory
-// devices, so opening them inside a container proves the device cgroup
-// lets them through: /dev/null, /dev/zero, /dev/full, /dev/urandom, and
-// /dev/random for rdma_cm.
-var devNumbers = map[string][2]uint32{
-	"uverbs0": {1, 3}, "uverbs1": {1, 5}, "uverbs2": {1, 7}, "uverbs3": {1, 9}, "rdma_cm": {1, 8},
-}
 
 // node is the fake machine: a sysfs/procfs root, /dev/infiniband nodes
 // made with mknod, and one veth per NIC standing in for its netdev (the
@@ -56,12 +47,14 @@ func newNode(t *testing.T, dir string) *node {
 		n.netdevs[fmt.Sprintf("mlx5_%d", i)] = fmt.Sprintf("re%sn%d", n.suffix, i)
 	}
 	n.createVeths(t)
-	spec, err := fakesys.Write(n.root, fakeMachine, fakesys.Options{Netdevs: n.netdevs, DevNumbers: devNumbers})
+	spec, err := fakesys.Write(n.root, fakeMachine, fakesys.Options{Netdevs: n.netdevs, DevNumbers: harness.HarmlessDevNumbers()})
 	if err != nil {
 		t.Fatalf("fakesys.Write: %v", err)
 	}
 	n.spec = spec
-	n.mknodAll(t)
+	if err := harness.MakeDevNodes(spec); err != nil {
+		t.Fatal(err)
+	}
 	return n
 }
 
@@ -114,32 +107,6 @@ func (n *node) removeVeths(t *testing.T) {
 	}
 	if err := netns.DeleteNamed(n.peerNS); err != nil {
 		t.Errorf("deleting netns %s: %v", n.peerNS, err)
-	}
-}
-
-// mknodAll creates <root>/dev/infiniband/<name> for every RDMA char device
-// the fake sysfs declares, with the declared numbers.
-func (n *node) mknodAll(t *testing.T) {
-	t.Helper()
-	dir := filepath.Join(n.root, "dev/infiniband")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	devs := []fakesys.DevSpec{n.spec.RdmaCM}
-	for _, nic := range n.spec.NICs {
-		devs = append(devs, nic.Uverbs, nic.Umad)
-		if nic.Issm != nil {
-			devs = append(devs, *nic.Issm)
-		}
-	}
-	for _, d := range devs {
-		if d.Name == "" {
-			continue
-		}
-		path := filepath.Join(dir, d.Name)
-		if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(d.Major, d.Minor))); err != nil {
-			t.Fatalf("mknod %s %d:%d: %v", path, d.Major, d.Minor, err)
-		}
 	}
 }
 

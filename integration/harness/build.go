@@ -20,7 +20,7 @@ const UpstreamModule = "github.com/containernetworking/plugins"
 // UpstreamPlugins are the reference plugins the tests and the demo use.
 var UpstreamPlugins = []string{
 	"plugins/main/ptp", "plugins/ipam/host-local", "plugins/main/loopback",
-	"plugins/main/macvlan", "plugins/main/host-device",
+	"plugins/main/macvlan", "plugins/main/host-device", "plugins/ipam/static",
 }
 
 // RepoRoot is the directory of the main module (where go.mod is), found
@@ -39,12 +39,7 @@ func RepoRoot() (string, error) {
 
 // BuildRail builds raild, rail and rail-ipam from the repository into dir.
 func BuildRail(dir string) error {
-	root, err := RepoRoot()
-	if err != nil {
-		return err
-	}
-	args := []string{"build", "-o", dir + "/", "./daemon", "./plugins/rail", "./plugins/rail-ipam"}
-	if _, err := goCommand(root, args...); err != nil {
+	if err := BuildPackages(dir, "./daemon", "./plugins/rail", "./plugins/rail-ipam"); err != nil {
 		return fmt.Errorf("build rail binaries: %w", err)
 	}
 	// go build names a package's binary after its directory: daemon -> raild.
@@ -52,6 +47,17 @@ func BuildRail(dir string) error {
 		return fmt.Errorf("name raild: %w", err)
 	}
 	return nil
+}
+
+// BuildPackages builds main packages of the repository (paths like
+// "./plugins/rail") into dir, each binary named after its directory.
+func BuildPackages(dir string, pkgs ...string) error {
+	root, err := RepoRoot()
+	if err != nil {
+		return err
+	}
+	_, err = goCommand(root, append([]string{"build", "-o", dir + "/"}, pkgs...)...)
+	return err
 }
 
 // UpstreamPluginDir returns a directory holding the reference CNI plugins

@@ -19,15 +19,22 @@ type Machine struct {
 // WriteMachine writes the built-in machine below root (which must be empty
 // or absent), naming the netdev of the i-th NIC prefix+"n"+i.
 func WriteMachine(root, machine, prefix string) (*Machine, error) {
-	names, err := nicsWithNetdevs(machine)
-	if err != nil {
-		return nil, err
+	host, ok := fakesys.Machine(machine)
+	if !ok {
+		return nil, fmt.Errorf("machine %q: unknown (built-in machines: %v)", machine, fakesys.Names())
 	}
+	return WriteHost(root, machine, host, prefix)
+}
+
+// WriteHost is WriteMachine for a machine described by the caller (name
+// seeds its GUIDs and GPU UUIDs).
+func WriteHost(root, machine string, host fakesys.Host, prefix string) (*Machine, error) {
+	names := nicsWithNetdevs(host)
 	netdevs := make(map[string]string, len(names))
 	for i, nic := range names {
 		netdevs[nic] = fmt.Sprintf("%sn%d", prefix, i)
 	}
-	spec, err := fakesys.Write(root, machine, fakesys.Options{Netdevs: netdevs})
+	spec, err := fakesys.WriteHost(root, machine, host, fakesys.Options{Netdevs: netdevs})
 	if err != nil {
 		return nil, fmt.Errorf("write machine %s: %w", machine, err)
 	}
@@ -39,13 +46,9 @@ func WriteMachine(root, machine, prefix string) (*Machine, error) {
 	return &Machine{Root: root, Spec: spec, Netdevs: netdevs}, nil
 }
 
-// nicsWithNetdevs lists the RDMA devices of a built-in machine that have
-// a netdev (a bonded card's bond device stands for its bond master).
-func nicsWithNetdevs(machine string) ([]string, error) {
-	host, ok := fakesys.Machine(machine)
-	if !ok {
-		return nil, fmt.Errorf("machine %q: unknown (built-in machines: %v)", machine, fakesys.Names())
-	}
+// nicsWithNetdevs lists the RDMA devices of a machine that have a netdev
+// (a bonded card's bond device stands for its bond master).
+func nicsWithNetdevs(host fakesys.Host) []string {
 	var names []string
 	for _, root := range host.Roots {
 		for _, slot := range root.Ports {
@@ -56,7 +59,7 @@ func nicsWithNetdevs(machine string) ([]string, error) {
 		names = append(names, soft.RDMA)
 	}
 	sort.Strings(names)
-	return names, nil
+	return names
 }
 
 func slotNICs(s fakesys.Slot) []string {

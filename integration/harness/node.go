@@ -14,6 +14,7 @@ import (
 
 	"github.com/railcni/rail/integration/kubeletstub"
 	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // Stand-in MTUs: what IPoIB and RoCE netdevs commonly carry, so a restore
@@ -32,7 +33,14 @@ type Bins struct {
 // NodeOptions describe a simulated node.
 type NodeOptions struct {
 	Machine string // fakesys machine name
-	Bins    Bins
+	// Host, when not nil, describes the machine instead of a built-in one
+	// (Machine then only names it).
+	Host *fakesys.Host
+	// NamePrefix starts the names of the node's namespaces and stand-in
+	// links, so a caller can tell its own apart ("" gives "rail" for
+	// namespaces and "rt" for links).
+	NamePrefix string
+	Bins       Bins
 	// Pools for raild; nil gives one pool "rail" on 10.77.0.0/24.
 	Pools []ipam.PoolConfig
 	// Kubelet, when not nil, starts a PodResources stand-in with these
@@ -42,9 +50,6 @@ type NodeOptions struct {
 	DownNICs []string
 	// PluginStderr receives what plugins print on stderr (nil: dropped).
 	PluginStderr io.Writer
-	// Prefix starts the names of the node's namespaces and stand-in
-	// netdevs ("" for "rail"), so tests can tell theirs apart.
-	Prefix string
 }
 
 // Node is one simulated node: its netns, its fabric, its fake machine,
@@ -60,28 +65,27 @@ type Node struct {
 	CNI     *libcni.CNIConfig
 	Bins    Bins
 
-	fabricNetns   *NetNS
-	standInPrefix string // names the stand-in netdevs: prefix + "n" + index
-	exec          invoke.Exec
-	mu            sync.Mutex
-	pods          []*Pod
-	undo          []func() error
+	fabricNetns *NetNS
+	linkPrefix  string
+	exec        invoke.Exec
+	mu          sync.Mutex
+	pods        []*Pod
+	undo        []func() error
 }
 
 // NewNode builds a node: netns, stand-in NICs named as the fake machine
 // says, the kubelet stand-in and raild. On error nothing is left behind.
 func NewNode(opt NodeOptions) (_ *Node, retErr error) {
+	if err := checkNamePrefix(opt.NamePrefix); err != nil {
+		return nil, err
+	}
 	id, err := randomHex(3)
 	if err != nil {
 		return nil, err
 	}
-	prefix := opt.Prefix
-	if prefix == "" {
-		prefix = "rail"
-	}
-	n := &Node{ID: prefix + "-" + id, Bins: opt.Bins, standInPrefix: "rt" + id}
-	if opt.Prefix != "" {
-		n.standInPrefix = opt.Prefix + id
+	n := &Node{ID: "rail-" + id, Bins: opt.Bins, linkPrefix: "rt" + id}
+	if opt.NamePrefix != "" {
+		n.ID, n.linkPrefix = opt.NamePrefix+"-"+id, opt.NamePrefix+id
 	}
 	defer func() {
 		if retErr != nil {
@@ -101,6 +105,21 @@ func NewNode(opt NodeOptions) (_ *Node, retErr error) {
 	n.exec = &nsExec{RawExec: &invoke.RawExec{Stderr: opt.PluginStderr}, netns: n.Netns}
 	n.CNI = libcni.NewCNIConfigWithCacheDir([]string{opt.Bins.Rail, opt.Bins.Plugins}, filepath.Join(n.Dir, "cni-cache"), n.exec)
 	return n, nil
+}
+
+// maxNamePrefix keeps stand-in names (prefix, 6 hex digits, "n" and up to
+// 3 digits) within the kernel's 15 characters.
+const maxNamePrefix = 5
+
+func checkNamePrefix(prefix string) error {
+	valid := len(prefix) <= maxNamePrefix
+	for _, r := range prefix {
+		valid = valid && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}
+	if !valid {
+		return fmt.Errorf("NamePrefix %q: want at most %d lower-case letters or digits (it starts netns and link names)", prefix, maxNamePrefix)
+	}
+	return nil
 }
 
 func (n *Node) makeNamespaces(NodeOptions) error {
@@ -128,7 +147,14 @@ func (n *Node) makeNamespaces(NodeOptions) error {
 
 // makeMachine writes the fake root and creates a stand-in per netdev.
 func (n *Node) makeMachine(opt NodeOptions) error {
-	m, err := WriteMachine(filepath.Join(n.Dir, "root"), opt.Machine, n.standInPrefix)
+	root := filepath.Join(n.Dir, "root")
+	var m *Machine
+	var err error
+	if opt.Host != nil {
+		m, err = WriteHost(root, opt.Machine, *opt.Host, n.linkPrefix)
+	} else {
+		m, err = WriteMachine(root, opt.Machine, n.linkPrefix)
+	}
 	if err != nil {
 		return err
 	}

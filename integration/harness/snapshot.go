@@ -27,7 +27,6 @@ func TakeSnapshot(netns *NetNS) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	defer h.Close()
-	waitDAD(h)
 	links, err := retryDump(h.LinkList)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: links: %w", netns.Name, err)
@@ -46,32 +45,6 @@ func TakeSnapshot(netns *NetNS) (Snapshot, error) {
 	}
 	s.sort()
 	return s, nil
-}
-
-// dadWait bounds the wait for IPv6 duplicate address detection.
-const dadWait = 10 * time.Second
-
-// waitDAD waits until no address is tentative: the kernel adds a
-// tentative address's local route only once DAD is done, so a snapshot
-// taken in between would differ from a later one by that route alone.
-func waitDAD(h *netlink.Handle) {
-	deadline := time.Now().Add(dadWait)
-	for time.Now().Before(deadline) {
-		addrs, err := retryDump(func() ([]netlink.Addr, error) { return h.AddrList(nil, netlink.FAMILY_V6) })
-		if err != nil || !anyTentative(addrs) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func anyTentative(addrs []netlink.Addr) bool {
-	for _, a := range addrs {
-		if a.Flags&unix.IFA_F_TENTATIVE != 0 && a.Flags&unix.IFA_F_DADFAILED == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // retryDump repeats a netlink dump the kernel interrupted (it changed
@@ -97,6 +70,9 @@ func snapAddrs(h *netlink.Handle, names map[int]string, s *Snapshot) error {
 		return fmt.Errorf("addresses: %w", err)
 	}
 	for _, a := range addrs {
+		if kernelLinkLocal(a.IPNet) {
+			continue
+		}
 		s.Addrs = append(s.Addrs, fmt.Sprintf("addr %s dev %s", a.IPNet, names[a.LinkIndex]))
 	}
 	return nil
@@ -111,10 +87,21 @@ func snapRoutes(h *netlink.Handle, names map[int]string, s *Snapshot) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	for _, r := range routes {
+		if kernelLinkLocal(r.Dst) {
+			continue
+		}
 		s.Routes = append(s.Routes, fmt.Sprintf("route table=%d type=%d dst=%v gw=%v src=%v dev=%s scope=%d proto=%d",
 			r.Table, r.Type, r.Dst, r.Gw, r.Src, names[r.LinkIndex], r.Scope, r.Protocol))
 	}
 	return nil
+}
+
+// kernelLinkLocal: IPv6 link-local addresses and their routes are the
+// kernel's own, made whenever a link comes up, at a moment that depends on
+// carrier and DAD; rail never makes or removes them, and a leaked link
+// shows in the link lines anyway.
+func kernelLinkLocal(n *net.IPNet) bool {
+	return n != nil && n.IP.To4() == nil && n.IP.IsLinkLocalUnicast()
 }
 
 func snapRules(h *netlink.Handle, _ map[int]string, s *Snapshot) error {

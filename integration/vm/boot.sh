@@ -26,10 +26,13 @@ write_job() {
     echo 'RAIL_VM_NIC=$(ls /sys/bus/virtio/drivers/virtio_net/*/net/ 2>/dev/null | head -1)'
     printf 'cd %q\n' "$HERE"
     printf 'export RAIL_VM_NIC RAIL_VM_GUEST=1 RAIL_VM_BOOT=%q\n' "$boot"
+    # the product's binaries and the CRI rig (product.sh), at their host paths
+    printf 'export RAIL_VM_RAIL_BIN=%q RAIL_VM_CRI_RIG=%q RAIL_VM_CRI_TOOLS=%q\n' \
+      "${RAIL_VM_RAIL_BIN:-}" "${RAIL_VM_CRI_RIG:-}" "${RAIL_VM_CRI_TOOLS:-}"
     if [ "$testbin" = --exec ]; then
       printf 'exec'
     else
-      printf 'exec %q -test.v -test.count=1 -test.timeout=%ss' "$testbin" "$((${RAIL_VM_TIMEOUT:-300} - 30))"
+      printf 'exec %q -test.v -test.count=1 -test.timeout=%ss' "$testbin" "$((${RAIL_VM_TIMEOUT:-900} - 30))"
     fi
     printf ' %q' "$@"
     echo
@@ -52,7 +55,7 @@ boot_vm() {
   [ -s "$kernel" ] || kernel=$KDIR/root/usr/lib/modules/$VM_KERNEL_ABI/vmlinuz
   say "boot $boot: $VM_KERNEL_ABI, ${RAIL_VM_ACCEL:-tcg}, ${RAIL_VM_CPUS:-2} vCPU, ${RAIL_VM_MEM:-1024} MiB $(boot_cmdline "$boot")"
   # shellcheck disable=SC2046
-  timeout -k 5 "${RAIL_VM_TIMEOUT:-300}" qemu-system-x86_64 -nodefaults -no-user-config -no-reboot \
+  timeout -k 5 "${RAIL_VM_TIMEOUT:-900}" qemu-system-x86_64 -nodefaults -no-user-config -no-reboot \
     -machine pc $(qemu_accel_args) -smp "${RAIL_VM_CPUS:-2}" -m "${RAIL_VM_MEM:-1024}" -display none \
     -kernel "$kernel" -initrd "$INITRD" \
     -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off $(boot_cmdline "$boot")" \

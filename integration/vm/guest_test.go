@@ -125,7 +125,7 @@ func rdmaHandle(t *testing.T, n ns.NetNS) *netlink.Handle {
 // returns the two names; the pair is deleted when the test ends.
 func addVethPair(t *testing.T) (string, string) {
 	t.Helper()
-	a, b := uniqueName(t, "vma"), uniqueName(t, "vmb")
+	a, b := uniqueName(t, "rva"), uniqueName(t, "rvb")
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = a
 	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: b}
@@ -172,13 +172,15 @@ func rdmaDevices(t *testing.T, h *netlink.Handle) []string {
 
 // waitFor polls cond until it holds or a generous bound passes, for
 // kernel work that completes asynchronously (a dying netns handing its
-// devices back). It is a bound on waiting, not a speed assertion.
+// devices back) and daemons starting under TCG on a loaded host. It is a
+// bound on waiting, not a speed assertion.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	const bound = 2 * time.Minute
+	deadline := time.Now().Add(bound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("still waiting after 20s for %s", what)
+			t.Fatalf("still waiting after %v for %s", bound, what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

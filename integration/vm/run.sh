@@ -15,8 +15,9 @@
 #   RAIL_VM_BOOTS    the boots to run (default "shared exclusive")
 #   RAIL_VM_ACCEL    tcg (default) or kvm
 #   RAIL_VM_MEM      guest MiB (default 1024)      RAIL_VM_CPUS  guest vCPUs (default 2)
-#   RAIL_VM_TIMEOUT  seconds per boot (default 300)
+#   RAIL_VM_TIMEOUT  seconds per boot (default 900)
 #   RAIL_VM_KEEP=1   keep the run directory (kernel console and dmesg of each boot)
+#   RAIL_VM_VERDICT_FILE  write the exit code there too (for callers going through make)
 #   RAIL_VM_MIRROR   Debian mirror (default: the host's apt mirror, else http://deb.debian.org/debian)
 # Exit code: 0 when every boot passed, else the first failing test exit code; 124 a boot timed out;
 # 125 the rig itself failed. Nothing is installed on the host but Debian packages (qemu, busybox, ...).
@@ -32,6 +33,16 @@ BOOTS=${RAIL_VM_BOOTS:-shared exclusive}
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 
 say() { echo "rail-vm: $*" >&2; }
+# on_exit RC: drops (or keeps) the run directory; with RAIL_VM_VERDICT_FILE, writes RC there, so a
+# caller behind make (which turns every failure into 2) can tell a rig failure (125) from a test's.
+on_exit() {
+  if [ -n "${RUN:-}" ]; then
+    if [ "${RAIL_VM_KEEP:-0}" = 1 ]; then say "run directory kept: $RUN"; else rm -rf "$RUN"; fi
+  fi
+  if [ -n "${RAIL_VM_VERDICT_FILE:-}" ]; then echo "$1" >"$RAIL_VM_VERDICT_FILE"; fi
+}
+RUN=
+trap 'on_exit $?' EXIT
 fail() { say "error: $*"; exit 125; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}'; }
@@ -41,6 +52,8 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1fs", b-a}'; }
 . "$HERE/setup.sh"
 # shellcheck source=boot.sh
 . "$HERE/boot.sh"
+# shellcheck source=product.sh
+. "$HERE/product.sh"
 
 for boot in $BOOTS; do boot_cmdline "$boot" >/dev/null; done # refuses unknown boots before any work
 T_ALL=$(now)
@@ -53,7 +66,6 @@ t=$(now); INITRD=$(ensure_initramfs); say "initramfs $INITRD ($(since "$t"))"
 flock -u 8
 
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/rail-vm.XXXXXX")
-trap '[ "${RAIL_VM_KEEP:-0}" = 1 ] && say "run directory kept: $RUN" || rm -rf "$RUN"' EXIT
 if [ "${1:-}" = --exec ]; then
   shift
   [ $# -gt 0 ] || fail "--exec needs a command"
@@ -64,6 +76,7 @@ else
   (cd "$REPO" && CGO_ENABLED=0 "$GO" test -c -o "$TESTBIN" ./integration/vm) ||
     fail "go test -c ./integration/vm failed"
   say "test binary built ($(since "$t"))"
+  t=$(now); ensure_product; say "raild, rail and the CRI rig ready ($(since "$t"))"
 fi
 
 verdict=0

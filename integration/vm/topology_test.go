@@ -43,7 +43,7 @@ func TestDiscoverSeesRxe(t *testing.T) {
 		{"PCI", nic.PCI, ""},
 		{"Netdev", nic.Netdev, netdev},
 		{"State", nic.State, "ACTIVE"},
-		{"LinkLayer", nic.LinkLayer, "Ethernet"},
+		{"LinkLayer", nic.LinkLayer, topology.Ethernet},
 		{"number of ports", len(nic.Ports), 1},
 		{"port 1 netdevs", portNetdevs, []string{netdev}},
 		{"uverbs found", nic.Uverbs != nil, true},

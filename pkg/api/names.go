@@ -5,6 +5,14 @@ import "regexp"
 // DefaultIfPrefix names chained rail interfaces rail0, rail1, ...
 const DefaultIfPrefix = "rail"
 
+// How chained rail interfaces are numbered (netconf ifNames).
+const (
+	// IfNamesOrder numbers them in the order the pod's GPUs chose the NICs.
+	IfNamesOrder = "order"
+	// IfNamesRail numbers each by its NIC's rail index.
+	IfNamesRail = "rail"
+)
+
 var (
 	ifPrefixRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]{0,10}$`)
 	poolNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)

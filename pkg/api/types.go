@@ -52,6 +52,12 @@ type AllocateRequest struct {
 	IfPrefix string `json:"ifPrefix,omitempty"`
 	// MaxNICs caps how many NICs the attachment gets (0: one per chosen NIC).
 	MaxNICs int `json:"maxNICs,omitempty"`
+	// MaxDistance refuses NICs farther from the pod's GPUs than this class
+	// (nil: any class; a pool's own bound still applies).
+	MaxDistance *topology.Class `json:"maxDistance,omitempty"`
+	// IfNames numbers chained interfaces by pick order (IfNamesOrder, the
+	// default when empty) or by rail index (IfNamesRail).
+	IfNames string `json:"ifNames,omitempty"`
 }
 
 // AttachmentRequest names one attachment, for release and check.

@@ -37,10 +37,12 @@ type Rail struct {
 	Mode        api.Mode           `json:"mode,omitempty"`
 	Pool        string             `json:"pool,omitempty"`
 	IfPrefix    string             `json:"ifPrefix,omitempty"`
+	IfNames     string             `json:"ifNames,omitempty"`
 	NICs        []string           `json:"nics,omitempty"`
 	Rail        *int               `json:"rail,omitempty"`
 	LinkLayer   topology.LinkLayer `json:"linkLayer,omitempty"`
 	MaxNICs     int                `json:"maxNICs,omitempty"`
+	MaxDistance string             `json:"maxDistance,omitempty"`
 	MTU         int                `json:"mtu,omitempty"`
 	MacvlanMode string             `json:"macvlanMode,omitempty"`
 	PKey        string             `json:"pkey,omitempty"`
@@ -56,8 +58,9 @@ type Rail struct {
 	LegacyAttachments []types.GCAttachment `json:"cni.dev/attachments,omitempty"`
 
 	// Filled by LoadRail.
-	CallTimeout time.Duration `json:"-"`
-	PKeyValue   uint16        `json:"-"`
+	CallTimeout time.Duration   `json:"-"`
+	PKeyValue   uint16          `json:"-"`
+	MaxClass    *topology.Class `json:"-"`
 }
 
 var (
@@ -73,7 +76,7 @@ const (
 )
 
 // railKeys is what rail's own part of a netconf may hold, for error messages.
-const railKeys = "socket, timeout, mode, pool, ifPrefix, nics, rail, linkLayer, maxNICs, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
+const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
 
 // LoadRail decodes and validates the rail netconf. Unknown fields, and keys
 // written in another case, are refused (CNI code 2); bad values name the
@@ -101,6 +104,9 @@ func (c *Rail) defaultsAndValidate() error {
 	}
 	if c.IfPrefix == "" {
 		c.IfPrefix = DefaultIfPrefix
+	}
+	if c.IfNames == "" {
+		c.IfNames = api.IfNamesOrder
 	}
 	if c.MacvlanMode == "" {
 		c.MacvlanMode = "bridge"
@@ -137,6 +143,10 @@ func (c *Rail) checkBasics() error {
 	if !api.ValidIfPrefix(c.IfPrefix) {
 		return fieldError("ifPrefix", "%q must start with a letter and be at most 11 characters so that the interface name fits 15 bytes", c.IfPrefix)
 	}
+	if c.IfNames != api.IfNamesOrder && c.IfNames != api.IfNamesRail {
+		return fieldError("ifNames", "%q: use %q (rail0, rail1, ... in the order the GPUs chose the NICs) or %q (each interface numbered by its NIC's rail)",
+			c.IfNames, api.IfNamesOrder, api.IfNamesRail)
+	}
 	if !slices.Contains(macvlanModes, c.MacvlanMode) {
 		return fieldError("macvlanMode", "%q: use one of %s", c.MacvlanMode, strings.Join(macvlanModes, ", "))
 	}
@@ -172,6 +182,13 @@ func (c *Rail) checkSelector() error {
 	}
 	if c.Rail != nil && (*c.Rail < 0 || *c.Rail > 63) {
 		return fieldError("rail", "%d must be a rail index from 0 to 63", *c.Rail)
+	}
+	if c.MaxDistance != "" {
+		class, err := topology.ParseClass(c.MaxDistance)
+		if err != nil {
+			return fieldError("maxDistance", "%q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get), or leave it out for any", c.MaxDistance)
+		}
+		c.MaxClass = &class
 	}
 	if c.MaxNICs < 0 || c.MaxNICs > 64 {
 		return fieldError("maxNICs", "%d must be between 0 (one interface per chosen NIC) and 64", c.MaxNICs)

@@ -8,6 +8,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 func TestLoadRail(t *testing.T) {
@@ -62,6 +63,28 @@ func TestLoadRail(t *testing.T) {
 				t.Errorf("onRaildDown = %q", c.OnRaildDown)
 			}
 		}},
+		{name: "maxDistance", conf: `{"name":"n","type":"rail","maxDistance":"phb"}`, check: func(t *testing.T, c *Rail) {
+			if c.MaxClass == nil || *c.MaxClass != topology.PHB {
+				t.Errorf("maxDistance = %v", c.MaxClass)
+			}
+		}},
+		{name: "no maxDistance is permissive", conf: `{"name":"n","type":"rail"}`, check: func(t *testing.T, c *Rail) {
+			if c.MaxClass != nil {
+				t.Errorf("maxDistance = %v, want none", *c.MaxClass)
+			}
+		}},
+		{name: "bad maxDistance", conf: `{"name":"n","type":"rail","maxDistance":"close"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"maxDistance"`},
+		{name: "ifNames default", conf: `{"name":"n","type":"rail"}`, check: func(t *testing.T, c *Rail) {
+			if c.IfNames != api.IfNamesOrder {
+				t.Errorf("ifNames = %q", c.IfNames)
+			}
+		}},
+		{name: "ifNames rail", conf: `{"name":"n","type":"rail","ifNames":"rail"}`, check: func(t *testing.T, c *Rail) {
+			if c.IfNames != api.IfNamesRail {
+				t.Errorf("ifNames = %q", c.IfNames)
+			}
+		}},
+		{name: "bad ifNames", conf: `{"name":"n","type":"rail","ifNames":"pci"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"ifNames"`},
 		{name: "bad onRaildDown", conf: `{"name":"n","type":"rail","onRaildDown":"ignore"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"onRaildDown"`},
 		{name: "link layer in any case", conf: `{"name":"n","type":"rail","linkLayer":"infiniband"}`, check: func(t *testing.T, c *Rail) {
 			if c.LinkLayer != "InfiniBand" {

@@ -86,6 +86,13 @@ var machineCases = map[string]machineCase{
 		matrix:   []string{"PHB"},
 		affinity: []string{"mlx5_0"},
 	},
+	"sf-1s": {
+		nics:   "mlx5_0 mlx5_1 mlx5_2",
+		matrix: []string{"PIX PIX PIX", "PHB PHB PHB"},
+		// GPU1 ties at PHB over the PF and its two sub-functions: it takes
+		// one GPU0 left free.
+		affinity: []string{"mlx5_0", "mlx5_1"},
+	},
 	"softroce": {
 		nics:     "rxe0",
 		matrix:   []string{"SYS"},

@@ -83,7 +83,14 @@ func (d *discovery) nicLocation(n *NIC, dir string) string {
 		return ""
 	}
 	n.PCI, n.Root, n.Path = addr, root, path
-	n.NUMA = d.numa(n.Name, dev)
+	fn := dev
+	if base := dev[strings.LastIndex(dev, "/")+1:]; base != addr {
+		// An auxiliary device (an mlx5 sub-function, mlx5_core.sf.N)
+		// below its PCI function: it sits where that function sits.
+		fn = dev[:strings.LastIndex(dev, "/"+addr+"/")+len(addr)+1]
+		n.SF, n.PF = true, addr
+	}
+	n.NUMA = d.numa(n.Name, fn)
 	if physfn := dev + "/physfn"; d.fs.isLink(physfn) {
 		pf, err := d.fs.linkName(physfn)
 		if err != nil {

@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,9 @@ type Report struct {
 	Affinity map[string]string           `json:"affinity"`
 	RdmaCM   *CharDev                    `json:"rdmaCM,omitempty"`
 	Problems []Problem                   `json:"problems,omitempty"`
+	// Holders names the pods holding each NIC in use, when the report
+	// comes from a running raild (its leases); empty from a bare read.
+	Holders map[string]string `json:"holders,omitempty"`
 }
 
 // Report gathers the machine's devices, every GPU/NIC class (NICs that
@@ -61,6 +65,7 @@ func WriteText(w io.Writer, r Report) error {
 	writeNICTable(tw, r.NICs)
 	fmt.Fprintln(tw)
 	writeAffinity(tw, r)
+	writeHolders(tw, r.Holders)
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(tw)
 		fmt.Fprintln(tw, "Problems:")
@@ -156,4 +161,21 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeHolders lists the NICs in use and the pods holding them.
+func writeHolders(tw io.Writer, holders map[string]string) {
+	if len(holders) == 0 {
+		return
+	}
+	names := make([]string, 0, len(holders))
+	for nic := range holders {
+		names = append(names, nic)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "Held by pods:")
+	for _, nic := range names {
+		fmt.Fprintf(tw, "  %s:\t%s\n", nic, holders[nic])
+	}
 }

@@ -128,3 +128,32 @@ func TestWriteText(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteTextHolders(t *testing.T) {
+	root, _ := writeMachine(t, "down-bond", fakesys.Options{})
+	report := discover(t, root).Report()
+	tests := []struct {
+		name    string
+		holders map[string]string
+		want    string // a line, or "" for no section
+	}{
+		{"none", nil, ""},
+		{"one NIC in a pod", map[string]string{"mlx5_0": "ns/a"}, "  mlx5_0:  ns/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			report.Holders = tt.holders
+			var out bytes.Buffer
+			if err := topology.WriteText(&out, report); err != nil {
+				t.Fatal(err)
+			}
+			text := out.String()
+			if has := strings.Contains(text, "Held by pods:"); has != (tt.want != "") {
+				t.Fatalf("section shown = %v, want %v:\n%s", has, tt.want != "", text)
+			}
+			if tt.want != "" && !strings.Contains(text, tt.want+"\n") {
+				t.Errorf("text lacks %q:\n%s", tt.want, text)
+			}
+		})
+	}
+}

@@ -61,7 +61,8 @@ type NIC struct {
 	NUMA       int       `json:"numa"`
 	NodeGUID   string    `json:"nodeGUID,omitempty"`
 	VF         bool      `json:"vf,omitempty"`
-	PF         string    `json:"pf,omitempty"` // PCI address of the PF for a VF
+	PF         string    `json:"pf,omitempty"` // PCI address of the PF for a VF or an SF
+	SF         bool      `json:"sf,omitempty"` // mlx5 sub-function: an auxiliary device of PCI function PF
 	Bond       bool      `json:"bond,omitempty"`
 	Virtual    bool      `json:"virtual,omitempty"` // no PCI function (rxe, siw)
 	Uverbs     *CharDev  `json:"uverbsDev,omitempty"`

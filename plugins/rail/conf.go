@@ -39,7 +39,8 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKey
 		Mode: conf.Mode, Pool: conf.Pool,
 		Selector:    api.Selector{NICs: conf.NICs, Rail: conf.Rail, LinkLayer: conf.LinkLayer},
 		Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
-		Chained: chained, IfPrefix: conf.IfPrefix, MaxNICs: conf.MaxNICs,
+		Chained: chained, IfPrefix: conf.IfPrefix, MaxNICs: conf.MaxNICs, MaxDistance: conf.MaxClass,
+		IfNames: conf.IfNames,
 	}
 }
 

@@ -48,6 +48,9 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 		if c.Bond == "" {
 			b.rdmaDevice(p)
 		}
+		for k, sf := range f.SFs {
+			b.subFunction(dir, bdf, numa, sf, k, fmt.Sprintf("ens%df%dnpf%ds%d", slot, fn, fn, k))
+		}
 		for k, vf := range f.VFs {
 			dev, vfn := nextFn/8, nextFn%8
 			nextFn++
@@ -163,5 +166,32 @@ func (b *builder) bondDevice(c Card, pf0 nicPlan, slaves, slaveDirs []string) {
 	p := pf0
 	p.name, p.netdev, p.bond, p.slaves = c.Bond, master, true, slaves
 	p.linkLayer = "Ethernet"
+	b.rdmaDevice(p)
+}
+
+// sfBase is the first auxiliary device number mlx5 gives sub-functions.
+const sfBase = 2
+
+// subFunction writes an mlx5 sub-function as the auxiliary bus shows it: a
+// device below its parent PCI function (no numa_node of its own, as on a
+// real node), its netdev and its RDMA device.
+func (b *builder) subFunction(pfDir, pfAddr string, numa int, sf Func, k int, netdev string) {
+	name := "mlx5_core.sf." + fmt.Sprint(sfBase+k)
+	dir := pfDir + "/" + name
+	b.f.file(dir+"/sfnum", fmt.Sprint(88+k))
+	b.f.file(dir+"/uevent", "MODALIAS=auxiliary:mlx5_core.sf")
+	b.f.link(dir+"/subsystem", "/sys/bus/auxiliary")
+	b.f.link("/sys/bus/auxiliary/devices/"+name, dir)
+	p := b.plan(sf, dir, pfAddr, numa, modelOf("ConnectX-7").hcaType)
+	p.netdev = netdev
+	if nd, ok := b.opt.Netdevs[sf.RDMA]; ok {
+		p.netdev = nd
+	}
+	if sf.NoNetdev {
+		p.netdev = ""
+	}
+	if p.netdev != "" {
+		b.netdev(dir, p.netdev, sf.LinkLayer, 0, p.state, p.name)
+	}
 	b.rdmaDevice(p)
 }

@@ -21,6 +21,10 @@ type Options struct {
 	// DevNumbers overrides the major and minor of char devices by name
 	// (uverbs0, umad1, issm1, rdma_cm).
 	DevNumbers map[string][2]uint32
+	// GPUUUIDs sets the UUID of GPU i (in index order) to GPUUUIDs[i], so a
+	// machine can carry the IDs a (fake) device plugin reports; GPUs beyond
+	// the list, or given "", keep the UUID derived from the machine name.
+	GPUUUIDs []string
 }
 
 // Spec is what Write wrote, for tests to assert against.

@@ -224,3 +224,37 @@ func TestWriteErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestGPUUUIDsOption(t *testing.T) {
+	set := []string{"GPU-00000000-0000-0000-0000-000000000000", "", "GPU-00000000-0000-0000-0000-000000000002"}
+	derived, err := Write(t.TempDir(), "h100x8-cx7x4", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Write(t.TempDir(), "h100x8-cx7x4", Options{GPUUUIDs: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		gpu  int
+		want string
+	}{
+		{0, set[0]},
+		{1, derived.GPUs[1].UUID}, // "" keeps the derived UUID
+		{2, set[2]},
+		{3, derived.GPUs[3].UUID}, // beyond the list
+	}
+	for _, tc := range tests {
+		g := spec.GPUs[tc.gpu]
+		if g.UUID != tc.want {
+			t.Errorf("GPU %d: spec UUID %q, want %q", tc.gpu, g.UUID, tc.want)
+		}
+		info, err := os.ReadFile(filepath.Join(spec.Root, "proc/driver/nvidia/gpus", g.PCI, "information"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(info), "GPU UUID: \t "+tc.want+"\n") {
+			t.Errorf("GPU %d: information file does not carry %s:\n%s", tc.gpu, tc.want, info)
+		}
+	}
+}

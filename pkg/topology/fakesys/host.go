@@ -53,6 +53,7 @@ type Func struct {
 	Netdev    string // "" for a systemd-style name
 	NoNetdev  bool   // no netdev at all (IPoIB not loaded)
 	VFs       []Func // SR-IOV virtual functions
+	SFs       []Func // mlx5 sub-functions on the auxiliary bus, under this function
 }
 
 // Other is any other PCI function, for example an NVSwitch bound to the

@@ -82,6 +82,20 @@ func builtins() map[string]func() Host {
 				}},
 			}}
 		},
+		// One socket, two switches: GPU0 with a ConnectX-7 (RoCE) whose PF
+		// mlx5_0 carries two sub-functions mlx5_1 and mlx5_2; GPU1 alone
+		// under the other switch.
+		"sf-1s": func() Host {
+			card := eth("mlx5_0")
+			card.Card.Model = "ConnectX-7"
+			card.Card.Funcs[0].SFs = []Func{{RDMA: "mlx5_1", LinkLayer: "Ethernet"}, {RDMA: "mlx5_2", LinkLayer: "Ethernet"}}
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{
+					pcieSwitch(h100(), card),
+					pcieSwitch(h100()),
+				}},
+			}}
+		},
 		// A workstation: one GPU and one RoCE NIC on two root ports.
 		"lab-1x1": func() Host {
 			return Host{Roots: []Root{

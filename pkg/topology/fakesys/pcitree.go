@@ -149,6 +149,9 @@ func (b *builder) gpu(parent, bdf string, numa int, g GPU) {
 	b.function(parent, bdf, numa, gpuID)
 	minor := len(b.spec.GPUs)
 	uuid := b.uuid(bdf)
+	if minor < len(b.opt.GPUUUIDs) && b.opt.GPUUUIDs[minor] != "" {
+		uuid = b.opt.GPUUUIDs[minor]
+	}
 	model := g.Model
 	if model == "" {
 		model = "NVIDIA H100 80GB HBM3"

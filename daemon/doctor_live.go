@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// liveChecks reports the running raild's snapshot: each NIC a pod holds,
+// and NICs raild knows that the host no longer shows (they sit in pods).
+// Without an answer from raild there is nothing to add (socketCheck says
+// why).
+func liveChecks(socket string, bare *topology.Machine) []check {
+	raw, err := client(socket).Topology(context.Background())
+	if err != nil {
+		return nil
+	}
+	var live topology.Report
+	if err := json.Unmarshal(raw, &live); err != nil {
+		return []check{{"warn", "raild's topology answer: " + err.Error(), "raild and this binary differ in version"}}
+	}
+	return compareLive(live, bare)
+}
+
+func compareLive(live topology.Report, bare *topology.Machine) []check {
+	var out []check
+	nics := make(map[string]topology.NIC, len(live.NICs))
+	names := make([]string, 0, len(live.NICs))
+	for _, nic := range live.NICs {
+		nics[nic.Name] = nic
+		names = append(names, nic.Name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		nic, pods := nics[name], live.Holders[name]
+		onHost := false
+		if bare != nil {
+			_, onHost = bare.NICByName(name)
+		}
+		switch {
+		case pods != "" && !onHost:
+			out = append(out, check{"ok", fmt.Sprintf("%s (%s) sits in pod %s: gone from the host, known to raild", name, nic.Netdev, pods), ""})
+		case pods != "":
+			out = append(out, check{"ok", fmt.Sprintf("%s (%s) held by %s", name, nic.Netdev, pods), ""})
+		case !onHost:
+			out = append(out, check{"warn", fmt.Sprintf("%s (%s) is in raild's snapshot but not on the host, and no pod holds it", name, nic.Netdev),
+				"raild rescans on link events and every 30 s; if it stays, look for the NIC in pods' netns"})
+		}
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+// Package inventory is raild's one live view of the node: the machine as
+// pkg/topology reads it now, merged with the leases so a NIC inside a pod
+// is still known, published as immutable, versioned snapshots. Rescans
+// come from netlink link events in the host netns and from a timer;
+// readers (placement, NRI, the device plugin, doctor, topo, metrics) take
+// the current snapshot and never change it.
+package inventory
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// Snapshot is the node at one moment. It is never changed once published.
+type Snapshot struct {
+	Version uint64
+	Taken   time.Time
+	Cause   string // "start", "link event", "rescan timer", ...
+	Machine *topology.Machine
+	// InPod maps a NIC whose netdev or RDMA device sits in a pod now (so
+	// the host no longer shows all of it) to the pod holding it. Its
+	// record in Machine is the last one seen on the host.
+	InPod map[string]string
+	// Holders maps every NIC a lease holds to the pods holding it.
+	Holders map[string]string
+	// Changes are the NICs whose port state differs from the previous
+	// snapshot's (added and removed NICs included).
+	Changes []StateChange
+}
+
+// Holders says which pod holds each NIC, from the lease store.
+type Holders func() map[string]string
+
+// Discoverer reads the machine below a root (topology.Discover).
+type Discoverer func(root string) (*topology.Machine, error)
+
+// Inventory owns the node's current snapshot.
+type Inventory struct {
+	root     string
+	discover Discoverer
+	holders  Holders
+	now      func() time.Time
+
+	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
+	remembered map[string]topology.NIC // held NICs saved by an earlier raild (Restore)
+	current    atomic.Pointer[Snapshot]
+}
+
+// New reads the machine once and publishes version 1. holders may be nil
+// (no leases yet: nothing is carried forward).
+func New(root string, discover Discoverer, holders Holders) (*Inventory, error) {
+	if discover == nil {
+		discover = topology.Discover
+	}
+	if holders == nil {
+		holders = func() map[string]string { return nil }
+	}
+	inv := &Inventory{root: root, discover: discover, holders: holders, now: time.Now}
+	if _, err := inv.Rescan("start"); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// SetHolders installs the lease view once the lease store is open.
+func (inv *Inventory) SetHolders(h Holders) {
+	inv.rescanMu.Lock()
+	defer inv.rescanMu.Unlock()
+	inv.holders = h
+}
+
+// Current is the latest snapshot; callers must not change it.
+func (inv *Inventory) Current() *Snapshot { return inv.current.Load() }
+
+// Machine is the latest snapshot's machine.
+func (inv *Inventory) Machine() *topology.Machine { return inv.Current().Machine }
+
+// Rescan reads the machine again, merges it with the previous snapshot and
+// the leases, and publishes it as the next version.
+func (inv *Inventory) Rescan(cause string) (*Snapshot, error) {
+	inv.rescanMu.Lock()
+	defer inv.rescanMu.Unlock()
+	m, err := inv.discover(inv.root)
+	if err != nil {
+		return nil, fmt.Errorf("inventory rescan (%s): %w", cause, err)
+	}
+	prev := inv.current.Load()
+	snap := &Snapshot{Taken: inv.now(), Cause: cause, Version: 1}
+	if prev != nil {
+		snap.Version = prev.Version + 1
+	}
+	snap.Holders = inv.holders()
+	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), m, snap.Holders)
+	snap.Changes = stateChanges(prev, snap.Machine)
+	inv.current.Store(snap)
+	return snap, nil
+}
+
+// lastSeen finds a NIC's last host record: in the previous snapshot, else
+// in what an earlier raild saved.
+func (inv *Inventory) lastSeen(prev *Snapshot) func(name string) (topology.NIC, bool) {
+	return func(name string) (topology.NIC, bool) {
+		if prev != nil {
+			if nic, ok := prev.Machine.NICByName(name); ok && nic.Netdev != "" {
+				return nic, true
+			}
+		}
+		nic, ok := inv.remembered[name]
+		return nic, ok
+	}
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/railcni/rail/integration/harness"
+)
+
+// testBins is set once by TestMain before any test runs, then only read:
+// the rail binaries built from this tree and the upstream plugins.
+var testBins struct{ rail, plugins string }
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		return m.Run() // the root tests skip with the reason
+	}
+	plugins, err := harness.UpstreamPluginDir(harness.DefaultCacheDir())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rail-bench tests: %v\n", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "rail-bench-bin-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rail-bench tests: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := harness.BuildRail(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "rail-bench tests: %v\n", err)
+		return 1
+	}
+	testBins.rail, testBins.plugins = dir, plugins
+	return m.Run()
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces, veth, macvlan and ptp links (make test runs as root)")
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    options // bin and plugins are not compared
+		wantErr string
+	}{
+		{name: "full by default", want: fullSettings()},
+		{name: "quick", args: []string{"--quick"}, want: quickSettings()},
+		{name: "overrides win over quick", args: []string{"--quick", "--rounds", "7", "--bursts", "2, 9", "--burst-reps", "2"},
+			want: options{rounds: 7, bursts: []int{2, 9}, burstReps: 2, warmup: quickSettings().warmup}},
+		{name: "burst size not a number", args: []string{"--bursts", "50,x"}, wantErr: `--bursts "50,x": "x" is not a burst size`},
+		{name: "burst too large for the node", args: []string{"--bursts", "500"}, wantErr: "want pod counts from 1 to 200"},
+		{name: "empty burst size", args: []string{"--bursts", "50,"}, wantErr: `"" is not a burst size`},
+		{name: "negative rounds", args: []string{"--rounds", "-1"}, wantErr: "--rounds and --burst-reps must be positive"},
+		{name: "stray argument", args: []string{"now"}, wantErr: `unexpected argument "now"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseFlags(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.rounds != tt.want.rounds || !slices.Equal(got.bursts, tt.want.bursts) ||
+				got.burstReps != tt.want.burstReps || got.warmup != tt.want.warmup {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStatCPUTicks(t *testing.T) {
+	tail := " 1 1 0 0 -1 4194560 500 0 0 0 %s %s 0 0 20 0 9 0 100 0 0"
+	tests := []struct {
+		name    string
+		line    string
+		want    int64
+		wantErr string
+	}{
+		{name: "plain", line: "42 (raild) S" + fmt.Sprintf(tail, "120", "35"), want: 155},
+		{name: "command with spaces and parentheses", line: "42 (a) b (c)) S" + fmt.Sprintf(tail, "7", "3"), want: 10},
+		{name: "no command", line: "42 raild S", wantErr: "no command name"},
+		{name: "cut short", line: "42 (raild) S 1 1", wantErr: "fields after the command name"},
+		{name: "not a number", line: "42 (raild) S" + fmt.Sprintf(tail, "x", "3"), wantErr: `"x" is not a tick count`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := statCPUTicks(tt.line)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestProcessCPUOfThisProcess(t *testing.T) {
+	deadline := time.Now().Add(50 * time.Millisecond)
+	for time.Now().Before(deadline) { // burn CPU so that at least a tick shows
+	}
+	got, err := processCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got <= 0 {
+		t.Errorf("this process used %s of CPU after a busy loop, want more than 0", got)
+	}
+	if _, err := processCPU(-1); err == nil || !strings.Contains(err.Error(), "did raild exit") {
+		t.Errorf("CPU of no process: error %v, want one saying raild may have exited", err)
+	}
+}
+
+func millis(v ...int) []time.Duration {
+	out := make([]time.Duration, len(v))
+	for i, x := range v {
+		out[i] = time.Duration(x) * time.Millisecond
+	}
+	return out
+}
+
+func TestPercentile(t *testing.T) {
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(100-i) * time.Millisecond // reversed: must sort
+	}
+	tests := []struct {
+		name string
+		in   []time.Duration
+		p    int
+		want time.Duration
+	}{
+		{name: "none", in: nil, p: 50, want: 0},
+		{name: "one", in: millis(7), p: 99, want: 7 * time.Millisecond},
+		{name: "median of an odd count", in: millis(3, 1, 2), p: 50, want: 2 * time.Millisecond},
+		{name: "median of an even count is the lower middle", in: millis(4, 1, 3, 2), p: 50, want: 2 * time.Millisecond},
+		{name: "p99 of 100", in: hundred, p: 99, want: 99 * time.Millisecond},
+		{name: "p99 of 4 is the largest", in: millis(4, 1, 3, 2), p: 99, want: 4 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.in, tt.p); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCells(t *testing.T) {
+	tests := []struct {
+		name      string
+		num, den  []time.Duration
+		wantValue string
+		wantRatio string
+	}{
+		{name: "pair", num: millis(30, 45), den: millis(60, 30), wantValue: "30.0 / 45.0", wantRatio: "0.50× / 1.50×"},
+		{name: "small and large", num: []time.Duration{250 * time.Microsecond, 2500 * time.Millisecond}, den: millis(1, 1000),
+			wantValue: "0.250 / 2500", wantRatio: "0.25× / 2.50×"},
+		{name: "no figure", num: nil, den: millis(1), wantValue: "—", wantRatio: "—"},
+		{name: "zero floor", num: millis(3), den: []time.Duration{0}, wantValue: "3.00", wantRatio: "—"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := values(tt.num); got != tt.wantValue {
+				t.Errorf("values %q, want %q", got, tt.wantValue)
+			}
+			if got := ratios(tt.num, tt.den); got != tt.wantRatio {
+				t.Errorf("ratios %q, want %q", got, tt.wantRatio)
+			}
+		})
+	}
+}

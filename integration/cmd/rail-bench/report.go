@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// settings says how the figures were made, under the table.
+func (b *bench) settings(opt options, took time.Duration, loadBefore, loadAfter string, leaks []string) string {
+	lines := []string{
+		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the %d sides rotated each round; "+
+			"bursts: the fastest of %d per size and phase, sides rotated; CPU: user+sys of the plugin processes (rusage of children), "+
+			"plus raild's own (/proc/<pid>/stat) for rail.", opt.rounds, opt.warmup, len(b.sides.all()), opt.burstReps),
+		fmt.Sprintf("Node: %s, 1 GPU, ConnectX-7 RoCE PF + %d VFs (veth stand-ins), raild in the node netns; "+
+			"upstream plugins %s; rail, cni-noop from this tree.", benchMachine, len(b.pods), b.upstream),
+		fmt.Sprintf("Machine: %s, %d CPUs, %s; load average %s before, %s after; %s.",
+			kernelRelease(), runtime.NumCPU(), runtime.Version(), loadBefore, loadAfter, took.Round(time.Second)),
+	}
+	if len(leaks) == 0 {
+		lines = append(lines, "Leaks: none (pod links, node links/addresses/routes/rules, stand-in NICs, raild leases "+
+			"and open files, pod netns, host-local reservations, CNI cache).")
+	} else {
+		lines = append(lines, fmt.Sprintf("Leaks: %d (listed on stderr).", len(leaks)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// loadAverage is the 1-minute load average ("?" when unreadable).
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if fields := strings.Fields(string(data)); err == nil && len(fields) > 0 {
+		return fields[0]
+	}
+	return "?"
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "Linux (release unknown)"
+	}
+	return "Linux " + unix.ByteSliceToString(u.Release[:])
+}

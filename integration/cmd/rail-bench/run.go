@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/railcni/rail/integration/harness"
+)
+
+// run sets the node up, measures, checks for leaks and prints the table.
+// The error is non-nil only for a failure or a leak, never for a time.
+func run(ctx context.Context, opt options, out, log io.Writer) (retErr error) {
+	if err := checkSetup(opt); err != nil {
+		return err
+	}
+	bins, upstream, cleanup, err := prepareBins(opt, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	maxPods := slices.Max(opt.bursts)
+	node, err := newBenchNode(bins, maxPods)
+	if err != nil {
+		return err
+	}
+	defer func() { retErr = errors.Join(retErr, node.Close()) }()
+	kernel, err := newKernelSide(strings.TrimPrefix(node.ID, namePrefix+"-"))
+	if err != nil {
+		return err
+	}
+	defer func() { retErr = errors.Join(retErr, kernel.close()) }()
+	b, err := newBench(node, kernel, maxPods)
+	if err != nil {
+		return err
+	}
+	b.upstream = filepath.Base(upstream)
+	return b.run(ctx, opt, out, log)
+}
+
+// bench is one run on one node.
+type bench struct {
+	node     *harness.Node
+	pods     []*harness.Pod
+	sides    sideSet
+	before   harness.Snapshot
+	upstream string // what the upstream plugins are (their cache dir's name)
+}
+
+// newBench snapshots the node, then makes the pods and the networks.
+func newBench(node *harness.Node, kernel *kernelSide, pods int) (*bench, error) {
+	before, err := node.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{node: node, before: before, sides: sideSet{kernel: kernel}}
+	for i := range pods {
+		pod, err := node.NewPod("default", fmt.Sprintf("p%d", i), podAnnotations())
+		if err != nil {
+			return nil, err
+		}
+		b.pods = append(b.pods, pod)
+	}
+	ids := &idSource{run: node.ID}
+	b.sides.scenarios, b.sides.execFloor, err = buildSides(node, b.pods, ids)
+	return b, err
+}
+
+func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error {
+	m := newMeasurer(b.sides.all(), cpuMeter{raildPID: b.node.Raild.PID()})
+	started, load := time.Now(), loadAverage()
+	fds, err := b.measure(ctx, m, opt, log)
+	if err != nil {
+		return err
+	}
+	took, loadAfter := time.Since(started), loadAverage()
+	fmt.Fprintf(log, "rail-bench: measured in %s; checking for leaks...\n", took.Round(time.Second))
+	leaks, err := leakCheck{node: b.node, pods: b.pods, kernel: b.sides.kernel,
+		base: baseline{node: b.before, raildFDs: harness.FDCounts(fds)}}.run()
+	if err != nil {
+		return fmt.Errorf("leak check: %w", err)
+	}
+	b.print(out, m, opt)
+	fmt.Fprintf(out, "\n%s\n", b.settings(opt, took, load, loadAfter, leaks))
+	if len(leaks) > 0 {
+		return fmt.Errorf("%d leak(s):\n  %s", len(leaks), strings.Join(leaks, "\n  "))
+	}
+	return nil
+}
+
+// measure verifies the sides, warms up, then runs the measured rounds and
+// the bursts. It returns raild's open files after the warm-up.
+func (b *bench) measure(ctx context.Context, m *measurer, opt options, log io.Writer) ([]string, error) {
+	fmt.Fprintf(log, "rail-bench: %d warm-up and %d measured rounds over %d sides, then bursts of %s pods (×%d)...\n",
+		opt.warmup, opt.rounds, len(b.sides.all()), joinInts(opt.bursts), opt.burstReps)
+	if err := verifyAttachments(ctx, b.sides.all()); err != nil {
+		return nil, err
+	}
+	if err := m.rounds(ctx, opt.warmup, false); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	fds, err := harness.OpenFDs(b.node.Raild.PID())
+	if err != nil {
+		return nil, err
+	}
+	if err := m.rounds(ctx, opt.rounds, true); err != nil {
+		return nil, fmt.Errorf("sequential rounds: %w", err)
+	}
+	fmt.Fprintln(log, "rail-bench: sequential rounds done; bursts...")
+	return fds, m.bursts(ctx, opt.bursts, opt.burstReps)
+}
+
+// print writes the table from what the measurer recorded.
+func (b *bench) print(out io.Writer, m *measurer, opt options) {
+	exec := summarize(m.records[b.sides.execFloor])
+	var comps []comparison
+	for _, sc := range b.sides.scenarios {
+		comps = append(comps, comparison{name: sc.name, rail: summarize(m.records[sc.rail]),
+			upstream: summarize(m.records[sc.upstream]), floor: exec})
+	}
+	writeTable(out, comps, opt.bursts, exec, summarize(m.records[b.sides.kernel]))
+}

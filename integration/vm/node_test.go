@@ -1,0 +1,221 @@
+package vm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+// guestNode is the product as a node runs it, inside the guest: the CRI
+// rig's containerd (NRI on) with runc, raild reading the guest's real sysfs
+// (--root /) as its NRI plugin, and the CNI chain ptp → rail. Pods are made
+// with crictl. run.sh hands over the rig (RAIL_VM_CRI_RIG, built on the host
+// by integration/cri/setup.sh) and the freshly built raild and rail
+// (RAIL_VM_RAIL_BIN); the guest sees both at their host paths.
+type guestNode struct {
+	rig      string // the CRI rig's cache dir
+	railBin  string // raild and rail
+	cri      string // integration/cri (start-containerd.sh, stop-containerd.sh)
+	work     string // this node's directory, on a tmpfs (overlayfs cannot hold containerd's snapshots)
+	run      string // containerd's run dir (RAIL_RIG_RUN)
+	socket   string // raild's API socket
+	raildLog string
+	// stopRaild ends raild and returns its exit; nil until raild started.
+	stopRaild func() error
+}
+
+// requireGuestNode checks what run.sh hands over and makes the node's
+// directory; nothing is started yet.
+func requireGuestNode(t *testing.T) *guestNode {
+	t.Helper()
+	n := &guestNode{rig: os.Getenv("RAIL_VM_CRI_RIG"), railBin: os.Getenv("RAIL_VM_RAIL_BIN")}
+	if n.rig == "" || n.railBin == "" {
+		t.Fatal("RAIL_VM_CRI_RIG and RAIL_VM_RAIL_BIN are not set: run the tests with integration/vm/run.sh")
+	}
+	for _, f := range []string{filepath.Join(n.rig, "bin/containerd"), filepath.Join(n.rig, "bin/crictl"),
+		filepath.Join(n.rig, "cni/bin/ptp"), filepath.Join(n.railBin, "raild"), filepath.Join(n.railBin, "rail")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%s: %v (run.sh builds the CRI rig and raild/rail before booting)", f, err)
+		}
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.cri = filepath.Join(here, "../cri")
+	// /run is the guest's tmpfs; the overlay root cannot be an overlayfs upper dir.
+	n.work, err = os.MkdirTemp("/run", "rv-node-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.run = filepath.Join(n.work, "cri")
+	n.socket = filepath.Join(n.work, "raild.sock")
+	n.raildLog = filepath.Join(n.work, "raild.log")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("raild log (tail):\n%s", lastLines(readText(n.raildLog), 40))
+			t.Logf("containerd log (tail):\n%s", lastLines(readText(filepath.Join(n.run, "containerd.log")), 40))
+		}
+		_ = os.RemoveAll(n.work)
+	})
+	return n
+}
+
+// start writes the conflist and raild's configuration, starts containerd
+// and then raild, and waits until raild has registered with NRI. Cleanups
+// stop both (containerd first, so every pod's CNI DEL still reaches raild).
+func (n *guestNode) start(t *testing.T, conflist map[string]any, raildYAML string) {
+	t.Helper()
+	list := writeJSONFile(t, n.work, "10-rail-vm.conflist", conflist)
+	config := filepath.Join(n.work, "raild.yaml")
+	if err := os.WriteFile(config, []byte(raildYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	// Registered first: stop-containerd.sh also cleans up after a half-started containerd.
+	t.Cleanup(func() {
+		if err := n.script("stop-containerd.sh"); err != nil {
+			t.Error(err)
+		}
+		if n.stopRaild != nil {
+			if err := n.stopRaild(); err != nil {
+				t.Errorf("raild did not exit cleanly on SIGTERM: %v", err)
+			}
+		}
+	})
+	if err := n.script("start-containerd.sh", "RAIL_RIG_CONFLIST="+list, "RAIL_RIG_CNI_DIRS="+n.railBin); err != nil {
+		t.Fatal(err)
+	}
+	n.startRaild(t, "--config", config, "--root", "/", "--socket", n.socket,
+		"--state-dir", filepath.Join(n.work, "state"), "--node-name", "rail-vm")
+	waitFor(t, "raild to register with containerd's NRI", func() bool {
+		return strings.Contains(readText(n.raildLog), "synchronized with the runtime")
+	})
+	t.Logf("containerd + raild ready in %v", time.Since(t0))
+}
+
+// nriSocket is where the rig's containerd serves NRI.
+func (n *guestNode) nriSocket() string { return filepath.Join(n.run, "nri/nri.sock") }
+
+// script runs one of integration/cri's lifecycle scripts for this node.
+func (n *guestNode) script(name string, env ...string) error {
+	cmd := exec.Command(filepath.Join(n.cri, name))
+	cmd.Env = append(os.Environ(), append(env, "RAIL_RIG_CACHE="+filepath.Dir(n.rig), "RAIL_RIG_RUN="+n.run)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", name, err, out)
+	}
+	return nil
+}
+
+// startRaild runs `raild serve` until stopRaild: SIGTERM, then SIGKILL
+// after a bound, both by exec's context handling.
+func (n *guestNode) startRaild(t *testing.T, args ...string) {
+	t.Helper()
+	logf, err := os.Create(n.raildLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, filepath.Join(n.railBin, "raild"), append([]string{"serve"}, args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start raild: %v", err)
+	}
+	var waitErr error
+	alive, exited := context.WithCancel(context.Background())
+	go func() { waitErr = cmd.Wait(); exited() }()
+	n.stopRaild = func() error {
+		cancel()
+		<-alive.Done()
+		if errors.Is(waitErr, context.Canceled) {
+			return nil // exit status 0 after our SIGTERM: exec reports the cancel
+		}
+		return waitErr
+	}
+	client := api.NewClient(n.socket, 2*time.Second)
+	waitFor(t, "raild's API socket", func() bool {
+		if alive.Err() != nil {
+			t.Fatalf("raild exited at start (%v):\n%s", waitErr, readText(n.raildLog))
+		}
+		_, err := client.Leases(context.Background())
+		return err == nil
+	})
+}
+
+// leases asks raild for every lease on the node.
+func (n *guestNode) leases(t *testing.T) []api.Lease {
+	t.Helper()
+	leases, err := api.NewClient(n.socket, 10*time.Second).Leases(context.Background())
+	if err != nil {
+		t.Fatalf("raild leases: %v", err)
+	}
+	return leases
+}
+
+// crictl runs crictl against the node and returns trimmed stdout; stderr
+// is part of the error.
+func (n *guestNode) crictl(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(n.rig, "bin/crictl"),
+		append([]string{"--config", filepath.Join(n.run, "crictl.yaml")}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return strings.TrimSpace(string(out)), fmt.Errorf("crictl %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// mustCrictl is crictl that fails the test on error.
+func (n *guestNode) mustCrictl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := n.crictl(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// writeJSONFile writes v as JSON into dir/name and returns the path.
+func writeJSONFile(t *testing.T, dir, name string, v any) string {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readText(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

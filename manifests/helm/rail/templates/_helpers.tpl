@@ -1,0 +1,72 @@
+{{/* Names and labels shared by every object of the chart. */}}
+{{- define "rail.name" -}}raild{{- end -}}
+
+{{- define "rail.labels" -}}
+app.kubernetes.io/name: raild
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/part-of: rail
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "rail.selector" -}}
+app.kubernetes.io/name: raild
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "rail.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* Paths inside raild's container. Host paths are mounted at the same place, except the machine root. */}}
+{{- define "rail.socket" -}}{{ trimSuffix "/" .Values.hostPaths.socketDir }}/raild.sock{{- end -}}
+{{- define "rail.podResourcesSocket" -}}{{ trimSuffix "/" .Values.hostPaths.kubeletDir }}/pod-resources/kubelet.sock{{- end -}}
+
+{{/* rail's conflist entry: the values' entry, with the socket when it is not the default one. */}}
+{{- define "rail.entry" -}}
+{{- $entry := merge (dict "type" "rail") (deepCopy .Values.cni.entry) -}}
+{{- if ne (include "rail.socket" .) "/run/rail/raild.sock" -}}
+{{- $_ := set $entry "socket" (include "rail.socket" .) -}}
+{{- end -}}
+{{- toJson $entry -}}
+{{- end -}}
+
+{{/* install-cni's flags, shared by the init container and the preStop hook. */}}
+{{- define "rail.installArgs" -}}
+- --from=/opt/rail/bin
+- --to={{ .Values.cni.binDir }}
+- --conf-dir={{ .Values.cni.confDir }}
+- --mode={{ .Values.cni.install }}
+- --config=/etc/rail/config.yaml
+{{- end -}}
+
+{{- define "rail.validate" -}}
+{{- if not (has .Values.cni.install (list "chained" "nad")) -}}
+{{- fail (printf "cni.install %q: use chained or nad" .Values.cni.install) -}}
+{{- end -}}
+{{- if not (has .Values.attachPolicy (list "gpu-or-annotated" "annotated" "all")) -}}
+{{- fail (printf "attachPolicy %q: use gpu-or-annotated, annotated or all" .Values.attachPolicy) -}}
+{{- end -}}
+{{- if not .Values.pools -}}
+{{- fail "pools: give at least one pool, e.g. --set pools[0].name=rail,pools[0].subnet=10.77.0.0/24" -}}
+{{- end -}}
+{{- if not (hasPrefix "/" .Values.hostPaths.root) -}}
+{{- fail (printf "hostPaths.root %q: want an absolute path (\"/\" on a real node)" .Values.hostPaths.root) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+raild's containers are not privileged and hold no capability: as uid 0 they read and write the
+root-owned host paths they mount (CNI dirs, sockets, state) by owner permission, and read topology
+from sysfs/procfs, which needs none. The netlink work in pod network namespaces is done by the rail
+plugin, which the container runtime runs on the host, not by these containers.
+*/}}
+{{- define "rail.securityContext" -}}
+runAsUser: 0
+runAsGroup: 0
+privileged: false
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: [ALL]
+{{- end -}}
