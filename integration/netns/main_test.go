@@ -58,6 +58,11 @@ func prepareBins() (func(), error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	// The exec floor of BenchmarkPassThroughAdd: a chained plugin that does nothing.
+	if err := harness.BuildPackages(dir, "./integration/cmd/cni-noop"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	bins.Rail = dir
 	return func() { os.RemoveAll(dir) }, nil
 }
