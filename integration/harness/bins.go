@@ -6,9 +6,10 @@ import (
 )
 
 // PrepareBins returns where the binaries under test are: the rail binaries
-// from $RAIL_BIN, else built into a temp dir that cleanup removes, and the
-// upstream CNI plugins built once into DefaultCacheDir.
-func PrepareBins() (bins Bins, cleanup func(), err error) {
+// from $RAIL_BIN, else built with the extra packages of this module (e.g.
+// "./integration/cmd/cni-noop") into a temp dir that cleanup removes, and
+// the upstream CNI plugins built once into DefaultCacheDir.
+func PrepareBins(extra ...string) (bins Bins, cleanup func(), err error) {
 	plugins, err := UpstreamPluginDir(DefaultCacheDir())
 	if err != nil {
 		return Bins{}, nil, err
@@ -25,6 +26,12 @@ func PrepareBins() (bins Bins, cleanup func(), err error) {
 	if err := BuildRail(dir); err != nil {
 		_ = os.RemoveAll(dir)
 		return Bins{}, nil, err
+	}
+	if len(extra) > 0 {
+		if err := BuildPackages(dir, extra...); err != nil {
+			_ = os.RemoveAll(dir)
+			return Bins{}, nil, err
+		}
 	}
 	bins.Rail = dir
 	return bins, func() { _ = os.RemoveAll(dir) }, nil

@@ -2,6 +2,8 @@ package netns
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,10 +13,11 @@ import (
 )
 
 // BenchmarkPassThroughAdd measures what chained rail adds to the ADD of a
-// pod that does not get RDMA (no GPUs, no annotation): ptp alone against
-// ptp then rail (which asks raild and hands the previous result back),
+// pod that does not get RDMA (no GPUs, no annotation): ptp alone, ptp then
+// a plugin that does nothing (the exec floor of a chained plugin), and ptp
+// then rail (which asks raild and hands the previous result back),
 // interleaved in one run. It reports the p50 and p90 of each and the p50
-// difference (the goal is under 2 ms); DELs are outside the timing.
+// differences (the goal is under 2 ms); DELs are outside the timing.
 func BenchmarkPassThroughAdd(b *testing.B) {
 	node := newNode(b, harness.NodeOptions{Machine: "lab-1x1"})
 	primary, err := node.Network("ptponly", "0.3.1", node.PTP("10.90.0.0/24"))
@@ -25,10 +28,18 @@ func BenchmarkPassThroughAdd(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	noop, err := node.Network("ptpnoop", "0.3.1", node.PTP("10.92.0.0/24"), map[string]any{"type": "cni-noop"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(bins.Rail, "cni-noop")); err != nil {
+		b.Skip("no cni-noop next to the rail binaries (RAIL_BIN): the floor cannot be measured")
+	}
 	pod := newPod(b, node, "web", nil)
-	var alone, withRail []time.Duration
+	var alone, withNoop, withRail []time.Duration
 	for b.Loop() {
 		alone = append(alone, timedAdd(b, primary, pod))
+		withNoop = append(withNoop, timedAdd(b, noop, pod))
 		withRail = append(withRail, timedAdd(b, chained, pod))
 	}
 	if held := leases(b, node); len(held) != 0 {
@@ -40,6 +51,7 @@ func BenchmarkPassThroughAdd(b *testing.B) {
 	b.ReportMetric(ms(p50r), "ptp+rail-p50-ms")
 	b.ReportMetric(ms(percentile(withRail, 90)), "ptp+rail-p90-ms")
 	b.ReportMetric(ms(p50r-p50a), "added-p50-ms")
+	b.ReportMetric(ms(percentile(withNoop, 50)-p50a), "noop-added-p50-ms")
 }
 
 // timedAdd times one ADD, then deletes the pod's network untimed.
