@@ -152,6 +152,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	var readers []func(*topology.Machine)
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
+	go reconcileLoop(ctx, svc, log.With("part", "reconcile"))
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
 			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")

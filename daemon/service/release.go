@@ -52,6 +52,11 @@ func (s *Service) GC(_ context.Context, req api.GCRequest) (*api.GCResult, error
 		return nil, s.countError("gc", "store", &api.Error{Code: api.CodeIO, Msg: "gc leases", Details: err.Error()})
 	}
 	s.forget(released, "not in the runtime's valid attachments (CNI GC)")
+	gone, err := s.reconcile()
+	if err != nil {
+		return nil, s.countError("gc", "store", &api.Error{Code: api.CodeIO, Msg: "gc leases", Details: err.Error()})
+	}
+	released = append(released, gone...)
 	res := &api.GCResult{Released: []api.Lease{}}
 	for _, l := range released {
 		res.Released = append(res.Released, toAPILease(l))

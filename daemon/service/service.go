@@ -87,16 +87,24 @@ func New(opt Options) (*Service, error) {
 	return s, nil
 }
 
-// Reconcile releases leases whose recorded netns no longer exists.
+// Reconcile releases leases whose recorded netns no longer exists: at
+// start, with every CNI GC, and on raild's timer. A DEL that could not
+// reach raild (it succeeds, as DEL must) leaves such a lease behind, and
+// the GC of some main plugins never reaches their IPAM plugin (rail-ipam).
 func (s *Service) Reconcile() error {
+	_, err := s.reconcile()
+	return err
+}
+
+func (s *Service) reconcile() ([]ipam.Lease, error) {
 	released, err := s.alloc.ReleaseIf(func(l ipam.Lease) bool {
 		return l.Netns != "" && !s.opt.NetnsExists(l.Netns)
 	})
 	if err != nil {
-		return fmt.Errorf("reconcile leases: %w", err)
+		return nil, fmt.Errorf("reconcile leases: %w", err)
 	}
 	s.forget(released, "netns gone")
-	return nil
+	return released, nil
 }
 
 // Machine is the node's topology as it is now.

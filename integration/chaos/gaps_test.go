@@ -1,26 +1,20 @@
 package chaos
 
-import (
-	"os"
-	"testing"
-)
+import "testing"
 
 // TestLeaseFreedAfterDelWithRaildDown tears one pod of each kind down the
 // way the chaos makes zombies: DEL while raild is down (it succeeds
 // without reaching raild), raild back, the netns removed, CNI GC with the
 // pod no longer valid. The lease must be gone.
 //
-// Known gap, kept as found: under upstream macvlan (v1.9.1 has no GC verb:
-// "FIXME GC") GC never reaches rail-ipam, and raild frees leases of gone
-// netns only at start, so the rail-ipam lease stays until raild's next
-// restart. The ipam case runs with RAIL_KNOWN_GAPS=1.
+// Under upstream macvlan (v1.9.1 has no GC verb: "FIXME GC") GC never
+// reaches rail-ipam; the rail-ipam lease used to stay until raild's next
+// restart (raild freed leases of gone netns only at start). raild now frees
+// them with every CNI GC it gets (here: the rail networks') and on a timer.
 func TestLeaseFreedAfterDelWithRaildDown(t *testing.T) {
 	f := newFleet(t)
 	for _, k := range f.kinds {
 		t.Run(k.name, func(t *testing.T) {
-			if !k.gcReaches && os.Getenv("RAIL_KNOWN_GAPS") != "1" {
-				t.Skip("known gap: CNI GC does not reach rail-ipam under upstream macvlan (set RAIL_KNOWN_GAPS=1 to see it fail)")
-			}
 			spec := podSpec{name: "gap-" + k.name, kind: k, pool: pools[1].Name, gpu: k.gpus[0]}
 			if k.exclusive && !f.takeMoveSlot() {
 				t.Fatal("no move NIC free")
