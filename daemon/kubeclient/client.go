@@ -1,0 +1,62 @@
+// Package kubeclient connects raild to the API server: in-cluster config
+// when raild runs in a pod, a kubeconfig file when one is named (tests,
+// raild run by hand). Everything raild asks the API server goes through
+// the clients built here.
+package kubeclient
+
+import (
+	"fmt"
+	"time"
+
+	nadclient "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/client/clientset/versioned"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Clients are the API clients raild uses.
+type Clients struct {
+	Config *rest.Config
+	Kube   kubernetes.Interface
+	NAD    nadclient.Interface
+}
+
+// DefaultTimeout bounds every single API request (watches excepted).
+const DefaultTimeout = 10 * time.Second
+
+// Config builds the client config: the kubeconfig file when one is
+// named, else the pod's in-cluster service account.
+func Config(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %q: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("in-cluster config (set kubeconfig, or run raild in a pod with a service account): %w", err)
+	}
+	return cfg, nil
+}
+
+// New builds the clients from a config. It does not contact the server.
+func New(cfg *rest.Config, userAgent string) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if userAgent != "" {
+		cfg.UserAgent = userAgent
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	nad, err := nadclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("network-attachment-definition client: %w", err)
+	}
+	return &Clients{Config: cfg, Kube: kube, NAD: nad}, nil
+}
