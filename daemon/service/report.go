@@ -72,7 +72,14 @@ type Released struct {
 	Pod        PodRef
 	Sandbox    string
 	Network    string
-	Interfaces []string
+	Interfaces []ReleasedInterface
+}
+
+// ReleasedInterface is a freed pod interface and the address it had (so a
+// late DEL of an old sandbox cannot take back what a new one reported).
+type ReleasedInterface struct {
+	Name    string
+	Address string // CIDR
 }
 
 func podRef(req api.AllocateRequest) PodRef {
@@ -147,7 +154,7 @@ func (s *Service) reportReleased(network string, released []ipam.Lease) {
 	r := Released{Pod: PodRef{Namespace: first.PodNamespace, Name: first.PodName, UID: first.PodUID},
 		Sandbox: first.Sandbox, Network: network}
 	for _, l := range sortedLeases(released) {
-		r.Interfaces = append(r.Interfaces, l.IfName)
+		r.Interfaces = append(r.Interfaces, ReleasedInterface{Name: l.IfName, Address: l.Address.String()})
 	}
 	s.opt.Reporter.Released(r)
 }

@@ -42,7 +42,11 @@ func (f *fakeReporter) Refused(r Refused) {
 func (f *fakeReporter) Released(r Released) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.calls = append(f.calls, fmt.Sprintf("released %s/%s %s %s", r.Pod.Namespace, r.Pod.Name, r.Network, strings.Join(r.Interfaces, ",")))
+	var names []string
+	for _, i := range r.Interfaces {
+		names = append(names, i.Name+"@"+i.Address[:len("10.77.0.")])
+	}
+	f.calls = append(f.calls, fmt.Sprintf("released %s/%s %s %s", r.Pod.Namespace, r.Pod.Name, r.Network, strings.Join(names, ",")))
 }
 
 func TestReporterSeesAttachRefuseRelease(t *testing.T) {
@@ -65,7 +69,7 @@ func TestReporterSeesAttachRefuseRelease(t *testing.T) {
 		{name: "chained attach, repeated ADD, DEL, repeated DEL", machine: "h100x8-cx7x4", pools: onePool(),
 			steps: []func(*Service) error{allocate(allocReq("a", "0,2")), allocate(allocReq("a", "0,2")), release("a"), release("a")},
 			want: []string{"attached default/pod-a net chained=true rail0=mlx5_0@10.77.0.,rail1=mlx5_1@10.77.0.",
-				"released default/pod-a net rail0,rail1"}},
+				"released default/pod-a net rail0@10.77.0.,rail1@10.77.0."}},
 		{name: "pass-through pod: nothing", machine: "h100x8-cx7x4", pools: onePool(),
 			steps: []func(*Service) error{allocate(func() api.AllocateRequest {
 				r := allocReq("p", "")
