@@ -1,0 +1,289 @@
+package kapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/railcni/rail/daemon/podreport"
+	"github.com/railcni/rail/daemon/service"
+	"github.com/railcni/rail/integration/kapi"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/topology/fakesys"
+)
+
+// primaryStatus is what the primary plugin's side wrote before rail ran.
+const primaryStatus = `[{"name":"k8s-pod-network","interface":"eth0","ips":["10.244.1.7"],"default":true,"dns":{}}]`
+
+// TestPodReportAgainstAPIServer runs raild's service with the reporter
+// against a real API server, as raild's service account with exactly the
+// chart's RBAC: Events on the pods, and rail's entries in network-status
+// while another writer keeps updating the pod.
+func TestPodReportAgainstAPIServer(t *testing.T) {
+	s := kapi.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	admin := s.Clients.Kube
+	raild := asRaild(t, s.Config, admin)
+	pod := createPod(t, admin, "trainer", primaryStatus)
+	createPod(t, admin, "latecomer", "")
+
+	reporter, err := podreport.Start(ctx, raild, podreport.Options{NodeName: "node1", RetryBase: 10 * time.Millisecond, RetryMax: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := newService(t, reporter)
+
+	stopWriter, ticks := otherWriter(t, admin, "trainer")
+	defer stopWriter()
+	req := api.AllocateRequest{Sandbox: "sb1", Netns: "/var/run/netns/sb1", IfName: "eth0", Network: "k8s-pod-network",
+		Mode: api.ModeMove, Chained: true, PodNamespace: "default", PodName: "trainer", PodUID: string(pod.UID),
+		Annotations: map[string]string{api.AnnotationGPUs: "0,2"}}
+	if _, err := svc.Allocate(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	want := "k8s-pod-network/eth0 k8s-pod-network/rail0 k8s-pod-network/rail1"
+	annotation := waitStatus(t, admin, "trainer", want)
+	stopWriter()
+	if *ticks == 0 {
+		t.Fatal("the other writer never updated the pod")
+	}
+	if firstEntry(t, annotation) != firstEntry(t, primaryStatus) {
+		t.Errorf("the primary's entry changed:\n%s", annotation)
+	}
+	t.Logf("network-status of default/trainer (the other writer updated the pod %d times meanwhile):\n%s", *ticks, annotation)
+
+	late := req
+	late.Sandbox, late.PodName, late.Annotations = "sb2", "latecomer", map[string]string{api.AnnotationAttach: "true"}
+	late.Selector.NICs = []string{"mlx5_0"}
+	if _, err := svc.Allocate(ctx, late); !api.IsCode(err, api.CodeNoNIC) {
+		t.Fatalf("latecomer: %v, want no NIC", err)
+	}
+	for _, e := range waitEvents(t, admin, 3) {
+		t.Logf("event %s %s on %s/%s: %s", e.Type, e.Reason, e.Regarding.Namespace, e.Regarding.Name, e.Note)
+		if e.Regarding.Kind != "Pod" || e.Regarding.UID == "" {
+			t.Errorf("event regards %+v", e.Regarding)
+		}
+	}
+
+	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "sb1", IfName: "eth0", Network: "k8s-pod-network"}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, admin, "trainer", "k8s-pod-network/eth0")
+	final, err := admin.CoreV1().Pods("default").Get(ctx, "trainer", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Annotations["example.com/tick"] == "" || firstEntry(t, final.Annotations[nadv1.NetworkStatusAnnot]) != firstEntry(t, primaryStatus) {
+		t.Errorf("after DEL the other writer's annotation or the primary's entry is gone: %v", final.Annotations)
+	}
+}
+
+// asRaild is a client acting as raild's service account, bound to the
+// ClusterRole the chart renders (the generated kustomize base).
+func asRaild(t *testing.T, cfg *rest.Config, admin kubernetes.Interface) kubernetes.Interface {
+	t.Helper()
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("..", "..", "manifests", "kustomize", "base", "raild.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *rbacv1.ClusterRole
+	var binding *rbacv1.ClusterRoleBinding
+	for _, doc := range bytes.Split(data, []byte("\n---")) {
+		var meta metav1.TypeMeta
+		if yaml.Unmarshal(doc, &meta) != nil {
+			continue
+		}
+		switch meta.Kind {
+		case "ClusterRole":
+			role = &rbacv1.ClusterRole{}
+			err = yaml.Unmarshal(doc, role)
+		case "ClusterRoleBinding":
+			binding = &rbacv1.ClusterRoleBinding{}
+			err = yaml.Unmarshal(doc, binding)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if role == nil || binding == nil || len(binding.Subjects) != 1 {
+		t.Fatal("the kustomize base has no ClusterRole and ClusterRoleBinding for raild")
+	}
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sa := binding.Subjects[0]
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
+		Groups: []string{"system:serviceaccounts", "system:authenticated"}}
+	kube, err := kubernetes.NewForConfig(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube
+}
+
+func createPod(t *testing.T, kube kubernetes.Interface, name, status string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "c", Image: "example.invalid/c"}}}}
+	if status != "" {
+		pod.Annotations = map[string]string{nadv1.NetworkStatusAnnot: status}
+	}
+	created, err := kube.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created
+}
+
+// otherWriter updates the pod in a loop (read, change, update with the
+// resourceVersion read), as a controller would, until stopped.
+func otherWriter(t *testing.T, kube kubernetes.Interface, name string) (stop func(), ticks *int64) {
+	var n int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			pod, err := kube.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("other writer: %v", err)
+				return
+			}
+			pod.Annotations["example.com/tick"] = time.Now().Format(time.RFC3339Nano)
+			_, err = kube.CoreV1().Pods("default").Update(context.Background(), pod, metav1.UpdateOptions{})
+			if err == nil {
+				atomic.AddInt64(&n, 1)
+			} else if !apierrors.IsConflict(err) {
+				t.Errorf("other writer: %v", err)
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }, &n
+}
+
+// waitStatus waits until the pod's network-status lists exactly want
+// (name/interface, space-separated) and returns the annotation.
+func waitStatus(t *testing.T, kube kubernetes.Interface, name, want string) string {
+	t.Helper()
+	var annotation, got string
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pod, err := kube.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		annotation = pod.Annotations[nadv1.NetworkStatusAnnot]
+		var list []nadv1.NetworkStatus
+		if err := json.Unmarshal([]byte(annotation), &list); err != nil {
+			return false, err
+		}
+		var keys []string
+		for _, s := range list {
+			keys = append(keys, s.Name+"/"+s.Interface)
+		}
+		got = strings.Join(keys, " ")
+		return got == want, nil
+	})
+	if err != nil {
+		t.Fatalf("network-status of %s lists %q, want %q: %v\n%s", name, got, want, err, annotation)
+	}
+	return annotation
+}
+
+// waitEvents waits for n of raild's Events in default, read through the
+// events.k8s.io API.
+func waitEvents(t *testing.T, kube kubernetes.Interface, n int) []eventsv1.Event {
+	t.Helper()
+	var items []eventsv1.Event
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := kube.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		items = list.Items
+		return len(items) >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("%d events, want %d: %v", len(items), n, err)
+	}
+	return items
+}
+
+// firstEntry is the first entry of a network-status list, compacted.
+func firstEntry(t *testing.T, annotation string) string {
+	t.Helper()
+	var list []json.RawMessage
+	if err := json.Unmarshal([]byte(annotation), &list); err != nil || len(list) == 0 {
+		t.Fatalf("network-status %q: %v", annotation, err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, list[0]); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// newService is raild's core on a fake 8-GPU, 4-NIC machine.
+func newService(t *testing.T, reporter service.Reporter) *service.Service {
+	t.Helper()
+	root := t.TempDir()
+	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := topology.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := ipam.NewPools([]ipam.PoolConfig{{Name: "rail", Subnet: "10.77.0.0/24"}}, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc, err := ipam.Open(filepath.Join(t.TempDir(), "leases.db"), pools, ipam.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alloc.Close() })
+	rails := map[string]int{}
+	for i, nic := range m.NICs {
+		rails[nic.Name] = i
+	}
+	svc, err := service.New(service.Options{Machine: m, Rails: rails, Alloc: alloc, Reporter: reporter,
+		NetnsExists: func(string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
