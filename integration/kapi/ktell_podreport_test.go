@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/railcni/rail/daemon/podreport"
@@ -44,8 +46,11 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	admin := s.Clients.Kube
-	raild := asRaild(t, s.Config, admin)
 	pod := createPod(t, admin, "trainer", primaryStatus)
+	// Between raild's read of the pod and its first patch, another writer
+	// adds its own entry: raild's patch must conflict, and the retry keep it.
+	race := &interposer{before: func() { addEntry(t, admin, "trainer", otherEntry) }}
+	raild := asRaild(t, s.Config, admin, race)
 	createPod(t, admin, "latecomer", "")
 
 	reporter, err := podreport.Start(ctx, raild, podreport.Options{NodeName: "node1", RetryBase: 10 * time.Millisecond, RetryMax: time.Second})
@@ -54,7 +59,13 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 	}
 	svc := newService(t, reporter)
 
-	stopWriter, ticks := otherWriter(t, admin, "trainer")
+	fast := rest.CopyConfig(s.Config)
+	fast.QPS, fast.Burst = 1000, 1000 // the other writer is not slowed by a client-side rate limit
+	writer, err := kubernetes.NewForConfig(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopWriter, ticks, conflicts := otherWriter(t, writer, "trainer")
 	defer stopWriter()
 	req := api.AllocateRequest{Sandbox: "sb1", Netns: "/var/run/netns/sb1", IfName: "eth0", Network: "k8s-pod-network",
 		Mode: api.ModeMove, Chained: true, PodNamespace: "default", PodName: "trainer", PodUID: string(pod.UID),
@@ -62,16 +73,20 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 	if _, err := svc.Allocate(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	want := "k8s-pod-network/eth0 k8s-pod-network/rail0 k8s-pod-network/rail1"
+	want := "k8s-pod-network/eth0 other-net/net9 k8s-pod-network/rail0 k8s-pod-network/rail1"
 	annotation := waitStatus(t, admin, "trainer", want)
 	stopWriter()
-	if *ticks == 0 {
+	if race.conflicts.Load() == 0 {
+		t.Error("raild's patch never conflicted although the pod changed after raild read it")
+	}
+	if atomic.LoadInt64(ticks) == 0 {
 		t.Fatal("the other writer never updated the pod")
 	}
 	if firstEntry(t, annotation) != firstEntry(t, primaryStatus) {
 		t.Errorf("the primary's entry changed:\n%s", annotation)
 	}
-	t.Logf("network-status of default/trainer (the other writer updated the pod %d times meanwhile):\n%s", *ticks, annotation)
+	t.Logf("network-status of default/trainer (the other writer updated the pod %d times meanwhile, %d of its updates conflicted):\n%s",
+		atomic.LoadInt64(ticks), atomic.LoadInt64(conflicts), annotation)
 
 	late := req
 	late.Sandbox, late.PodName, late.Annotations = "sb2", "latecomer", map[string]string{api.AnnotationAttach: "true"}
@@ -89,7 +104,7 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "sb1", IfName: "eth0", Network: "k8s-pod-network"}); err != nil {
 		t.Fatal(err)
 	}
-	waitStatus(t, admin, "trainer", "k8s-pod-network/eth0")
+	waitStatus(t, admin, "trainer", "k8s-pod-network/eth0 other-net/net9")
 	final, err := admin.CoreV1().Pods("default").Get(ctx, "trainer", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +116,7 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 
 // asRaild is a client acting as raild's service account, bound to the
 // ClusterRole the chart renders (the generated kustomize base).
-func asRaild(t *testing.T, cfg *rest.Config, admin kubernetes.Interface) kubernetes.Interface {
+func asRaild(t *testing.T, cfg *rest.Config, admin kubernetes.Interface, race *interposer) kubernetes.Interface {
 	t.Helper()
 	ctx := context.Background()
 	data, err := os.ReadFile(filepath.Join("..", "..", "manifests", "kustomize", "base", "raild.yaml"))
@@ -140,11 +155,54 @@ func asRaild(t *testing.T, cfg *rest.Config, admin kubernetes.Interface) kuberne
 	as := rest.CopyConfig(cfg)
 	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
 		Groups: []string{"system:serviceaccounts", "system:authenticated"}}
+	as.Wrap(func(next http.RoundTripper) http.RoundTripper { race.next = next; return race })
 	kube, err := kubernetes.NewForConfig(as)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return kube
+}
+
+// otherEntry is another writer's network-status entry.
+const otherEntry = `{"name":"other-net","interface":"net9","ips":["192.168.9.9"]}`
+
+// interposer runs before() once, just before raild's first patch of a
+// pod, and counts the conflicts raild's patches get.
+type interposer struct {
+	next      http.RoundTripper
+	before    func()
+	once      sync.Once
+	conflicts atomic.Int32
+}
+
+func (i *interposer) RoundTrip(req *http.Request) (*http.Response, error) {
+	patch := req.Method == http.MethodPatch && strings.Contains(req.URL.Path, "/pods/")
+	if patch {
+		i.once.Do(i.before)
+	}
+	resp, err := i.next.RoundTrip(req)
+	if patch && err == nil && resp.StatusCode == http.StatusConflict {
+		i.conflicts.Add(1)
+	}
+	return resp, err
+}
+
+// addEntry appends an entry to the pod's network-status as another
+// writer would (read, change, update).
+func addEntry(t *testing.T, kube kubernetes.Interface, name, entry string) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod, err := kube.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		status := pod.Annotations[nadv1.NetworkStatusAnnot]
+		pod.Annotations[nadv1.NetworkStatusAnnot] = strings.TrimSuffix(status, "]") + "," + entry + "]"
+		_, err = kube.CoreV1().Pods("default").Update(context.Background(), pod, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Errorf("another writer's entry: %v", err)
+	}
 }
 
 func createPod(t *testing.T, kube kubernetes.Interface, name, status string) *corev1.Pod {
@@ -163,14 +221,14 @@ func createPod(t *testing.T, kube kubernetes.Interface, name, status string) *co
 
 // otherWriter updates the pod in a loop (read, change, update with the
 // resourceVersion read), as a controller would, until stopped.
-func otherWriter(t *testing.T, kube kubernetes.Interface, name string) (stop func(), ticks *int64) {
-	var n int64
+func otherWriter(t *testing.T, kube kubernetes.Interface, name string) (stop func(), ticks, conflicts *int64) {
+	var n, c int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := 0; ; i++ {
+		for {
 			select {
 			case <-done:
 				return
@@ -183,16 +241,19 @@ func otherWriter(t *testing.T, kube kubernetes.Interface, name string) (stop fun
 			}
 			pod.Annotations["example.com/tick"] = time.Now().Format(time.RFC3339Nano)
 			_, err = kube.CoreV1().Pods("default").Update(context.Background(), pod, metav1.UpdateOptions{})
-			if err == nil {
+			switch {
+			case err == nil:
 				atomic.AddInt64(&n, 1)
-			} else if !apierrors.IsConflict(err) {
+			case apierrors.IsConflict(err):
+				atomic.AddInt64(&c, 1)
+			default:
 				t.Errorf("other writer: %v", err)
 				return
 			}
 		}
 	}()
 	var once sync.Once
-	return func() { once.Do(func() { close(done); wg.Wait() }) }, &n
+	return func() { once.Do(func() { close(done); wg.Wait() }) }, &n, &c
 }
 
 // waitStatus waits until the pod's network-status lists exactly want
