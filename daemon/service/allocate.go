@@ -14,6 +14,14 @@ import (
 // Allocate returns the plan of one attachment, placing and leasing on the
 // first call and answering from the leases on every later one.
 func (s *Service) Allocate(ctx context.Context, req api.AllocateRequest) (*api.Plan, error) {
+	plan, err := s.allocate(ctx, req)
+	if err != nil {
+		s.reportRefused(req, err)
+	}
+	return plan, err
+}
+
+func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.Plan, error) {
 	if err := ValidateAllocate(req); err != nil {
 		return nil, err
 	}
@@ -117,7 +125,9 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 		return nil, s.allocError(err)
 	}
 	s.recordAllocation(leases, nil)
-	return s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases), nil
+	plan := s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases)
+	s.reportAttached(req, plan, nil)
+	return plan, nil
 }
 
 func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int) (*api.Plan, error) {
@@ -153,6 +163,7 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	s.recordAllocation(leases, picks)
 	plan := s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases)
 	annotatePlan(plan, picks)
+	s.reportAttached(req, plan, gpus)
 	return plan, nil
 }
 

@@ -22,6 +22,7 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 		return s.countError("release", "store", &api.Error{Code: api.CodeIO, Msg: "release leases", Details: err.Error()})
 	}
 	s.forget(released, "released by CNI DEL")
+	s.reportReleased(req.Network, released)
 	return nil
 }
 

@@ -41,6 +41,9 @@ type Options struct {
 	Log     *slog.Logger
 	// NetnsExists tells whether a sandbox's netns is still there; nil uses os.Stat.
 	NetnsExists func(path string) bool
+	// Reporter, when set, tells the cluster what raild did for each pod
+	// (Events, network-status); nil: nothing is reported.
+	Reporter Reporter
 }
 
 // Service is safe for concurrent use.
