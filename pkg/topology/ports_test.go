@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -236,4 +237,48 @@ func TestMixedLinkLayerPorts(t *testing.T) {
 	if n, _ := m.NICByName("mlx4_0:2"); n.Netdev != "veth-p2" || n.Ports[0].Issm != nil {
 		t.Errorf("mlx4_0:2 = netdev %q issm %+v, want veth-p2 and no issm on Ethernet", n.Netdev, n.Ports[0].Issm)
 	}
+}
+
+// TestDualPortNetdevInPod: when one port's netdev leaves the host (moved
+// into a pod), that port shows no netdev and its sibling keeps its own;
+// before, the one netdev left on the function was given to both ports.
+func TestDualPortNetdevInPod(t *testing.T) {
+	tests := []struct {
+		gone       string
+		port1      string
+		port2      string
+		devIDsOnly bool // old mlx4 kernels: dev_id, no dev_port
+	}{
+		{gone: "ibp26s0d1", port1: "ibp26s0", port2: ""},
+		{gone: "ibp26s0", port1: "", port2: "ibp26s0d1"},
+		{gone: "ibp26s0d1", port1: "ibp26s0", port2: "", devIDsOnly: true},
+		{gone: "ibp26s0", port1: "", port2: "ibp26s0d1", devIDsOnly: true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s gone, dev_id only %v", tc.gone, tc.devIDsOnly), func(t *testing.T) {
+			root, _ := writeMachine(t, "dualport-2s", fakesys.Options{})
+			if tc.devIDsOnly {
+				for _, nd := range []string{"ibp26s0", "ibp26s0d1"} {
+					mustRemove(t, hostPath(t, root, "/sys/class/net/"+nd+"/dev_port"))
+				}
+			}
+			if err := fakesys.RemoveNetdev(root, tc.gone); err != nil {
+				t.Fatal(err)
+			}
+			m := discover(t, root)
+			for name, want := range map[string]string{"mlx4_0": tc.port1, "mlx4_0:2": tc.port2} {
+				if n, ok := m.NICByName(name); !ok || n.Netdev != want {
+					t.Errorf("%s netdev %q (found %v), want %q", name, n.Netdev, ok, want)
+				}
+			}
+			if ok, why := m.Usable(nicNamed(m, "mlx4_0:2"), topology.Request{}); ok == (tc.port2 == "") {
+				t.Errorf("mlx4_0:2 usable %v (%s) with netdev %q", ok, why, tc.port2)
+			}
+		})
+	}
+}
+
+func nicNamed(m *topology.Machine, name string) topology.NIC {
+	n, _ := m.NICByName(name)
+	return n
 }

@@ -25,6 +25,9 @@ func (p nicPlan) portOne() portPlan {
 // its target name ("mlx4_0:2").
 func (b *builder) morePorts(f Func, p nicPlan) []portPlan {
 	out := make([]portPlan, 0, len(f.MorePorts))
+	if len(f.MorePorts) > 0 && p.netdev != "" {
+		b.f.file(p.devDir+"/net/"+p.netdev+"/dev_id", "0x0")
+	}
 	for i, mp := range f.MorePorts {
 		pp := portPlan{num: i + 2, linkLayer: mp.LinkLayer, state: mp.State, rate: mp.Rate, netdev: mp.Netdev}
 		if pp.linkLayer == "" {
