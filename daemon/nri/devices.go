@@ -30,7 +30,10 @@ type nicDevices struct {
 type namedDevice struct {
 	name string // uverbs0, umad1, rdma_cm
 	dev  *nriapi.LinuxDevice
-	nic  string // owning NIC; empty for rdma_cm
+	nic  string // owning NIC (the first port of a shared uverbs); empty for rdma_cm
+	// owners are every NIC the device serves: a uverbs node serves each
+	// port of its RDMA device (mlx4_0 and mlx4_0:2), a umad node one port.
+	owners []string
 }
 
 // nodeDevices is the node's RDMA character devices, indexed for the hook.
@@ -75,9 +78,12 @@ func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, l
 			log.Warn("RDMA device node not injectable", "nic", nic.Name, "reason", err)
 			return
 		}
-		if _, known := byName[cd.Name]; !known {
-			byName[cd.Name] = namedDevice{name: cd.Name, dev: dev, nic: nic.Name}
+		named, known := byName[cd.Name]
+		if !known {
+			named = namedDevice{name: cd.Name, dev: dev, nic: nic.Name}
 		}
+		named.owners = append(named.owners, nic.Name)
+		byName[cd.Name] = named
 		if inject {
 			out.devices = append(out.devices, dev)
 		}

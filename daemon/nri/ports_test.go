@@ -3,6 +3,7 @@ package nri
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
@@ -95,6 +96,39 @@ func TestDualPortGIDIndex(t *testing.T) {
 			}
 			if got := summarize(adj).Env[envNCCLGIDIndex]; got != tc.want {
 				t.Errorf("%s = %q, want %s", envNCCLGIDIndex, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDualPortAnnotationOwnership: while another pod holds port 2 in move
+// mode, an annotation may not take the device's uverbs (it serves both
+// ports) nor port 2's umad; port 1's umad and other devices stay free.
+func TestDualPortAnnotationOwnership(t *testing.T) {
+	m, _ := discoverMachine(t, "dualport-2s", fakesys.Options{})
+	tests := []struct {
+		value   string
+		refused string // "" when allowed
+	}{
+		{"uverbs0", `"uverbs0" belongs to mlx4_0:2`},
+		{"umad1", `"umad1" belongs to mlx4_0:2`},
+		{"umad0", ""},
+		{"uverbs2,rdma_cm", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			st := newFakeState()
+			st.add("other", api.ModeMove, "10.56.0.6/24", "mlx4_0:2")
+			p, err := New(Config{UMAD: true, AnnotationNamespaces: []string{"hpc"}}, m, st, Kubelet{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.allowedDevices(pod("s1", "hpc", nil), tc.value)
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+				t.Errorf("err = %v, want one containing %s", err, tc.refused)
 			}
 		})
 	}
