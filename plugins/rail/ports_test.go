@@ -25,13 +25,15 @@ func TestPortTargetSpec(t *testing.T) {
 		nic    api.NIC
 		parent string
 		owner  attach.Owner
+		about  string // how errors name the interface
 	}{
 		{api.NIC{RDMADevice: "mlx4_0", Netdev: "ibp26s0d1", Port: 2}, "ibp26s0d1",
-			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0", NICPort: "2"}},
+			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0", NICPort: "2"},
+			"rail0 (mlx4_0:2, netdev ibp26s0d1)"},
 		{api.NIC{RDMADevice: "mlx4_0", Netdev: "ibp26s0", Port: 1}, "ibp26s0",
-			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0"}},
+			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0"}, "rail0 (mlx4_0, netdev ibp26s0)"},
 		{api.NIC{RDMADevice: "mlx5_0", Netdev: "ib0"}, "ib0",
-			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx5_0"}},
+			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx5_0"}, "rail0 (mlx5_0, netdev ib0)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.nic.Netdev, func(t *testing.T) {
@@ -45,6 +47,9 @@ func TestPortTargetSpec(t *testing.T) {
 			}
 			if got := attach.FitOwner(spec, ownerOf(args, conf, iface)); got != tc.owner {
 				t.Errorf("owner %+v, want %+v", got, tc.owner)
+			}
+			if got := describeNIC(iface); got != tc.about {
+				t.Errorf("described as %q, want %q", got, tc.about)
 			}
 		})
 	}
