@@ -38,9 +38,9 @@ func TestTopoJSONShape(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
-			if len(got.GPUs) != len(spec.GPUs) || len(got.NICs) != len(spec.NICs) || len(got.Matrix) != len(spec.GPUs) {
+			if len(got.GPUs) != len(spec.GPUs) || len(got.NICs) != len(spec.Targets()) || len(got.Matrix) != len(spec.GPUs) {
 				t.Fatalf("gpus %d nics %d matrix %d; want %d, %d, %d", len(got.GPUs), len(got.NICs), len(got.Matrix),
-					len(spec.GPUs), len(spec.NICs), len(spec.GPUs))
+					len(spec.GPUs), len(spec.Targets()), len(spec.GPUs))
 			}
 			for _, key := range []string{"index", "pci", "numa"} {
 				if len(got.GPUs) > 0 {

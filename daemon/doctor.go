@@ -60,15 +60,17 @@ func topologyChecks(m *topology.Machine, root string) []check {
 	var out []check
 	out = append(out, check{level: levelIf(len(m.GPUs) > 0, "warn"), what: fmt.Sprintf("%d NVIDIA GPU(s) bound to the nvidia driver", len(m.GPUs)),
 		fix: "without GPUs, pods are placed by NIC selector alone"})
-	out = append(out, check{level: levelIf(len(m.NICs) > 0, "fail"), what: fmt.Sprintf("%d RDMA device(s) in /sys/class/infiniband", len(m.NICs)),
+	out = append(out, check{level: levelIf(len(m.NICs) > 0, "fail"), what: rdmaCount(m.NICs),
 		fix: "load the NIC's RDMA driver (mlx5_ib) or rdma_rxe"})
+	checked := map[string]bool{} // uverbs nodes, one per RDMA device whatever its ports
 	for _, nic := range m.NICs {
 		ok := nic.State == "ACTIVE"
-		out = append(out, check{level: levelIf(ok, "warn"), what: fmt.Sprintf("%s (%s, %s) port %s", nic.Name, nic.Netdev, nic.LinkLayer, nic.State),
+		out = append(out, check{level: levelIf(ok, "warn"), what: fmt.Sprintf("%s (%s, %s) port %d %s", nic.Name, nic.Netdev, nic.LinkLayer, nic.PortNum(), nic.State),
 			fix: "a NIC whose port is not ACTIVE is never chosen: check cabling and the subnet manager"})
-		if nic.Uverbs != nil {
+		if nic.Uverbs != nil && !checked[nic.Uverbs.Path] {
+			checked[nic.Uverbs.Path] = true
 			_, err := os.Stat(filepath.Join(root, nic.Uverbs.Path))
-			out = append(out, check{level: levelIf(err == nil, "warn"), what: fmt.Sprintf("%s device node %s", nic.Name, nic.Uverbs.Path),
+			out = append(out, check{level: levelIf(err == nil, "warn"), what: fmt.Sprintf("%s device node %s", nic.RDMADevice(), nic.Uverbs.Path),
 				fix: "load ib_uverbs"})
 		}
 	}
@@ -77,6 +79,20 @@ func topologyChecks(m *topology.Machine, root string) []check {
 		out = append(out, check{level: "warn", what: p.Device + ": " + p.Reason})
 	}
 	return out
+}
+
+// rdmaCount says how many RDMA devices there are and, when some have
+// several ports, how many ports (each a NIC of its own).
+func rdmaCount(nics []topology.NIC) string {
+	devices := map[string]bool{}
+	for _, n := range nics {
+		devices[n.RDMADevice()] = true
+	}
+	text := fmt.Sprintf("%d RDMA device(s) in /sys/class/infiniband", len(devices))
+	if len(devices) != len(nics) {
+		text += fmt.Sprintf(", %d ports (each a NIC of its own)", len(nics))
+	}
+	return text
 }
 
 func rdmaModeCheck() check {

@@ -10,16 +10,20 @@ import (
 
 type apiPoolStatus = api.PoolStatus
 
-// railIndex numbers the NICs: by the config's map (name or PCI address), or
-// in the order of the node's affinity (GPU 0's NIC is rail 0, ...).
+// railIndex numbers the NICs: by the config's map (a NIC name such as
+// mlx5_0 or mlx4_0:2, or a PCI address, which numbers every port of the
+// function), or in the order of the node's affinity (GPU 0's NIC is rail
+// 0, ...).
 func railIndex(cfg *config.Config, m *topology.Machine) (map[string]int, error) {
 	rails := map[string]int{}
 	for id, rail := range cfg.Rails.NICs {
-		nic, ok := m.NICByName(id)
-		if !ok {
+		nics := m.NICsByID(id)
+		if len(nics) == 0 {
 			return nil, fmt.Errorf("config rails.nics: %q is not an RDMA device on this node", id)
 		}
-		rails[nic.Name] = rail
+		for _, nic := range nics {
+			rails[nic.Name] = rail
+		}
 	}
 	if !cfg.UseAffinityRails() {
 		return rails, nil

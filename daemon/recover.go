@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 const defaultNetnsDir = "/var/run/netns"
@@ -150,6 +152,17 @@ func evidence(pl podLink) int {
 	return 2
 }
 
+// nicOfOwner is raild's name of the NIC an alias records: its RDMA
+// device, or "<device>:<port>" for a port other than 1 (see
+// topology.TargetName).
+func nicOfOwner(o attach.Owner) string {
+	port, err := strconv.Atoi(o.NICPort)
+	if err != nil {
+		return o.NIC
+	}
+	return topology.TargetName(o.NIC, port)
+}
+
 // leaseFor is the lease of one interface; ok is false for an interface
 // that is none of raild's business, note says why a rail one is left out.
 func leaseFor(pl podLink, pools *ipam.Pools, now time.Time) (l ipam.Lease, ok bool, note string) {
@@ -167,7 +180,7 @@ func leaseFor(pl podLink, pools *ipam.Pools, now time.Time) (l ipam.Lease, ok bo
 			Pool: pool.Name(), Address: netip.PrefixFrom(a.Addr(), pool.Prefix.Bits()), Gateway: pool.Gateway,
 			Mode: mode, Netns: pl.Netns, Created: now}
 		if owner.NIC != "" {
-			l.NICs = []string{owner.NIC}
+			l.NICs = []string{nicOfOwner(owner)}
 		}
 		if l.Sandbox == "" {
 			l.Sandbox = "netns:" + filepath.Base(pl.Netns)

@@ -31,7 +31,7 @@ type Config struct {
 	// PerRail also registers one resource per rail: RailPrefix+index.
 	PerRail    bool   `json:"perRail,omitempty"`
 	RailPrefix string `json:"railPrefix,omitempty"`
-	// Rails lists the NIC (RDMA device) of each rail in rail order; empty:
+	// Rails lists the NIC (mlx5_0, or mlx4_0:2 for a port 2) of each rail in rail order; empty:
 	// the node's NICs sorted by name.
 	Rails []string `json:"rails,omitempty"`
 	// UMAD adds the umadN/issmN nodes to Allocate's answer.

@@ -11,7 +11,7 @@ import (
 func (r *resource) health(ports *topology.PortReader) string {
 	for _, n := range r.nics {
 		for _, p := range n.ports {
-			if st, err := ports.State(n.name, p); err == nil && st == "ACTIVE" {
+			if st, err := ports.State(n.device, p); err == nil && st == "ACTIVE" {
 				return pluginapi.Healthy
 			}
 		}

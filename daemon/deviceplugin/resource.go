@@ -21,10 +21,11 @@ type resource struct {
 	count    int
 }
 
-// nicPorts names the ports whose state decides a NIC's health.
+// nicPorts names the ports whose state decides a NIC's health: the
+// target's own port of its RDMA device (mlx4_0 port 2 for mlx4_0:2).
 type nicPorts struct {
-	name  string
-	ports []int
+	device string
+	ports  []int
 }
 
 // buildResources derives the node-wide resource and, with PerRail, one
@@ -62,7 +63,7 @@ func buildResources(s settings, m *topology.Machine, log *slog.Logger) ([]*resou
 func newResource(name string, s settings, m *topology.Machine, nics []*topology.NIC) *resource {
 	r := &resource{name: name, endpoint: endpointFor(name), count: s.Count}
 	for _, n := range nics {
-		np := nicPorts{name: n.Name}
+		np := nicPorts{device: n.RDMADevice()}
 		r.specs = appendSpec(r.specs, n.Uverbs)
 		for _, p := range n.Ports {
 			np.ports = append(np.ports, p.Num)
@@ -79,8 +80,12 @@ func newResource(name string, s settings, m *topology.Machine, nics []*topology.
 	return r
 }
 
+// appendSpec adds a char device once (the ports of a device share its uverbs).
 func appendSpec(specs []*pluginapi.DeviceSpec, cd *topology.CharDev) []*pluginapi.DeviceSpec {
 	if cd == nil || !strings.HasPrefix(cd.Path, "/dev/infiniband/") || strings.Contains(cd.Path, "..") {
+		return specs
+	}
+	if slices.ContainsFunc(specs, func(s *pluginapi.DeviceSpec) bool { return s.HostPath == cd.Path }) {
 		return specs
 	}
 	return append(specs, &pluginapi.DeviceSpec{ContainerPath: cd.Path, HostPath: cd.Path, Permissions: "rw"})

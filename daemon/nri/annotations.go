@@ -46,7 +46,8 @@ func (p *Plugin) annotatedDevices(pod *nriapi.PodSandbox, ctr *nriapi.Container)
 // allowedDevices resolves an annotation value, all or nothing: the
 // namespace must be allowed, every entry must name one of this node's RDMA
 // character devices, umad/issm only with nri.umad, and none may belong to
-// a NIC that another pod holds in move mode.
+// a NIC that another pod holds in move mode (a uverbs node belongs to every
+// port of its device).
 func (p *Plugin) allowedDevices(pod *nriapi.PodSandbox, value string) ([]namedDevice, error) {
 	if err := p.namespaceAllowed(pod.GetNamespace()); err != nil {
 		return nil, err
@@ -56,12 +57,11 @@ func (p *Plugin) allowedDevices(pod *nriapi.PodSandbox, value string) ([]namedDe
 		return nil, err
 	}
 	for _, d := range devs {
-		if d.nic == "" {
-			continue
-		}
-		if holder, moved := p.movedElsewhere(pod, d.nic); moved {
-			return nil, fmt.Errorf("%q belongs to %s, which is moved into another pod (sandbox %s); "+
-				"a NIC in move mode is only its own pod's", d.name, d.nic, holder)
+		for _, nic := range d.owners {
+			if holder, moved := p.movedElsewhere(pod, nic); moved {
+				return nil, fmt.Errorf("%q belongs to %s, which is moved into another pod (sandbox %s); "+
+					"a NIC in move mode is only its own pod's", d.name, nic, holder)
+			}
 		}
 	}
 	return devs, nil

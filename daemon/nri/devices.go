@@ -15,10 +15,13 @@ import (
 // the container.
 const deviceDir = "/dev/infiniband/"
 
-// nicDevices is what one leased NIC brings into a container, built once.
+// nicDevices is what one leased NIC (a port of an RDMA device: mlx5_0,
+// mlx4_0:2) brings into a container, built once.
 type nicDevices struct {
 	name    string
-	devices []*nriapi.LinuxDevice // uverbsN, plus umadN/issmN when configured
+	device  string                // RDMA device (mlx4_0 for mlx4_0:2): GID tables
+	devices []*nriapi.LinuxDevice // the device's uverbsN, plus the port's umadN/issmN when configured
+	hca     string                // NCCL_IB_HCA entry: "<dev>" for a single-port device, else "<dev>:<port>"
 	ucx     string                // UCX_NET_DEVICES entry, "<dev>:<port>"
 	port    int
 }
@@ -27,7 +30,10 @@ type nicDevices struct {
 type namedDevice struct {
 	name string // uverbs0, umad1, rdma_cm
 	dev  *nriapi.LinuxDevice
-	nic  string // owning NIC; empty for rdma_cm
+	nic  string // owning NIC (the first port of a shared uverbs); empty for rdma_cm
+	// owners are every NIC the device serves: a uverbs node serves each
+	// port of its RDMA device (mlx4_0 and mlx4_0:2), a umad node one port.
+	owners []string
 }
 
 // nodeDevices is the node's RDMA character devices, indexed for the hook.
@@ -58,8 +64,11 @@ func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nod
 	return nd
 }
 
+// buildNIC collects one target's devices: the uverbs node of its RDMA
+// device (shared by the device's ports; an annotation naming it means the
+// first port that offers it) and its own port's umad/issm.
 func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, log *slog.Logger) *nicDevices {
-	out := &nicDevices{name: nic.Name}
+	out := &nicDevices{name: nic.Name, device: nic.RDMADevice(), hca: nic.HCAName()}
 	add := func(cd *topology.CharDev, inject bool) {
 		if cd == nil {
 			return
@@ -69,7 +78,12 @@ func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, l
 			log.Warn("RDMA device node not injectable", "nic", nic.Name, "reason", err)
 			return
 		}
-		byName[cd.Name] = namedDevice{name: cd.Name, dev: dev, nic: nic.Name}
+		named, known := byName[cd.Name]
+		if !known {
+			named = namedDevice{name: cd.Name, dev: dev, nic: nic.Name}
+		}
+		named.owners = append(named.owners, nic.Name)
+		byName[cd.Name] = named
 		if inject {
 			out.devices = append(out.devices, dev)
 		}
@@ -83,25 +97,10 @@ func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, l
 		add(p.Umad, withUMAD)
 		add(p.Issm, withUMAD)
 	}
-	if port, ok := ucxPort(nic); ok {
-		out.port = port
-		out.ucx = fmt.Sprintf("%s:%d", nic.Name, port)
+	if len(nic.Ports) > 0 {
+		out.port, out.ucx = nic.PortNum(), nic.UCXName()
 	}
 	return out
-}
-
-// ucxPort is the port UCX and the GID lookup use: the first ACTIVE port,
-// else the first port.
-func ucxPort(nic *topology.NIC) (int, bool) {
-	for _, p := range nic.Ports {
-		if p.State == "ACTIVE" {
-			return p.Num, true
-		}
-	}
-	if len(nic.Ports) > 0 {
-		return nic.Ports[0].Num, true
-	}
-	return 0, false
 }
 
 // linuxDevice checks one topology entry and makes the NRI device for it.

@@ -11,7 +11,8 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// gidKey names one GID lookup: the pod's address on one NIC.
+// gidKey names one GID lookup: the pod's address on one NIC (a target:
+// mlx4_0:2 looks in port 2 of mlx4_0).
 type gidKey struct {
 	nic  string
 	addr netip.Addr
@@ -39,9 +40,9 @@ func (c *gidCache) get(k gidKey) (int, bool) {
 	return i, ok
 }
 
-// resolve returns the index from the cache or, on a miss, scans sysfs and
-// caches what it found.
-func (c *gidCache) resolve(sandbox string, k gidKey, port int) (int, error) {
+// resolve returns the index from the cache or, on a miss, scans the GID
+// table of nd's port and caches what it found.
+func (c *gidCache) resolve(sandbox string, k gidKey, nd *nicDevices) (int, error) {
 	if i, ok := c.get(k); ok {
 		return i, nil
 	}
@@ -49,7 +50,7 @@ func (c *gidCache) resolve(sandbox string, k gidKey, port int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	i, err := ports.GIDIndex(k.nic, port, k.addr)
+	i, err := ports.GIDIndex(nd.device, nd.port, k.addr)
 	if err != nil {
 		return 0, err
 	}
@@ -110,7 +111,7 @@ func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool
 		if !ok || nd.ucx == "" {
 			return 0, false
 		}
-		idx, err := p.gids.resolve(pod.GetId(), k, nd.port)
+		idx, err := p.gids.resolve(pod.GetId(), k, nd)
 		if err != nil {
 			p.log.Warn("cannot find the GID index", "pod", pod.GetNamespace()+"/"+pod.GetName(), "reason", err)
 			return 0, false
@@ -139,7 +140,7 @@ func (p *Plugin) warmGIDs(pod *nriapi.PodSandbox) {
 		if nd, ok := p.devices().nics[k.nic]; ok && nd.ucx != "" {
 			// A miss is retried on CreateContainer: the kernel publishes GIDs
 			// asynchronously after the address is added.
-			_, _ = p.gids.resolve(pod.GetId(), k, nd.port)
+			_, _ = p.gids.resolve(pod.GetId(), k, nd)
 		}
 	}
 }

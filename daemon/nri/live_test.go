@@ -10,11 +10,17 @@ import (
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
-// discoverFake writes a built-in machine with opt and reads it back.
+// discoverFake writes the built-in h100x8-cx7x4 with opt and reads it back.
 func discoverFake(t *testing.T, opt fakesys.Options) (*topology.Machine, *fakesys.Spec) {
 	t.Helper()
+	return discoverMachine(t, "h100x8-cx7x4", opt)
+}
+
+// discoverMachine writes a built-in machine with opt and reads it back.
+func discoverMachine(t *testing.T, name string, opt fakesys.Options) (*topology.Machine, *fakesys.Spec) {
+	t.Helper()
 	root := t.TempDir()
-	spec, err := fakesys.Write(root, "h100x8-cx7x4", opt)
+	spec, err := fakesys.Write(root, name, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func (p *Plugin) addEnv(adj *nriapi.ContainerAdjustment, pod *nriapi.PodSandbox,
 	if !has[0] {
 		names := make([]string, len(nics))
 		for i, n := range nics {
-			names[i] = n.name
+			names[i] = n.hca
 		}
 		adj.AddEnv(envNCCLHCA, "="+strings.Join(names, ","))
 	}

@@ -105,16 +105,19 @@ func (n *Node) allowed(in Input) ([]string, error) {
 func (n *Node) resolveNames(ids []string, field string) ([]string, error) {
 	names := make([]string, 0, len(ids))
 	for _, id := range ids {
-		nic, ok := n.Machine.NICByName(id)
-		if !ok {
+		nics := n.Machine.NICsByID(id)
+		if len(nics) == 0 {
 			return nil, fmt.Errorf("%s: %q is not an RDMA device on this node (have %s)", field, id, strings.Join(n.nicNames(), ", "))
 		}
-		names = append(names, nic.Name)
+		for _, nic := range nics {
+			names = append(names, nic.Name)
+		}
 	}
 	return names, nil
 }
 
-// ResolveNames maps names or PCI addresses to RDMA device names.
+// ResolveNames maps target names ("mlx5_0", "mlx4_0:2") and PCI addresses
+// (every port of the function) to target names.
 func (n *Node) ResolveNames(ids []string) ([]string, error) { return n.resolveNames(ids, "nics") }
 
 func (n *Node) railNICs(rail int) []string {

@@ -7,6 +7,7 @@ import (
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // policyTableBase numbers the per-interface routing tables (per pod netns).
@@ -48,13 +49,11 @@ func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
 func (s *Service) nicInfo(name string) *api.NIC {
 	nic, ok := s.Machine().NICByName(name)
 	if !ok {
-		return &api.NIC{RDMADevice: name}
+		dev, port := topology.ParseTarget(name)
+		return &api.NIC{RDMADevice: dev, Port: port}
 	}
-	info := &api.NIC{RDMADevice: nic.Name, Netdev: nic.Netdev, PCI: nic.PCI, UverbsName: nic.UverbsName,
-		LinkLayer: nic.LinkLayer, Port: 1}
-	if len(nic.Ports) > 0 {
-		info.Port = nic.Ports[0].Num
-	}
+	info := &api.NIC{RDMADevice: nic.RDMADevice(), Netdev: nic.Netdev, PCI: nic.PCI, UverbsName: nic.UverbsName,
+		LinkLayer: nic.LinkLayer, Port: nic.PortNum()}
 	if r, ok := s.node().RailOf(nic.Name); ok {
 		info.Rail = &r
 	}
@@ -92,7 +91,7 @@ func annotatePlan(plan *api.Plan, picks []placement.Pick) {
 			continue
 		}
 		for _, p := range picks {
-			if p.NIC.Name == iface.NIC.RDMADevice {
+			if p.NIC.RDMADevice() == iface.NIC.RDMADevice && p.NIC.PortNum() == iface.NIC.Port {
 				plan.Interfaces[i].GPUs = p.GPUs
 				plan.Interfaces[i].Distance = placementClass(p)
 				plan.Interfaces[i].Reason = p.Reason

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,7 +52,7 @@ func (s *Service) boundPool(nic string) (string, error) {
 			return name, nil
 		}
 		for _, id := range cfg.NICs {
-			if resolved, err := s.node().ResolveNames([]string{id}); err == nil && resolved[0] == nic {
+			if resolved, err := s.node().ResolveNames([]string{id}); err == nil && slices.Contains(resolved, nic) {
 				return name, nil
 			}
 		}

@@ -17,7 +17,7 @@ const maxAliasLen = 255
 //
 //	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>[:rdma=<dev>][:table=<n>][owner]
 //	child link:   rail:<parent>:name=<pod name>:kind=<macvlan|ipoib>[:table=<n>][owner]
-//	owner:        [:sb=<sandbox>][:att=<attachment>][:net=<network>][:pool=<pool>][:nic=<nic>]
+//	owner:        [:sb=<sandbox>][:att=<attachment>][:net=<network>][:pool=<pool>][:nic=<nic>][:nicport=<port>]
 //
 // ':' cannot occur in interface names (nor, by validation, in the owner's
 // fields), so it separates the fields.
@@ -160,7 +160,11 @@ type Owner struct {
 	Attachment string // CNI_IFNAME of the ADD that made the interface
 	Network    string // CNI network name
 	Pool       string // the pool the address came from
-	NIC        string // the NIC's name in raild's inventory
+	NIC        string // the NIC's RDMA device (mlx5_0, or mlx4_0 for its port 2)
+	// NICPort is the NIC's port when it is not port 1 of its device ("2"
+	// for raild's NIC mlx4_0:2); empty for port 1, so a single-port NIC's
+	// record is what it always was (and an older rail ignores the field).
+	NICPort string
 }
 
 type ownerField struct {
@@ -169,7 +173,8 @@ type ownerField struct {
 }
 
 func (o *Owner) fields() []ownerField {
-	return []ownerField{{"sb", &o.Sandbox}, {"att", &o.Attachment}, {"net", &o.Network}, {"pool", &o.Pool}, {"nic", &o.NIC}}
+	return []ownerField{{"sb", &o.Sandbox}, {"att", &o.Attachment}, {"net", &o.Network}, {"pool", &o.Pool}, {"nic", &o.NIC},
+		{"nicport", &o.NICPort}}
 }
 
 // Recorded is what the alias of a pod interface rail made says.

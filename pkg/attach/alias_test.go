@@ -22,6 +22,9 @@ func TestAliasRoundTrip(t *testing.T) {
 			"rail:nic0:name=rail0:kind=macvlan:table=7:sb=4f0c9a:att=eth0:net=railnet:pool=prefill:nic=mlx5_0"},
 		{aliasRecord{Host: "nic0", Name: "rail1", MTU: 9000, Up: true, Owner: Owner{Sandbox: "sb1", Network: "n"}},
 			"rail:nic0:name=rail1:mtu=9000:up=1:sb=sb1:net=n"},
+		// port 2 of a dual-port HCA, moved with its device (exclusive mode)
+		{aliasRecord{Host: "ibp26s0d1", Name: "rail0", MTU: 4092, Up: true, RDMA: "mlx4_0", Owner: Owner{Sandbox: "sb2", NIC: "mlx4_0", NICPort: "2"}},
+			"rail:ibp26s0d1:name=rail0:mtu=4092:up=1:rdma=mlx4_0:sb=sb2:nic=mlx4_0:nicport=2"},
 	}
 	for _, tt := range tests {
 		s := tt.rec.String()

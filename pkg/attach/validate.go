@@ -210,12 +210,14 @@ func FitOwner(s Spec, o Owner) Owner {
 			*f.value = ""
 		}
 	}
-	for _, drop := range []*string{&o.Pool, &o.NIC, &o.Network, &o.Attachment, &o.Sandbox} {
+	for _, drop := range [][]*string{{&o.Pool}, {&o.NIC, &o.NICPort}, {&o.Network}, {&o.Attachment}, {&o.Sandbox}} {
 		s.Owner = o
 		if validateOwner(s) == nil {
 			return o
 		}
-		*drop = ""
+		for _, field := range drop {
+			*field = ""
+		}
 	}
 	return Owner{}
 }

@@ -45,15 +45,12 @@ func (m *Machine) GPUByID(id string) (GPU, bool) {
 	return GPU{}, false
 }
 
-// NICByName finds an RDMA device by name (mlx5_0) or PCI address
-// ("0000:19:00.0" or "19:00.0").
+// NICByName finds a placement target by name ("mlx5_0", "mlx4_0:2"; see
+// TargetName) or by PCI address ("0000:19:00.0" or "19:00.0"), which finds
+// the function's first port (NICsByID finds every port).
 func (m *Machine) NICByName(nameOrPCI string) (NIC, bool) {
-	key := strings.TrimSpace(nameOrPCI)
-	p := normalizePCI(key)
-	for _, n := range m.NICs {
-		if n.Name == key || (p != "" && n.PCI == p) {
-			return n, true
-		}
+	if nics := m.NICsByID(nameOrPCI); len(nics) > 0 {
+		return nics[0], true
 	}
 	return NIC{}, false
 }

@@ -93,6 +93,16 @@ var machineCases = map[string]machineCase{
 		// one GPU0 left free.
 		affinity: []string{"mlx5_0", "mlx5_1"},
 	},
+	"dualport-2s": {
+		// Each port of mlx4_0 and mlx4_1 is a target: GPU0/GPU1 spread over
+		// the two ports of mlx4_0, GPU2/GPU3 over those of mlx4_1.
+		nics: "mlx4_0 mlx4_0:2 mlx4_1 mlx4_1:2 mlx5_0",
+		matrix: []string{
+			"PIX PIX PHB PHB SYS", "PIX PIX PHB PHB SYS", "PHB PHB PIX PIX SYS", "PHB PHB PIX PIX SYS",
+			"SYS SYS SYS SYS PIX",
+		},
+		affinity: []string{"mlx4_0", "mlx4_0:2", "mlx4_1", "mlx4_1:2", "mlx5_0"},
+	},
 	"softroce": {
 		nics:     "rxe0",
 		matrix:   []string{"SYS"},
@@ -174,10 +184,11 @@ func TestMachineMatchesSpec(t *testing.T) {
 					t.Errorf("GPU %d location root=%q path=%v", i, g.Root, g.Path)
 				}
 			}
-			if len(m.NICs) != len(spec.NICs) {
-				t.Fatalf("%d NICs, spec has %d", len(m.NICs), len(spec.NICs))
+			targets := spec.Targets()
+			if len(m.NICs) != len(targets) {
+				t.Fatalf("%d NICs, spec has %d ports", len(m.NICs), len(targets))
 			}
-			for _, want := range spec.NICs {
+			for _, want := range targets {
 				n, ok := m.NICByName(want.Name)
 				if !ok {
 					t.Errorf("NIC %s not discovered", want.Name)

@@ -21,41 +21,56 @@ func (d *discovery) discoverNICs(cd charDevs) []NIC {
 	sortNatural(names)
 	nics := make([]NIC, 0, len(names))
 	for _, name := range names {
-		if n, ok := d.nic(name, cd); ok {
-			nics = append(nics, n)
-		}
+		nics = append(nics, d.nic(name, cd)...)
 	}
 	return nics
 }
 
-// nic reads one RDMA device; ok is false when its class entry is gone.
-func (d *discovery) nic(name string, cd charDevs) (NIC, bool) {
+// nic reads one RDMA device: one target per port (see TargetName), or a
+// single one named as the device when it shows no port; none when its
+// class entry is gone.
+func (d *discovery) nic(name string, cd charDevs) []NIC {
 	dir := ibClassDir + "/" + name
 	if !d.fs.exists(dir) {
 		d.problem(name, d.linkProblem(dir, os.ErrNotExist)+"; skipped")
-		return NIC{}, false
+		return nil
 	}
-	n := NIC{Name: name, NUMA: -1}
+	n := NIC{Name: name, Device: name, NUMA: -1}
 	devDir := d.nicLocation(&n, dir)
 	if guid, err := d.fs.read(dir + "/node_guid"); err == nil {
 		n.NodeGUID = guid
 	}
-	n.Ports = d.ports(&n, dir, devDir, cd)
-	if len(n.Ports) > 0 {
-		first := n.Ports[0]
-		n.State, n.LinkLayer, n.Rate = first.State, first.LinkLayer, first.Rate
-		if len(first.Netdevs) > 0 {
-			n.Netdev = first.Netdevs[0]
-		}
-	}
-	n.Bond = strings.HasPrefix(name, "mlx5_bond_") ||
-		(n.Netdev != "" && d.fs.exists("/sys/class/net/"+n.Netdev+"/bonding"))
 	if uv, ok := cd.verbs[name]; ok {
 		n.Uverbs, n.UverbsName = uv, uv.Name
 	} else {
 		d.problem(name, "no uverbs device in /sys/class/infiniband_verbs (is ib_uverbs loaded?)")
 	}
-	return n, true
+	ports := d.ports(&n, dir, devDir, cd)
+	if len(ports) == 0 {
+		n.Port, n.Bond = 1, strings.HasPrefix(name, "mlx5_bond_")
+		return []NIC{n}
+	}
+	targets := make([]NIC, 0, len(ports))
+	for _, p := range ports {
+		targets = append(targets, d.target(n, p, len(ports)))
+	}
+	return targets
+}
+
+// target is the device's NIC for one of its ports.
+func (d *discovery) target(dev NIC, p Port, ports int) NIC {
+	t := dev
+	t.Name, t.Port, t.Ports = TargetName(dev.Device, p.Num), p.Num, []Port{p}
+	if ports > 1 {
+		t.DevicePorts = ports
+	}
+	t.State, t.LinkLayer, t.Rate = p.State, p.LinkLayer, p.Rate
+	if len(p.Netdevs) > 0 {
+		t.Netdev = p.Netdevs[0]
+	}
+	t.Bond = strings.HasPrefix(dev.Device, "mlx5_bond_") ||
+		(t.Netdev != "" && d.fs.exists("/sys/class/net/"+t.Netdev+"/bonding"))
+	return t
 }
 
 // nicLocation finds the PCI function behind the device (its `device` link)

@@ -84,7 +84,9 @@ func TestSoftRoCEOnPCINetdev(t *testing.T) {
 }
 
 // TestMultiPortFunction: a function with two ports and two netdevs
-// (mlx4 style) maps each port to the netdev whose dev_port matches.
+// (mlx4 style), added by hand to a single-port card, is two targets, each
+// port on the netdev whose dev_port matches. Before per-port targets the
+// device was one NIC and port 2 could never be chosen.
 func TestMultiPortFunction(t *testing.T) {
 	root, _ := writeMachine(t, "lab-1x1", fakesys.Options{})
 	ib := hostPath(t, root, "/sys/class/infiniband/mlx5_0")
@@ -103,10 +105,14 @@ func TestMultiPortFunction(t *testing.T) {
 	}
 	mustWrite(t, dev+"/net/ens1d1/dev_port", "1\n")
 	m := discover(t, root)
-	n, _ := m.NICByName("mlx5_0")
-	if len(n.Ports) != 2 || !slices.Equal(n.Ports[0].Netdevs, []string{"ens1np0"}) ||
-		!slices.Equal(n.Ports[1].Netdevs, []string{"ens1d1"}) || n.Netdev != "ens1np0" {
-		t.Fatalf("ports %+v, want port 1 on ens1np0 and port 2 on ens1d1", n.Ports)
+	for _, tc := range []struct{ name, netdev string }{{"mlx5_0", "ens1np0"}, {"mlx5_0:2", "ens1d1"}} {
+		n, ok := m.NICByName(tc.name)
+		if !ok || n.Netdev != tc.netdev || len(n.Ports) != 1 || !slices.Equal(n.Ports[0].Netdevs, []string{tc.netdev}) {
+			t.Errorf("%s = %+v (found %v), want one port on %s", tc.name, n, ok, tc.netdev)
+		}
+	}
+	if aff := m.Affinity(); aff[0] != "mlx5_0" || len(m.NICs) != 2 {
+		t.Errorf("affinity %v over %d NICs, want GPU0 on mlx5_0 of 2 targets", aff, len(m.NICs))
 	}
 }
 

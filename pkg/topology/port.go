@@ -25,12 +25,12 @@ func (d *discovery) ports(n *NIC, dir, devDir string, cd charDevs) []Port {
 	}
 	ports := make([]Port, 0, len(nums))
 	for _, num := range nums {
-		ports = append(ports, d.port(n, dir, devDir, num, cd))
+		ports = append(ports, d.port(n, dir, devDir, num, len(nums) > 1, cd))
 	}
 	return ports
 }
 
-func (d *discovery) port(n *NIC, dir, devDir string, num int, cd charDevs) Port {
+func (d *discovery) port(n *NIC, dir, devDir string, num int, multi bool, cd charDevs) Port {
 	pd := dir + "/ports/" + strconv.Itoa(num)
 	p := Port{Num: num}
 	p.State = d.portAttr(n.Name, pd+"/state")
@@ -44,7 +44,7 @@ func (d *discovery) port(n *NIC, dir, devDir string, num int, cd charDevs) Port 
 		}
 		d.problem(n.Name, reason)
 	}
-	p.Netdevs = d.portNetdevs(pd, devDir, num)
+	p.Netdevs = d.portNetdevs(pd, devDir, num, multi)
 	if len(p.Netdevs) == 0 && n.Virtual {
 		if parent, err := d.fs.read(dir + "/parent"); err == nil && parent != "" {
 			p.Netdevs = []string{parent}
@@ -74,8 +74,10 @@ func (d *discovery) portAttr(dev, p string) string {
 
 // portNetdevs finds a port's netdev: the one behind GID 0 (RoCE ports; the
 // file cannot be read on InfiniBand ports), else the PCI function's net/
-// entries, narrowed by dev_port when a function carries several ports.
-func (d *discovery) portNetdevs(pd, devDir string, num int) []string {
+// entries. On a device with several ports only the netdev whose dev_port
+// (or, on old mlx4 kernels, dev_id) is the port's index belongs to it: a
+// port whose netdev moved into a pod has none here, never its sibling's.
+func (d *discovery) portNetdevs(pd, devDir string, num int, multi bool) []string {
 	if nd, err := d.fs.read(pd + "/gid_attrs/ndevs/0"); err == nil && nd != "" {
 		return []string{nd}
 	}
@@ -83,18 +85,38 @@ func (d *discovery) portNetdevs(pd, devDir string, num int) []string {
 		return nil
 	}
 	names, err := d.fs.names(devDir + "/net")
-	if err != nil || len(names) <= 1 {
+	if err != nil || (len(names) <= 1 && !multi) {
 		return names
 	}
-	var match []string
-	want := strconv.Itoa(num - 1)
-	for _, name := range names {
-		if dp, err := d.fs.read(devDir + "/net/" + name + "/dev_port"); err == nil && dp == want {
-			match = append(match, name)
-		}
-	}
-	if len(match) == 0 {
+	match := d.netdevsOfPort(devDir, names, num)
+	if len(match) == 0 && !multi {
 		return names
 	}
 	return match
+}
+
+// netdevsOfPort keeps the netdevs whose dev_port is num-1; when none has a
+// dev_port file, those whose dev_id is num-1.
+func (d *discovery) netdevsOfPort(devDir string, names []string, num int) []string {
+	var byPort, byID []string
+	anyDevPort := false
+	for _, name := range names {
+		nd := devDir + "/net/" + name
+		if dp, err := d.fs.readInt(nd + "/dev_port"); err == nil {
+			anyDevPort = true
+			if dp == num-1 {
+				byPort = append(byPort, name)
+			}
+			continue
+		}
+		if id, err := d.fs.read(nd + "/dev_id"); err == nil {
+			if v, err := strconv.ParseInt(id, 0, 32); err == nil && int(v) == num-1 {
+				byID = append(byID, name)
+			}
+		}
+	}
+	if anyDevPort {
+		return byPort
+	}
+	return byID
 }

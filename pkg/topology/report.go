@@ -109,21 +109,30 @@ func writeMatrix(tw io.Writer, r Report) {
 	}
 }
 
+// writeNICTable prints one row per target: a dual-port device's second
+// port is its own row, named "<device>:2".
 func writeNICTable(tw io.Writer, nics []NIC) {
-	fmt.Fprintln(tw, "RDMA\tNETDEV\tPORT\tSTATE\tLINK\tRATE\tNUMA\tPCI\tUVERBS")
+	fmt.Fprintln(tw, "NIC\tNETDEV\tPORT\tSTATE\tLINK\tRATE\tNUMA\tPCI\tUVERBS\tUMAD")
 	for _, n := range nics {
 		if len(n.Ports) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(n.Netdev),
+			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%s\t%s\t%s\t%s\t-\n", n.Name, dash(n.Netdev),
 				dash(n.State), dash(string(n.LinkLayer)), dash(n.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
 		}
 		for _, p := range n.Ports {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(strings.Join(p.Netdevs, ",")),
-				p.Num, dash(p.State), dash(string(p.LinkLayer)), dash(p.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(strings.Join(p.Netdevs, ",")),
+				p.Num, dash(p.State), dash(string(p.LinkLayer)), dash(p.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName), devName(p.Umad))
 		}
 	}
 	if len(nics) == 0 {
 		fmt.Fprintln(tw, "(no RDMA devices)")
 	}
+}
+
+func devName(cd *CharDev) string {
+	if cd == nil {
+		return "-"
+	}
+	return cd.Name
 }
 
 func writeAffinity(tw io.Writer, r Report) {

@@ -3,6 +3,8 @@ package topology_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,10 +110,10 @@ func TestWriteText(t *testing.T) {
 		"GPU0  PIX     PHB     PHB          0     0000:18:00.0",
 		"GPU3  PHB     PIX     PHB          0     0000:1f:00.0",
 		"  PXB   = crosses several PCIe switches, never the host bridge",
-		"RDMA         NETDEV   PORT  STATE   LINK        RATE                 NUMA  PCI           UVERBS",
-		"mlx5_0       ibp25s0  1     ACTIVE  InfiniBand  400 Gb/sec (4X NDR)  0     0000:19:00.0  uverbs0",
-		"mlx5_1       ibp30s0  1     DOWN    InfiniBand  400 Gb/sec (4X NDR)  0     0000:1e:00.0  uverbs1",
-		"mlx5_bond_0  bond0    1     ACTIVE  Ethernet    200 Gb/sec (4X HDR)  0     0000:20:00.0  uverbs2",
+		"NIC          NETDEV   PORT  STATE   LINK        RATE                 NUMA  PCI           UVERBS   UMAD",
+		"mlx5_0       ibp25s0  1     ACTIVE  InfiniBand  400 Gb/sec (4X NDR)  0     0000:19:00.0  uverbs0  umad0",
+		"mlx5_1       ibp30s0  1     DOWN    InfiniBand  400 Gb/sec (4X NDR)  0     0000:1e:00.0  uverbs1  umad1",
+		"mlx5_bond_0  bond0    1     ACTIVE  Ethernet    200 Gb/sec (4X HDR)  0     0000:20:00.0  uverbs2  umad2",
 		"  GPU2  -> mlx5_bond_0  PHB",
 		"  mlx5_1:  port 1 DOWN (Disabled)",
 	}
@@ -126,6 +128,61 @@ func TestWriteText(t *testing.T) {
 		if !found {
 			t.Errorf("text lacks line %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestReportDualPort: each port of a dual-port HCA is a column of the
+// matrix, a row of the NIC table with its own netdev and umad, an affinity
+// target and a JSON entry naming its device and port.
+func TestReportDualPort(t *testing.T) {
+	root, _ := writeMachine(t, "dualport-2s", fakesys.Options{})
+	report := discover(t, root).Report()
+	var out bytes.Buffer
+	if err := topology.WriteText(&out, report); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"      mlx4_0  mlx4_0:2  mlx4_1  mlx4_1:2  mlx5_0  NUMA  PCI",
+		"GPU1  PIX     PIX       PHB     PHB       SYS     0     0000:19:00.0",
+		"mlx4_0    ibp26s0    1     ACTIVE  InfiniBand  400 Gb/sec (4X NDR)  0     0000:1a:00.0  uverbs0  umad0",
+		"mlx4_0:2  ibp26s0d1  2     ACTIVE  InfiniBand  400 Gb/sec (4X NDR)  0     0000:1a:00.0  uverbs0  umad1",
+		"mlx4_1:2  ens2d1     2     ACTIVE  Ethernet    200 Gb/sec (4X HDR)  0     0000:1f:00.0  uverbs1  umad3",
+		"  GPU1  -> mlx4_0:2  PIX",
+		"  GPU3  -> mlx4_1:2  PIX",
+	} {
+		if !slices.ContainsFunc(strings.Split(text, "\n"), func(l string) bool { return strings.TrimRight(l, " ") == want }) {
+			t.Errorf("text lacks line %q:\n%s", want, text)
+		}
+	}
+	b, err := json.Marshal(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		NICs []struct {
+			Name, Device      string
+			Port, DevicePorts int
+			Netdev            string
+		}
+		Affinity map[string]string
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	wantNICs := []string{"mlx4_0 mlx4_0 1 2 ibp26s0", "mlx4_0:2 mlx4_0 2 2 ibp26s0d1", "mlx4_1 mlx4_1 1 2 ens2",
+		"mlx4_1:2 mlx4_1 2 2 ens2d1", "mlx5_0 mlx5_0 1 0 ibp155s0"}
+	if len(doc.NICs) != len(wantNICs) {
+		t.Fatalf("%d nics in JSON, want %d", len(doc.NICs), len(wantNICs))
+	}
+	for i, n := range doc.NICs {
+		got := fmt.Sprintf("%s %s %d %d %s", n.Name, n.Device, n.Port, n.DevicePorts, n.Netdev)
+		if got != wantNICs[i] {
+			t.Errorf("nics[%d] = %q, want %q", i, got, wantNICs[i])
+		}
+	}
+	if doc.Affinity["1"] != "mlx4_0:2" {
+		t.Errorf("JSON affinity %v, want GPU1 on mlx4_0:2", doc.Affinity)
 	}
 }
 

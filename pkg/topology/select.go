@@ -10,7 +10,7 @@ import (
 // Request says which GPUs need NICs and which NICs may serve them.
 type Request struct {
 	GPUs      []int             // GPU indices; empty: the selector alone decides
-	NICs      []string          // allowed RDMA device names, PCI addresses or netdevs; empty: all
+	NICs      []string          // allowed targets (mlx5_0, mlx4_0:2), PCI addresses (every port) or netdevs; empty: all
 	LinkLayer LinkLayer         // "" for any
 	Exclude   map[string]string // NIC name -> why it is unavailable ("owned by pod ns/x")
 	Load      map[string]int    // GPUs or pods already using each NIC
@@ -61,15 +61,18 @@ func unusable(n NIC, req Request, sel selector) string {
 	return ""
 }
 
-// selector matches NICs by RDMA device name, PCI address or netdev.
+// selector matches targets by name ("mlx4_0:1" names mlx4_0), netdev, or
+// PCI address (every port of the function).
 type selector struct {
 	given []string
+	names []string // given, spelled as target names
 	pcis  []string
 }
 
 func newSelector(nics []string) selector {
 	sel := selector{given: nics}
 	for _, s := range nics {
+		sel.names = append(sel.names, canonicalTarget(s))
 		if p := normalizePCI(s); p != "" {
 			sel.pcis = append(sel.pcis, p)
 		}
@@ -81,8 +84,8 @@ func (s selector) matches(n NIC) bool {
 	if len(s.given) == 0 {
 		return true
 	}
-	for _, g := range s.given {
-		if g == n.Name || (n.Netdev != "" && g == n.Netdev) {
+	for i, g := range s.given {
+		if g == n.Name || s.names[i] == n.Name || (n.Netdev != "" && g == n.Netdev) {
 			return true
 		}
 	}

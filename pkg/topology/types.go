@@ -50,26 +50,32 @@ type GPU struct {
 	Path []string `json:"-"`
 }
 
-// NIC is one RDMA device (/sys/class/infiniband/<name>).
+// NIC is one placement target: one port of an RDMA device
+// (/sys/class/infiniband/<device>/ports/<port>). A single-port device is one
+// NIC named as the device; a dual-port one is two, "mlx4_0" (port 1) and
+// "mlx4_0:2" (see TargetName), sharing PCI function, uverbs and place.
 type NIC struct {
-	Name       string    `json:"name"` // mlx5_0, rxe0, mlx5_bond_0
-	PCI        string    `json:"pci,omitempty"`
-	Netdev     string    `json:"netdev,omitempty"` // first port's first netdev
-	State      string    `json:"state"`            // first port's state
-	LinkLayer  LinkLayer `json:"linkLayer"`        // first port's link layer
-	Rate       string    `json:"rate,omitempty"`
-	NUMA       int       `json:"numa"`
-	NodeGUID   string    `json:"nodeGUID,omitempty"`
-	VF         bool      `json:"vf,omitempty"`
-	PF         string    `json:"pf,omitempty"` // PCI address of the PF for a VF or an SF
-	SF         bool      `json:"sf,omitempty"` // mlx5 sub-function: an auxiliary device of PCI function PF
-	Bond       bool      `json:"bond,omitempty"`
-	Virtual    bool      `json:"virtual,omitempty"` // no PCI function (rxe, siw)
-	Uverbs     *CharDev  `json:"uverbsDev,omitempty"`
-	UverbsName string    `json:"uverbs,omitempty"`
-	Ports      []Port    `json:"ports"`
-	Root       string    `json:"root,omitempty"`
-	Path       []string  `json:"-"`
+	Name        string    `json:"name"`                  // mlx5_0, mlx4_0:2, rxe0, mlx5_bond_0
+	Device      string    `json:"device,omitempty"`      // RDMA device: mlx4_0 for mlx4_0:2
+	Port        int       `json:"port,omitempty"`        // its port number
+	DevicePorts int       `json:"devicePorts,omitempty"` // how many ports the device has
+	PCI         string    `json:"pci,omitempty"`
+	Netdev      string    `json:"netdev,omitempty"` // the port's (first) netdev
+	State       string    `json:"state"`            // the port's state
+	LinkLayer   LinkLayer `json:"linkLayer"`        // the port's link layer
+	Rate        string    `json:"rate,omitempty"`
+	NUMA        int       `json:"numa"`
+	NodeGUID    string    `json:"nodeGUID,omitempty"`
+	VF          bool      `json:"vf,omitempty"`
+	PF          string    `json:"pf,omitempty"` // PCI address of the PF for a VF or an SF
+	SF          bool      `json:"sf,omitempty"` // mlx5 sub-function: an auxiliary device of PCI function PF
+	Bond        bool      `json:"bond,omitempty"`
+	Virtual     bool      `json:"virtual,omitempty"`   // no PCI function (rxe, siw)
+	Uverbs      *CharDev  `json:"uverbsDev,omitempty"` // the device's, shared by its ports
+	UverbsName  string    `json:"uverbs,omitempty"`
+	Ports       []Port    `json:"ports"` // this target's port (none when the device shows none)
+	Root        string    `json:"root,omitempty"`
+	Path        []string  `json:"-"`
 }
 
 // Problem is a device that was skipped or reported partially, with why.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -128,6 +129,9 @@ func ownerOf(args *skel.CmdArgs, conf *netconf.Rail, iface api.PlanInterface) at
 	o := attach.Owner{Sandbox: args.ContainerID, Attachment: args.IfName, Network: conf.Name, Pool: iface.Pool}
 	if iface.NIC != nil {
 		o.NIC = iface.NIC.RDMADevice
+		if iface.NIC.Port > 1 {
+			o.NICPort = strconv.Itoa(iface.NIC.Port)
+		}
 	}
 	return o
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // loadConf reads the netconf and, when chained, the previous result.
@@ -52,5 +53,5 @@ func describeNIC(iface api.PlanInterface) string {
 	if iface.NIC == nil {
 		return iface.Name
 	}
-	return fmt.Sprintf("%s (%s, netdev %s)", iface.Name, iface.NIC.RDMADevice, iface.NIC.Netdev)
+	return fmt.Sprintf("%s (%s, netdev %s)", iface.Name, topology.TargetName(iface.NIC.RDMADevice, iface.NIC.Port), iface.NIC.Netdev)
 }

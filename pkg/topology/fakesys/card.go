@@ -16,6 +16,7 @@ type nicPlan struct {
 	parent    string // software devices: the netdev they run on
 	hcaType   string
 	numa      int
+	more      []portPlan // ports 2, 3, … of the device
 	vf, bond  bool
 	slaves    []string
 }
@@ -35,13 +36,14 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 	var pf0 nicPlan
 	for fn, f := range c.Funcs {
 		bdf := addr(bus, 0, fn)
-		dir := b.function(parent, bdf, numa, pciID{"0x15b3", model.device, nicClass(f.LinkLayer), "mlx5_core"})
+		dir := b.function(parent, bdf, numa, pciID{"0x15b3", model.device, nicClass(f.LinkLayer), model.driver})
 		p := b.plan(f, dir, bdf, numa, model.hcaType)
 		p.netdev = b.netdevName(f, bus, fn, slot, multi, c.Bond != "")
 		if p.netdev != "" {
 			slaveDirs = append(slaveDirs, b.netdev(dir, p.netdev, f.LinkLayer, 0, p.state, p.name))
 			slaves = append(slaves, p.netdev)
 		}
+		p.more = b.morePorts(f, p)
 		if fn == 0 {
 			pf0 = p
 		}
@@ -64,18 +66,20 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 	}
 }
 
-type cardModel struct{ device, vfDevice, hcaType, vfHcaType string }
+type cardModel struct{ device, vfDevice, hcaType, vfHcaType, driver string }
 
-// modelOf returns a card's PCI device IDs and HCA types; unknown models
-// are written as ConnectX-7.
+// modelOf returns a card's PCI device IDs, HCA types and driver; unknown
+// models are written as ConnectX-7.
 func modelOf(name string) cardModel {
 	switch name {
 	case "ConnectX-6 Dx":
-		return cardModel{"0x101d", "0x101e", "MT4125", "MT4126"}
+		return cardModel{"0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core"}
 	case "ConnectX-6":
-		return cardModel{"0x101b", "0x101c", "MT4123", "MT4124"}
+		return cardModel{"0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core"}
+	case "ConnectX-3 Pro":
+		return cardModel{"0x1007", "0x1004", "MT4103", "MT4100", "mlx4_core"}
 	}
-	return cardModel{"0x1021", "0x101e", "MT4129", "MT4126"}
+	return cardModel{"0x1021", "0x101e", "MT4129", "MT4126", "mlx5_core"}
 }
 
 func nicClass(linkLayer string) string {
@@ -91,15 +95,7 @@ func (b *builder) plan(f Func, dir, bdf string, numa int, hcaType string) nicPla
 		name: f.RDMA, devDir: dir, pci: bdf, linkLayer: f.LinkLayer,
 		state: f.State, rate: f.Rate, numa: numa, hcaType: hcaType,
 	}
-	if p.state == "" {
-		p.state = "ACTIVE"
-	}
-	if p.rate == "" {
-		p.rate = "400 Gb/sec (4X NDR)"
-		if f.LinkLayer == "Ethernet" {
-			p.rate = "200 Gb/sec (4X HDR)"
-		}
-	}
+	p.state, p.rate = defaultState(p.state), defaultRate(p.rate, f.LinkLayer)
 	return p
 }
 
@@ -128,7 +124,7 @@ func (b *builder) netdevName(f Func, bus, fn, slot int, multi, bonded bool) stri
 // device and the physfn / virtfnN links.
 func (b *builder) virtualFunction(parent, pfDir, vfAddr string, numa int, vf Func, k int, netdev string) {
 	model := modelOf("ConnectX-7")
-	dir := b.function(parent, vfAddr, numa, pciID{"0x15b3", model.vfDevice, nicClass(vf.LinkLayer), "mlx5_core"})
+	dir := b.function(parent, vfAddr, numa, pciID{"0x15b3", model.vfDevice, nicClass(vf.LinkLayer), model.driver})
 	b.f.link(dir+"/physfn", pfDir)
 	b.f.link(fmt.Sprintf("%s/virtfn%d", pfDir, k), dir)
 	p := b.plan(vf, dir, vfAddr, numa, model.vfHcaType)

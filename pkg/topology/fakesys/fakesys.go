@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // Options change details of what Write produces.
@@ -61,6 +62,18 @@ type NICSpec struct {
 	Uverbs    DevSpec
 	Umad      DevSpec
 	Issm      *DevSpec // nil on Ethernet ports
+	MorePorts []PortSpec
+}
+
+// PortSpec is port 2, 3, … of an RDMA device as written.
+type PortSpec struct {
+	Num       int
+	Netdev    string
+	DevPort   int // the netdev's dev_port (Num-1)
+	LinkLayer string
+	State     string
+	Umad      DevSpec
+	Issm      *DevSpec // nil on Ethernet ports
 }
 
 // DevSpec is a char device's name and numbers.
@@ -78,6 +91,24 @@ func (s *Spec) NIC(name string) (NICSpec, bool) {
 		}
 	}
 	return NICSpec{}, false
+}
+
+// Targets lists the written RDMA devices as rail places them: one entry
+// per port, port 1 under the device's name and port N as "<device>:N"
+// (with that port's netdev, state, link layer, umad and issm).
+func (s *Spec) Targets() []NICSpec {
+	var out []NICSpec
+	for _, n := range s.NICs {
+		out = append(out, n)
+		for _, p := range n.MorePorts {
+			t := n
+			t.Name = n.Name + ":" + strconv.Itoa(p.Num)
+			t.Netdev, t.LinkLayer, t.State, t.Umad, t.Issm = p.Netdev, p.LinkLayer, p.State, p.Umad, p.Issm
+			t.MorePorts = nil
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Names lists the built-in machines.

@@ -54,6 +54,20 @@ type Func struct {
 	NoNetdev  bool   // no netdev at all (IPoIB not loaded)
 	VFs       []Func // SR-IOV virtual functions
 	SFs       []Func // mlx5 sub-functions on the auxiliary bus, under this function
+	// MorePorts are ports 2, 3, … of this function's RDMA device, each with
+	// its own netdev on the same PCI function (dev_port 1, 2, …) and its own
+	// umad/issm, as a dual-port ConnectX-3 (mlx4) lays out one card; the
+	// fields above describe port 1.
+	MorePorts []Port
+}
+
+// Port is one more port of a function's RDMA device.
+type Port struct {
+	LinkLayer string // "" for the function's
+	State     string // "" for ACTIVE
+	Rate      string // "" for a default matching the link layer
+	Netdev    string // "" for port 1's netdev name + "d<dev_port>" (systemd's name)
+	NoNetdev  bool
 }
 
 // Other is any other PCI function, for example an NVSwitch bound to the
@@ -114,6 +128,16 @@ func (f Func) validate(where string, bonded bool) error {
 	case "InfiniBand", "Ethernet":
 	default:
 		return fmt.Errorf("%s: LinkLayer %q: want InfiniBand or Ethernet", where, f.LinkLayer)
+	}
+	for i, p := range f.MorePorts {
+		switch p.LinkLayer {
+		case "", "InfiniBand", "Ethernet":
+		default:
+			return fmt.Errorf("%s port %d: LinkLayer %q: want InfiniBand, Ethernet or empty", where, i+2, p.LinkLayer)
+		}
+		if bonded || len(f.SFs) > 0 || len(f.VFs) > 0 {
+			return fmt.Errorf("%s: MorePorts with a bond, VFs or SFs are not modelled", where)
+		}
 	}
 	for i, vf := range f.VFs {
 		if len(vf.VFs) > 0 {

@@ -96,6 +96,23 @@ func builtins() map[string]func() Host {
 				}},
 			}}
 		},
+		// Dual-port HCAs, one PCI function each with two ports and two
+		// netdevs (dev_port 0 and 1), as ConnectX-3 Pro (mlx4) lays them out.
+		// Socket 0: GPU0, GPU1 and the InfiniBand mlx4_0 (ports 1 and 2 on
+		// ibp26s0 and ibp26s0d1) under one switch; GPU2, GPU3 and the RoCE
+		// mlx4_1 (ens2, ens2d1) under another. Socket 1: GPU4 and a
+		// single-port ConnectX-7 mlx5_0 under one switch.
+		"dualport-2s": func() Host {
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{
+					pcieSwitch(h100(), h100(), dualPort("mlx4_0", "InfiniBand", "")),
+					pcieSwitch(h100(), h100(), dualPort("mlx4_1", "Ethernet", "ens2")),
+				}},
+				{Bus: 0x97, NUMA: 1, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_0")),
+				}},
+			}}
+		},
 		// A workstation: one GPU and one RoCE NIC on two root ports.
 		"lab-1x1": func() Host {
 			return Host{Roots: []Root{
@@ -127,6 +144,13 @@ func ib(name string) Slot {
 
 func eth(name string) Slot {
 	return Slot{Card: &Card{Model: "ConnectX-6 Dx", Funcs: []Func{{RDMA: name, LinkLayer: "Ethernet"}}}}
+}
+
+// dualPort is a ConnectX-3 Pro whose one function carries ports 1 and 2.
+func dualPort(name, linkLayer, netdev string) Slot {
+	return Slot{Card: &Card{Model: "ConnectX-3 Pro", Funcs: []Func{{
+		RDMA: name, LinkLayer: linkLayer, Netdev: netdev, MorePorts: []Port{{}},
+	}}}}
 }
 
 func bond(name string) Slot {

@@ -33,8 +33,9 @@ func portState(state string) (string, string) {
 	return "1: " + state, "2: Polling"
 }
 
-// rdmaDevice writes /sys/…/infiniband/<name> with one port, its class
-// link, and its uverbs, umad and (InfiniBand only) issm char devices.
+// rdmaDevice writes /sys/…/infiniband/<name> with its ports, its class
+// link, and its uverbs and per-port umad and (InfiniBand only) issm char
+// devices.
 func (b *builder) rdmaDevice(p nicPlan) {
 	base := p.devDir
 	if base == "" {
@@ -56,32 +57,19 @@ func (b *builder) rdmaDevice(p nicPlan) {
 	if p.parent != "" {
 		b.f.file(ib+"/parent", p.parent)
 	}
-	b.port(ib+"/ports/1", p)
 	b.f.link("/sys/class/infiniband/"+p.name, ib)
 
 	spec := NICSpec{
 		Name: p.name, PCI: p.pci, Netdev: p.netdev, Slaves: p.slaves, LinkLayer: p.linkLayer,
 		State: p.state, NUMA: p.numa, Virtual: p.devDir == "", VF: p.vf, Bond: p.bond,
 	}
-	n := b.verbs
-	b.verbs++
-	spec.Uverbs = b.classDev(base, "infiniband_verbs", "uverbs"+strconv.Itoa(n), p, ibMajor, uverbsBase+uint32(n))
-	b.f.file(base+"/infiniband_verbs/"+spec.Uverbs.Name+"/abi_version", "1")
-	m := b.mad
-	b.mad++
-	spec.Umad = b.classDev(base, "infiniband_mad", "umad"+strconv.Itoa(m), p, ibMajor, uint32(m))
-	b.f.file(base+"/infiniband_mad/"+spec.Umad.Name+"/port", "1")
-	if p.linkLayer == "InfiniBand" {
-		issm := b.classDev(base, "infiniband_mad", "issm"+strconv.Itoa(m), p, ibMajor, issmBase+uint32(m))
-		b.f.file(base+"/infiniband_mad/"+issm.Name+"/port", "1")
-		spec.Issm = &issm
-	}
+	b.devicePorts(ib, base, p, &spec)
 	b.spec.NICs = append(b.spec.NICs, spec)
 }
 
-// port writes ports/1: state, phys_state, link_layer, rate and, on RoCE
+// port writes ports/<n>: state, phys_state, link_layer, rate and, on RoCE
 // ports, the netdev of GID 0 (InfiniBand ports cannot read it: left out).
-func (b *builder) port(dir string, p nicPlan) {
+func (b *builder) port(dir string, p portPlan) {
 	state, phys := portState(p.state)
 	b.f.file(dir+"/state", state)
 	b.f.file(dir+"/phys_state", phys)
@@ -89,7 +77,7 @@ func (b *builder) port(dir string, p nicPlan) {
 	b.f.file(dir+"/rate", p.rate)
 	b.f.file(dir+"/cap_mask", "0xa751e848")
 	if p.linkLayer == "InfiniBand" {
-		b.f.file(dir+"/lid", "0x"+strconv.FormatInt(int64(b.verbs+1), 16))
+		b.f.file(dir+"/lid", "0x"+strconv.FormatInt(int64(b.verbs+p.num), 16))
 		b.f.file(dir+"/sm_lid", "0x1")
 		return
 	}
