@@ -1,0 +1,76 @@
+package ipam
+
+// NICUse is the allocator's own index of the leases that name each NIC,
+// leases still being written included: an allocation holds its NICs from
+// the moment it is reserved until its release is on disk, or until its
+// write fails. It is only valid inside the callback it is given to (the
+// allocator's lock is held), and the leases it shows must not be kept or
+// changed.
+type NICUse struct{ a *Allocator }
+
+// Range calls fn for every lease naming a NIC, once per NIC it names. fn
+// reads the allocator's own record: it must not keep or change it.
+func (u NICUse) Range(fn func(nic string, l *Lease)) {
+	for nic, entries := range u.a.byNIC {
+		for _, e := range entries {
+			fn(nic, &e.lease)
+		}
+	}
+}
+
+// Holding calls fn for each lease naming nic until fn returns false (the
+// same rules as Range).
+func (u NICUse) Holding(nic string, fn func(l *Lease) bool) {
+	for _, e := range u.a.byNIC[nic] {
+		if !fn(&e.lease) {
+			return
+		}
+	}
+}
+
+// ReadNICs runs fn on the NICs' use as it is now. fn must not call the
+// allocator.
+func (a *Allocator) ReadNICs(fn func(NICUse)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fn(NICUse{a: a})
+}
+
+// ReadSandbox calls fn for each lease on disk of a sandbox, whatever made
+// it, from memory. fn runs with the allocator's lock held: it must not
+// call the allocator, nor keep or change the lease. memo is the lease's
+// own slot for a value the caller derives from it (e.g. its wire form),
+// so a hot path converts each lease once; it goes with the lease.
+func (a *Allocator) ReadSandbox(sandbox string, fn func(l *Lease, memo *any)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.bySandbox[sandbox] {
+		if e := a.leases[k]; e.committed {
+			fn(&e.lease, &e.memo)
+		}
+	}
+}
+
+// indexNICs adds e to the index of every NIC its lease names.
+func (a *Allocator) indexNICs(e *entry) {
+	k := e.lease.Key()
+	for _, nic := range e.lease.NICs {
+		if a.byNIC[nic] == nil {
+			a.byNIC[nic] = map[Key]*entry{}
+		}
+		a.byNIC[nic][k] = e
+	}
+}
+
+// unindexNICs drops e from the index of every NIC its lease names.
+func (a *Allocator) unindexNICs(e *entry) {
+	k := e.lease.Key()
+	for _, nic := range e.lease.NICs {
+		if entries := a.byNIC[nic]; entries != nil && entries[k] == e {
+			delete(entries, k)
+			if len(entries) == 0 {
+				delete(a.byNIC, nic)
+			}
+		}
+	}
+}
