@@ -17,16 +17,17 @@ import (
 // liveNode is a fake machine under a running inventory whose snapshots
 // reach the plugin as in raild (watchNode: Published -> UseMachine).
 type liveNode struct {
-	root   string
-	spec   *fakesys.Spec
-	events chan string
+	root      string
+	spec      *fakesys.Spec
+	linkEvent func(t *testing.T) // a link changes: the inventory rescans
 }
 
 // startLiveNode writes the machine, starts the plugin on its inventory and
-// runs the inventory's watch, feeding each snapshot to the plugin.
-func startLiveNode(t *testing.T, cfg Config) *liveNode {
+// runs the inventory's watch on events, feeding each snapshot to the
+// plugin.
+func startLiveNode(t *testing.T, cfg Config, events <-chan string) *liveNode {
 	t.Helper()
-	n := &liveNode{root: t.TempDir(), events: make(chan string)}
+	n := &liveNode{root: t.TempDir()}
 	spec, err := fakesys.Write(n.root, "h100x8-cx7x4", fakesys.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -41,20 +42,22 @@ func startLiveNode(t *testing.T, cfg Config) *liveNode {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		inv.Run(ctx, inventory.Watch{Events: n.events, Published: func(s *inventory.Snapshot) { p.UseMachine(s.Machine) }})
+		inv.Run(ctx, inventory.Watch{Events: events, Published: func(s *inventory.Snapshot) { p.UseMachine(s.Machine) }})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return n
 }
 
-// linkEvent is what netlink says when a link changes; the inventory
-// rescans on it.
-func (n *liveNode) linkEvent(t *testing.T, nic string) {
-	t.Helper()
-	select {
-	case n.events <- nic:
-	case <-time.After(20 * time.Second): // a hang guard
-		t.Fatal("the inventory does not take link events")
+// sentEvents are link events a test sends itself, as netlink would.
+func sentEvents(t *testing.T) (<-chan string, func(t *testing.T)) {
+	events := make(chan string)
+	return events, func(t *testing.T) {
+		t.Helper()
+		select {
+		case events <- "mlx5_0":
+		case <-time.After(20 * time.Second): // a hang guard
+			t.Fatal("the inventory does not take link events")
+		}
 	}
 }
 
@@ -126,21 +129,38 @@ func allocatePaths(t *testing.T, c pluginapi.DevicePluginClient, id string) []st
 }
 
 // TestFollowsTheLiveInventory: a running plugin whose machine's files
-// change under it, each change announced by a link event to the
-// inventory as in raild, and nothing polled (the poll interval is an
-// hour): a port DOWN makes its rail Unhealthy, UP Healthy again; a removed
-// NIC's rail lists no device and the node-wide resource stops handing out
-// its node; re-added with a new uverbs node, it is back, with the new node
-// in Allocate.
+// change under it, each change followed by a link event to the
+// inventory's watch as in raild (sent by the test, or real netlink events
+// of a veth stand-in when root), and nothing polled (the poll interval is
+// an hour): a port DOWN makes its rail Unhealthy, UP Healthy again; a
+// removed NIC's rail lists no device and the node-wide resource stops
+// handing out its node; re-added with a new uverbs node, it is back, with
+// the new node in Allocate.
 func TestFollowsTheLiveInventory(t *testing.T) {
+	tests := []struct {
+		name   string
+		events func(t *testing.T) (<-chan string, func(t *testing.T))
+	}{
+		{"link events sent", sentEvents},
+		{"netlink link events of a veth", netlinkEvents},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			events, kick := tt.events(t)
+			followInventory(t, events, kick)
+		})
+	}
+}
+
+func followInventory(t *testing.T, events <-chan string, linkEvent func(t *testing.T)) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang guard
 	defer cancel()
 	dir := t.TempDir()
 	startKubelet(t, dir)
-	node := startLiveNode(t, Config{Dir: dir, Count: 2, PerRail: true, Rails: []string{"mlx5_0", "mlx5_1"}, PollInterval: "1h"})
+	node := startLiveNode(t, Config{Dir: dir, Count: 2, PerRail: true, Rails: []string{"mlx5_0", "mlx5_1"}, PollInterval: "1h"}, events)
 	nic, ok := node.spec.NIC("mlx5_0")
-	if !ok || nic.Uverbs.Name == "" || nic.Netdev == "" {
-		t.Fatal("the fake machine lacks mlx5_0's uverbs node or netdev")
+	if !ok || nic.Uverbs.Name == "" {
+		t.Fatal("the fake machine lacks mlx5_0's uverbs node")
 	}
 	oldNode, newNode := "/dev/infiniband/"+nic.Uverbs.Name, "/dev/infiniband/uverbs9"
 	rail0, node0 := dialWhenUp(t, dir, "rail.dev-rail0.sock"), dialWhenUp(t, dir, "rail.dev-rdma.sock")
@@ -166,7 +186,7 @@ func TestFollowsTheLiveInventory(t *testing.T) {
 	}
 	for _, step := range steps {
 		step.change(t)
-		node.linkEvent(t, nic.Netdev)
+		linkEvent(t)
 		nextList(t, stream, step.name, step.list)
 		if step.rail0 != nil {
 			if got := allocatePaths(t, rail0, "rail0-0"); !slices.Equal(got, step.rail0) {
