@@ -52,8 +52,8 @@ type Allocator struct {
 	closed    bool
 	leases    map[Key]*entry
 	bySandbox map[string]map[Key]struct{}
-	byNIC     map[string]map[Key]*entry // NIC -> the leases naming it (NICUse)
-	used      map[netip.Addr]int        // leases (committed or reserved) per address
+	byNIC     map[string]map[string]map[Key]*entry // NIC -> mode -> the leases naming it (NICUse)
+	used      map[netip.Addr]int                   // leases (committed or reserved) per address
 	cooling   map[netip.Addr]coolEntry
 	coolQueue []coolItem            // cooling addresses in release order, for the sweep
 	purge     []kv                  // expired cooldown records to delete with the next write
@@ -81,7 +81,7 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 	}
 	a := &Allocator{
 		pools: pools, store: st, cooldown: opt.Cooldown, now: opt.Now,
-		leases: map[Key]*entry{}, bySandbox: map[string]map[Key]struct{}{}, byNIC: map[string]map[Key]*entry{},
+		leases: map[Key]*entry{}, bySandbox: map[string]map[Key]struct{}{}, byNIC: map[string]map[string]map[Key]*entry{},
 		used: map[netip.Addr]int{}, cooling: map[netip.Addr]coolEntry{}, cursor: map[string]netip.Addr{},
 	}
 	if err := a.load(c); err != nil {

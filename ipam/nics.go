@@ -11,17 +11,29 @@ type NICUse struct{ a *Allocator }
 // Range calls fn for every lease naming a NIC, once per NIC it names. fn
 // reads the allocator's own record: it must not keep or change it.
 func (u NICUse) Range(fn func(nic string, l *Lease)) {
-	for nic, entries := range u.a.byNIC {
-		for _, e := range entries {
-			fn(nic, &e.lease)
+	for nic, modes := range u.a.byNIC {
+		for _, entries := range modes {
+			for _, e := range entries {
+				fn(nic, &e.lease)
+			}
 		}
 	}
 }
 
-// Holding calls fn for each lease naming nic until fn returns false (the
-// same rules as Range).
-func (u NICUse) Holding(nic string, fn func(l *Lease) bool) {
-	for _, e := range u.a.byNIC[nic] {
+// Modes calls fn for each mode leases hold nic in, with how many do, until
+// fn returns false.
+func (u NICUse) Modes(nic string, fn func(mode string, leases int) bool) {
+	for mode, entries := range u.a.byNIC[nic] {
+		if !fn(mode, len(entries)) {
+			return
+		}
+	}
+}
+
+// HoldingIn calls fn for each lease holding nic in mode until fn returns
+// false (the same rules as Range).
+func (u NICUse) HoldingIn(nic, mode string, fn func(l *Lease) bool) {
+	for _, e := range u.a.byNIC[nic][mode] {
 		if !fn(&e.lease) {
 			return
 		}
@@ -53,24 +65,32 @@ func (a *Allocator) ReadSandbox(sandbox string, fn func(l *Lease, memo *any)) {
 
 // indexNICs adds e to the index of every NIC its lease names.
 func (a *Allocator) indexNICs(e *entry) {
-	k := e.lease.Key()
+	k, mode := e.lease.Key(), e.lease.Mode
 	for _, nic := range e.lease.NICs {
 		if a.byNIC[nic] == nil {
-			a.byNIC[nic] = map[Key]*entry{}
+			a.byNIC[nic] = map[string]map[Key]*entry{}
 		}
-		a.byNIC[nic][k] = e
+		if a.byNIC[nic][mode] == nil {
+			a.byNIC[nic][mode] = map[Key]*entry{}
+		}
+		a.byNIC[nic][mode][k] = e
 	}
 }
 
 // unindexNICs drops e from the index of every NIC its lease names.
 func (a *Allocator) unindexNICs(e *entry) {
-	k := e.lease.Key()
+	k, mode := e.lease.Key(), e.lease.Mode
 	for _, nic := range e.lease.NICs {
-		if entries := a.byNIC[nic]; entries != nil && entries[k] == e {
-			delete(entries, k)
-			if len(entries) == 0 {
-				delete(a.byNIC, nic)
-			}
+		entries := a.byNIC[nic][mode]
+		if entries == nil || entries[k] != e {
+			continue
+		}
+		delete(entries, k)
+		if len(entries) == 0 {
+			delete(a.byNIC[nic], mode)
+		}
+		if len(a.byNIC[nic]) == 0 {
+			delete(a.byNIC, nic)
 		}
 	}
 }

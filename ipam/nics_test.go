@@ -19,6 +19,29 @@ func nicView(a *Allocator) string {
 	return strings.Join(out, ",")
 }
 
+// modeView is nicView read through Modes and HoldingIn, with each
+// lease's mode, for the NICs named.
+func modeView(a *Allocator, nics ...string) string {
+	var out []string
+	a.ReadNICs(func(u NICUse) {
+		for _, nic := range nics {
+			u.Modes(nic, func(mode string, n int) bool {
+				u.HoldingIn(nic, mode, func(l *Lease) bool {
+					out = append(out, fmt.Sprintf("%s=%s/%s:%s", nic, l.Sandbox, l.IfName, l.Mode))
+					n--
+					return true
+				})
+				if n != 0 {
+					out = append(out, fmt.Sprintf("%s:%s miscounted by %d", nic, mode, n))
+				}
+				return true
+			})
+		}
+	})
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
 // leaseView is what the leases on disk say, in nicView's form.
 func leaseView(leases []Lease) string {
 	var out []string
@@ -34,6 +57,12 @@ func leaseView(leases []Lease) string {
 func onNIC(sandbox, ifname, nic string) Request {
 	r := request(sandbox, ifname, "p")
 	r.NICs = []string{nic}
+	return r
+}
+
+func moved(sandbox, ifname, nic string) Request {
+	r := onNIC(sandbox, ifname, nic)
+	r.Mode = "move"
 	return r
 }
 
@@ -89,7 +118,7 @@ func TestNICUseFollowsTheLeases(t *testing.T) {
 			a, path := openTest(t, pools, Options{})
 			for _, reqs := range [][]Request{
 				{onNIC("sb1", "rail0", "mlx5_0"), onNIC("sb1", "rail1", "mlx5_1")},
-				{onNIC("sb2", "rail0", "mlx5_0")},
+				{moved("sb2", "rail0", "mlx5_0")},
 			} {
 				if _, err := a.AllocateMany(reqs); err != nil {
 					t.Fatal(err)
@@ -99,6 +128,14 @@ func TestNICUseFollowsTheLeases(t *testing.T) {
 			leases := a.Leases()
 			if got, want := nicView(a), leaseView(leases); got != want {
 				t.Errorf("NIC index %q, the leases say %q", got, want)
+			}
+			var withModes []string
+			for _, l := range leases {
+				withModes = append(withModes, fmt.Sprintf("%s=%s/%s:%s", l.NICs[0], l.Sandbox, l.IfName, l.Mode))
+			}
+			slices.Sort(withModes)
+			if got, want := modeView(a, "mlx5_0", "mlx5_1", "mlx5_3"), strings.Join(withModes, ","); got != want {
+				t.Errorf("NIC index by mode %q, the leases say %q", got, want)
 			}
 			for _, sb := range []string{"sb1", "sb2", "sb9"} {
 				var got, want []string
@@ -142,7 +179,7 @@ func TestAllocatePlaced(t *testing.T) {
 			_, err := a.AllocatePlaced(func(u NICUse) ([]Request, error) {
 				for _, nic := range nics {
 					free := true
-					u.Holding(nic, func(*Lease) bool { free = false; return false })
+					u.Modes(nic, func(string, int) bool { free = false; return false })
 					if free {
 						picked = nic
 						return []Request{onNIC(fmt.Sprint("sb", i), "rail0", nic)}, nil

@@ -170,9 +170,12 @@ func (s *Service) SandboxLeases(sandbox string) []api.Lease {
 // allocator's memory (NRI hot path).
 func (s *Service) NICMovedTo(nic string) (sandbox string, moved bool) {
 	s.alloc.ReadNICs(func(use ipam.NICUse) {
-		use.Holding(nic, func(l *ipam.Lease) bool {
-			if api.Mode(l.Mode).Exclusive() {
-				sandbox, moved = l.Sandbox, true
+		use.Modes(nic, func(mode string, _ int) bool {
+			if api.Mode(mode).Exclusive() {
+				use.HoldingIn(nic, mode, func(l *ipam.Lease) bool {
+					sandbox, moved = l.Sandbox, true
+					return false
+				})
 			}
 			return !moved
 		})
