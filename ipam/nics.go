@@ -24,6 +24,9 @@ func (u NICUse) Range(fn func(nic string, l *Lease)) {
 // fn returns false.
 func (u NICUse) Modes(nic string, fn func(mode string, leases int) bool) {
 	for mode, entries := range u.a.byNIC[nic] {
+		if len(entries) == 0 {
+			continue
+		}
 		if !fn(mode, len(entries)) {
 			return
 		}
@@ -77,20 +80,14 @@ func (a *Allocator) indexNICs(e *entry) {
 	}
 }
 
-// unindexNICs drops e from the index of every NIC its lease names.
+// unindexNICs drops e from the index of every NIC its lease names. The
+// emptied maps stay for the next lease (there are no more of them than
+// NICs times modes).
 func (a *Allocator) unindexNICs(e *entry) {
 	k, mode := e.lease.Key(), e.lease.Mode
 	for _, nic := range e.lease.NICs {
-		entries := a.byNIC[nic][mode]
-		if entries == nil || entries[k] != e {
-			continue
-		}
-		delete(entries, k)
-		if len(entries) == 0 {
-			delete(a.byNIC[nic], mode)
-		}
-		if len(a.byNIC[nic]) == 0 {
-			delete(a.byNIC, nic)
+		if entries := a.byNIC[nic][mode]; entries[k] == e {
+			delete(entries, k)
 		}
 	}
 }
