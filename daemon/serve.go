@@ -172,11 +172,12 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		readers = append(readers, plugin.UseMachine)
 		go func() { errs <- plugin.Run(ctx) }()
 	}
-	watchNode(ctx, inv, heldFile(cfg.StateDir), log.With("part", "inventory"), readers...)
 	if cfg.DevicePlugin.Enabled {
 		dp := deviceplugin.New(cfg.DevicePlugin, svc.Machine(), log.With("part", "deviceplugin"))
+		readers = append(readers, dp.UseMachine)
 		go func() { errs <- dp.Run(ctx) }()
 	}
+	watchNode(ctx, inv, heldFile(cfg.StateDir), log.With("part", "inventory"), readers...)
 	select {
 	case <-ctx.Done():
 	case err = <-errs:

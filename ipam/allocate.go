@@ -27,8 +27,29 @@ func (a *Allocator) AllocateMany(reqs []Request) ([]Lease, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
+	return a.allocate(func(NICUse) ([]Request, error) { return reqs, nil })
+}
+
+// AllocatePlaced is AllocateMany for requests that depend on who holds
+// which NIC: place reads the NICs' use and returns the requests, and they
+// are reserved in the same critical section, so two concurrent calls
+// never see the same NIC free. place runs with the allocator's lock held
+// (it must not call the allocator) and may run again when a key it asks
+// for has a write in flight. Its error is returned as it is.
+func (a *Allocator) AllocatePlaced(place func(NICUse) ([]Request, error)) ([]Lease, error) {
+	return a.allocate(func(use NICUse) ([]Request, error) {
+		reqs, err := place(use)
+		if err != nil {
+			return nil, err
+		}
+		return reqs, validateRequests(reqs)
+	})
+}
+
+// allocate reserves what choose asks for, then writes it.
+func (a *Allocator) allocate(choose func(NICUse) ([]Request, error)) ([]Lease, error) {
 	for {
-		r, err := a.reserve(reqs)
+		r, err := a.reserve(choose)
 		if err != nil {
 			return nil, err
 		}
@@ -69,14 +90,18 @@ func validateRequests(reqs []Request) error {
 	return nil
 }
 
-// reserve picks addresses for the requests without a lease and records them
-// in memory as busy. It returns a channel to wait on, instead, when one of
-// the keys has a write in flight.
-func (a *Allocator) reserve(reqs []Request) (reservation, error) {
+// reserve picks addresses for the requests choose makes without a lease
+// and records them in memory as busy. It returns a channel to wait on,
+// instead, when one of the keys has a write in flight.
+func (a *Allocator) reserve(choose func(NICUse) ([]Request, error)) (reservation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return reservation{}, fmt.Errorf("ipam: allocate: %w", ErrClosed)
+	}
+	reqs, err := choose(NICUse{a: a})
+	if err != nil {
+		return reservation{}, err
 	}
 	keys := make([]Key, len(reqs))
 	for i, r := range reqs {

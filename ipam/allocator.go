@@ -26,6 +26,7 @@ type entry struct {
 	lease     Lease
 	committed bool // on disk
 	busy      chan struct{}
+	memo      any // a caller's value derived from the lease (ReadSandbox)
 }
 
 type coolEntry struct {
@@ -51,7 +52,8 @@ type Allocator struct {
 	closed    bool
 	leases    map[Key]*entry
 	bySandbox map[string]map[Key]struct{}
-	used      map[netip.Addr]int // leases (committed or reserved) per address
+	byNIC     map[string]map[string]map[Key]*entry // NIC -> mode -> the leases naming it (NICUse)
+	used      map[netip.Addr]int                   // leases (committed or reserved) per address
 	cooling   map[netip.Addr]coolEntry
 	coolQueue []coolItem            // cooling addresses in release order, for the sweep
 	purge     []kv                  // expired cooldown records to delete with the next write
@@ -79,7 +81,7 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 	}
 	a := &Allocator{
 		pools: pools, store: st, cooldown: opt.Cooldown, now: opt.Now,
-		leases: map[Key]*entry{}, bySandbox: map[string]map[Key]struct{}{},
+		leases: map[Key]*entry{}, bySandbox: map[string]map[Key]struct{}{}, byNIC: map[string]map[string]map[Key]*entry{},
 		used: map[netip.Addr]int{}, cooling: map[netip.Addr]coolEntry{}, cursor: map[string]netip.Addr{},
 	}
 	if err := a.load(c); err != nil {
@@ -142,6 +144,7 @@ func (a *Allocator) addEntry(e *entry) {
 		a.bySandbox[k.Sandbox] = map[Key]struct{}{}
 	}
 	a.bySandbox[k.Sandbox][k] = struct{}{}
+	a.indexNICs(e)
 	a.used[e.lease.Address.Addr()]++
 }
 
@@ -151,6 +154,7 @@ func (a *Allocator) removeEntry(k Key) {
 		return
 	}
 	delete(a.leases, k)
+	a.unindexNICs(e)
 	if keys := a.bySandbox[k.Sandbox]; keys != nil {
 		delete(keys, k)
 		if len(keys) == 0 {

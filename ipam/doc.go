@@ -6,6 +6,10 @@
 // addresses under a mutex and makes every change durable before it returns,
 // coalescing concurrent writers into shared transactions (bbolt's DB.Batch).
 // Released addresses wait a cooldown, recorded on disk, before reuse.
+// The index also says which leases name each NIC, in which mode (NICUse):
+// it is the one record of who holds a NIC. AllocatePlaced lets a caller
+// choose its requests from it and reserves them in the same critical
+// section, so concurrent placements never see the same NIC free.
 //
 // Open checks the whole store before anything is handed out (store_open.go):
 // records carry checksums, each commit's sequence is also kept in a side

@@ -37,7 +37,8 @@ type Config struct {
 	// UMAD adds the umadN/issmN nodes to Allocate's answer.
 	UMAD bool `json:"umad,omitempty"`
 	// PollInterval is how often kubelet.sock (re-registration after a
-	// kubelet restart) and the port states (health) are checked.
+	// kubelet restart) and the plugin's sockets are checked. Health and
+	// devices follow the inventory's snapshots, not this poll.
 	PollInterval string `json:"pollInterval,omitempty"`
 }
 

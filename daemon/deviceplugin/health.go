@@ -6,12 +6,13 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// health is Healthy when at least one of the resource's NICs has an
-// ACTIVE port now: a pod given the resource can then reach some rail.
-func (r *resource) health(ports *topology.PortReader) string {
-	for _, n := range r.nics {
-		for _, p := range n.ports {
-			if st, err := ports.State(n.device, p); err == nil && st == "ACTIVE" {
+// health is Healthy when at least one of the NICs has an ACTIVE port in
+// the inventory's snapshot: a pod given the resource can then reach some
+// rail. Placement reads the same snapshot.
+func health(nics []*topology.NIC) string {
+	for _, n := range nics {
+		for _, p := range n.Ports {
+			if p.State == "ACTIVE" {
 				return pluginapi.Healthy
 			}
 		}

@@ -77,43 +77,26 @@ func (k *fakeKubelet) registrations(t *testing.T, n int) map[string]*pluginapi.R
 	return out
 }
 
-// testMachine: mlx5_0 (ACTIVE) and mlx5_1 (DOWN), their port state files
-// under root, rdma_cm, and mlx5_2 without a uverbs node.
+// testMachine: mlx5_0 (ACTIVE) and mlx5_1 (DOWN), rdma_cm, and mlx5_2
+// without a uverbs node.
 func testMachine(t *testing.T) *topology.Machine {
 	t.Helper()
-	root := t.TempDir()
-	m := &topology.Machine{Root: root, RdmaCM: &topology.CharDev{Name: "rdma_cm", Path: "/dev/infiniband/rdma_cm", Major: 10, Minor: 58}}
-	for i, state := range []string{"4: ACTIVE", "1: DOWN"} {
+	m := &topology.Machine{Root: t.TempDir(), RdmaCM: &topology.CharDev{Name: "rdma_cm", Path: "/dev/infiniband/rdma_cm", Major: 10, Minor: 58}}
+	for i, state := range []string{"ACTIVE", "DOWN"} {
 		name := fmt.Sprintf("mlx5_%d", i)
 		m.NICs = append(m.NICs, topology.NIC{
 			Name:   name,
+			State:  state,
 			Uverbs: &topology.CharDev{Name: fmt.Sprintf("uverbs%d", i), Path: fmt.Sprintf("/dev/infiniband/uverbs%d", i), Major: 231, Minor: uint32(192 + i)},
-			Ports: []topology.Port{{Num: 1, Umad: &topology.CharDev{Name: fmt.Sprintf("umad%d", i),
+			Ports: []topology.Port{{Num: 1, State: state, Umad: &topology.CharDev{Name: fmt.Sprintf("umad%d", i),
 				Path: fmt.Sprintf("/dev/infiniband/umad%d", i), Major: 231, Minor: uint32(i)}}},
 		})
-		setPortState(t, root, name, state)
 	}
 	m.NICs = append(m.NICs, topology.NIC{Name: "mlx5_2", Ports: []topology.Port{{Num: 1}}})
 	return m
 }
 
-func setPortState(t *testing.T, root, nic, state string) {
-	t.Helper()
-	dir := filepath.Join(root, "sys/class/infiniband", nic, "ports/1")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Write then rename, so a concurrent reader never sees an empty file.
-	tmp := filepath.Join(dir, ".state")
-	if err := os.WriteFile(tmp, []byte(state+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "state")); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func runPlugin(t *testing.T, cfg Config, m *topology.Machine) {
+func runPlugin(t *testing.T, cfg Config, m *topology.Machine) *Plugin {
 	t.Helper()
 	p := New(cfg, m, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,6 +108,7 @@ func runPlugin(t *testing.T, cfg Config, m *topology.Machine) {
 			t.Errorf("Run: %v", err)
 		}
 	})
+	return p
 }
 
 func dial(t *testing.T, dir, endpoint string) pluginapi.DevicePluginClient {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,12 +24,15 @@ import (
 // registerTimeout bounds one Register call to kubelet.
 const registerTimeout = 10 * time.Second
 
-// Plugin is Rail's device plugin: one resource server per resource.
+// Plugin is Rail's device plugin: one resource server per resource. Its
+// resources follow the node as the inventory shows it (UseMachine).
 type Plugin struct {
 	cfg     settings
 	cfgErr  error
-	machine *topology.Machine
+	start   *topology.Machine
 	log     *slog.Logger
+	live    atomic.Pointer[topology.Machine]
+	updated chan struct{} // a new machine is waiting (capacity 1)
 }
 
 // New prepares the plugin; a configuration error is returned by Run (and
@@ -41,7 +45,24 @@ func New(cfg Config, m *topology.Machine, log *slog.Logger) *Plugin {
 	if err == nil && m == nil {
 		err = errors.New("devicePlugin: no topology: discover the machine first")
 	}
-	return &Plugin{cfg: s, cfgErr: err, machine: m, log: log.With("component", "deviceplugin")}
+	p := &Plugin{cfg: s, cfgErr: err, start: m, log: log.With("component", "deviceplugin"), updated: make(chan struct{}, 1)}
+	p.live.Store(m)
+	return p
+}
+
+// UseMachine hands the plugin the node as it is now (each inventory
+// snapshot): a NIC whose ports are all down makes its resources
+// Unhealthy, a removed NIC's devices go, a re-added one's come back with
+// its new device nodes. It never blocks.
+func (p *Plugin) UseMachine(m *topology.Machine) {
+	if m == nil {
+		return
+	}
+	p.live.Store(m)
+	select {
+	case p.updated <- struct{}{}:
+	default: // Run has one waiting already and reads the latest
+	}
 }
 
 // kubeletID identifies one kubelet.sock file, to notice it being recreated.
@@ -50,21 +71,22 @@ type kubeletID struct {
 	mtime time.Time
 }
 
-// Run serves the resources and keeps them registered: every PollInterval it
-// refreshes health from the port states, restarts a server whose socket
-// kubelet removed, and registers again when kubelet.sock is recreated.
+// Run serves the resources and keeps them registered: on every machine
+// UseMachine hands over it refreshes their NICs, devices and health, and
+// every PollInterval it restarts a server whose socket kubelet removed
+// and registers again when kubelet.sock is recreated.
 func (p *Plugin) Run(ctx context.Context) error {
 	if p.cfgErr != nil {
 		return p.cfgErr
 	}
-	resources, err := buildResources(p.cfg, p.machine, p.log)
+	rails, err := railNICs(p.cfg, p.start)
 	if err != nil {
 		return err
 	}
-	ports, err := topology.NewPortReader(p.machine.Root)
-	if err != nil {
-		return fmt.Errorf("devicePlugin: port states: %w", err)
+	if _, skipped := usableNICs(p.start); len(skipped) > 0 {
+		p.log.Warn("NICs without a uverbs device: not offered to pods", "nics", skipped)
 	}
+	resources := buildResources(p.cfg, p.start, rails)
 	servers := make([]*resourceServer, len(resources))
 	for i, r := range resources {
 		servers[i] = newResourceServer(r, p.cfg.Dir, p.log)
@@ -76,29 +98,44 @@ func (p *Plugin) Run(ctx context.Context) error {
 		}
 	}()
 	registered := make([]bool, len(servers))
+	applied := p.start
 	var last kubeletID
 	tick := time.NewTicker(p.cfg.poll)
 	defer tick.Stop()
 	for {
-		last = p.reconcile(ctx, ports, servers, registered, last)
+		applied = p.refresh(servers, rails, applied)
+		last = p.reconcile(ctx, servers, registered, last)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-p.updated:
 		}
 	}
 }
 
+// refresh gives every resource its NICs, devices and health from the
+// latest machine, if it is not the one applied already.
+func (p *Plugin) refresh(servers []*resourceServer, rails []string, applied *topology.Machine) *topology.Machine {
+	m := p.live.Load()
+	if m == applied {
+		return m
+	}
+	for i, r := range buildResources(p.cfg, m, rails) {
+		servers[i].setResource(r)
+	}
+	return m
+}
+
 // reconcile is one pass of Run's loop; it returns the kubelet.sock seen.
-func (p *Plugin) reconcile(ctx context.Context, ports *topology.PortReader, servers []*resourceServer, registered []bool, last kubeletID) kubeletID {
+func (p *Plugin) reconcile(ctx context.Context, servers []*resourceServer, registered []bool, last kubeletID) kubeletID {
 	for i, s := range servers {
-		s.setHealth(s.res.health(ports))
 		if s.running() {
 			continue
 		}
 		registered[i] = false
 		if err := s.start(); err != nil {
-			p.log.Error("cannot serve the device plugin socket", "resource", s.res.name, "err", err)
+			p.log.Error("cannot serve the device plugin socket", "resource", s.name, "err", err)
 		}
 	}
 	kubeletSock := filepath.Join(p.cfg.Dir, filepath.Base(pluginapi.KubeletSocket))
@@ -114,12 +151,12 @@ func (p *Plugin) reconcile(ctx context.Context, ports *topology.PortReader, serv
 		if registered[i] || !s.running() {
 			continue
 		}
-		if err := register(ctx, kubeletSock, s.res); err != nil {
-			p.log.Warn("registration with kubelet failed; retrying", "resource", s.res.name, "err", err)
+		if err := register(ctx, kubeletSock, s.name, s.endpoint); err != nil {
+			p.log.Warn("registration with kubelet failed; retrying", "resource", s.name, "err", err)
 			continue
 		}
 		registered[i] = true
-		p.log.Info("registered with kubelet", "resource", s.res.name, "endpoint", s.res.endpoint, "devices", s.res.count)
+		p.log.Info("registered with kubelet", "resource", s.name, "endpoint", s.endpoint)
 	}
 	return id
 }
@@ -137,7 +174,7 @@ func statID(path string) (kubeletID, bool) {
 }
 
 // register tells kubelet about one resource and its endpoint.
-func register(ctx context.Context, kubeletSock string, r *resource) error {
+func register(ctx context.Context, kubeletSock, name, endpoint string) error {
 	conn, err := grpc.NewClient("unix://"+kubeletSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return fmt.Errorf("dialing kubelet at %s: %w", kubeletSock, err)
@@ -147,12 +184,12 @@ func register(ctx context.Context, kubeletSock string, r *resource) error {
 	defer cancel()
 	_, err = pluginapi.NewRegistrationClient(conn).Register(ctx, &pluginapi.RegisterRequest{
 		Version:      pluginapi.Version,
-		Endpoint:     r.endpoint,
-		ResourceName: r.name,
+		Endpoint:     endpoint,
+		ResourceName: name,
 		Options:      &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: true},
 	})
 	if err != nil {
-		return fmt.Errorf("registering %s with kubelet at %s: %w", r.name, kubeletSock, err)
+		return fmt.Errorf("registering %s with kubelet at %s: %w", name, kubeletSock, err)
 	}
 	return nil
 }

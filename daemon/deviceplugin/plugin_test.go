@@ -89,38 +89,6 @@ func TestRegisterListAndWatchAllocate(t *testing.T) {
 	}
 }
 
-// TestHealthFollowsPortState: ListAndWatch sends a new list when a port
-// goes down and comes back.
-func TestHealthFollowsPortState(t *testing.T) {
-	dir := t.TempDir()
-	m := testMachine(t)
-	startKubelet(t, dir)
-	runPlugin(t, Config{Dir: dir, Count: 2, PerRail: true, Rails: []string{"mlx5_0"}, PollInterval: "20ms"}, m)
-	c := dialWhenUp(t, dir, "rail.dev-rail0.sock")
-	stream, err := c.ListAndWatch(t.Context(), &pluginapi.Empty{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []struct{ state, want string }{
-		{"", pluginapi.Healthy},
-		{"1: DOWN", pluginapi.Unhealthy},
-		{"4: ACTIVE", pluginapi.Healthy},
-	} {
-		if step.state != "" {
-			setPortState(t, m.Root, "mlx5_0", step.state)
-		}
-		list, err := stream.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range list.Devices {
-			if d.Health != step.want {
-				t.Fatalf("after %q: device %s is %s, want %s", step.state, d.ID, d.Health, step.want)
-			}
-		}
-	}
-}
-
 // TestReregistersAfterKubeletRestart: a restarted kubelet (new socket,
 // plugin sockets wiped) gets every resource registered again, and the
 // plugin serves on a fresh socket.

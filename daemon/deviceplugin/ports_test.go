@@ -1,8 +1,6 @@
 package deviceplugin
 
 import (
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,18 +27,18 @@ func TestDualPortResources(t *testing.T) {
 	if err := fakesys.SetPortState(root, "mlx4_0", 2, "DOWN"); err != nil {
 		t.Fatal(err)
 	}
-	ports, err := topology.NewPortReader(root)
-	if err != nil {
+	if m, err = topology.Discover(root); err != nil { // the snapshot after the port went down
 		t.Fatal(err)
 	}
 	s, err := Config{PerRail: true, UMAD: true, Rails: []string{"mlx4_0", "mlx4_0:2", "mlx4_1:2"}}.settings()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := buildResources(s, m, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	rails, err := railNICs(s, m)
 	if err != nil {
 		t.Fatal(err)
 	}
+	res := buildResources(s, m, rails)
 	tests := []struct {
 		name   string
 		specs  string
@@ -64,14 +62,14 @@ func TestDualPortResources(t *testing.T) {
 			if r.name != tc.name || strings.Join(names, " ") != tc.specs {
 				t.Errorf("resource %s specs %v, want %s with %s", r.name, names, tc.name, tc.specs)
 			}
-			if h := r.health(ports); h != tc.health {
+			if h := r.health; h != tc.health {
 				t.Errorf("health %s, want %s", h, tc.health)
 			}
 		})
 	}
 	bad := s
 	bad.Rails = []string{"mlx4_0:3"}
-	if _, err := buildResources(bad, m, slog.New(slog.NewTextHandler(os.Stderr, nil))); err == nil ||
+	if _, err := railNICs(bad, m); err == nil ||
 		!strings.Contains(err.Error(), `devicePlugin.rails[0]: NIC "mlx4_0:3"`) {
 		t.Errorf("rails naming no port: %v", err)
 	}

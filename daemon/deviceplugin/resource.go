@@ -2,7 +2,6 @@ package deviceplugin
 
 import (
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -11,71 +10,87 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// resource is one extended resource the plugin registers: its NICs, the
-// device specs Allocate hands out and the socket kubelet calls back on.
+// resource is one extended resource the plugin registers, as one machine
+// shows it: its NICs, the device specs Allocate hands out, its health and
+// the socket kubelet calls back on.
 type resource struct {
 	name     string
-	endpoint string // socket file name inside Config.Dir
-	nics     []nicPorts
+	endpoint string   // socket file name inside Config.Dir
+	nics     []string // the RDMA devices behind it
 	specs    []*pluginapi.DeviceSpec
-	count    int
+	health   string
+	count    int // 0 when it has no NIC now
 }
 
-// nicPorts names the ports whose state decides a NIC's health: the
-// target's own port of its RDMA device (mlx4_0 port 2 for mlx4_0:2).
-type nicPorts struct {
-	device string
-	ports  []int
-}
-
-// buildResources derives the node-wide resource and, with PerRail, one
-// resource per rail.
-func buildResources(s settings, m *topology.Machine, log *slog.Logger) ([]*resource, error) {
-	var usable []*topology.NIC
+// usableNICs are the machine's NICs with a uverbs node, sorted by name,
+// and the names of those without one.
+func usableNICs(m *topology.Machine) (usable []*topology.NIC, skipped []string) {
 	for i := range m.NICs {
 		if m.NICs[i].Uverbs == nil {
-			log.Warn("NIC has no uverbs device: not offered to pods", "nic", m.NICs[i].Name)
+			skipped = append(skipped, m.NICs[i].Name)
 			continue
 		}
 		usable = append(usable, &m.NICs[i])
 	}
 	slices.SortFunc(usable, func(a, b *topology.NIC) int { return strings.Compare(a.Name, b.Name) })
-	out := []*resource{newResource(s.ResourceName, s, m, usable)}
+	return usable, skipped
+}
+
+// railNICs is the NIC of each per-rail resource, fixed at start so rail
+// indices never shift: Config.Rails, else the usable NICs sorted by name.
+func railNICs(s settings, m *topology.Machine) ([]string, error) {
 	if !s.PerRail {
-		return out, nil
+		return nil, nil
 	}
-	rails := s.Rails
-	if len(rails) == 0 {
-		for _, n := range usable {
-			rails = append(rails, n.Name)
+	usable, _ := usableNICs(m)
+	if len(s.Rails) == 0 {
+		rails := make([]string, len(usable))
+		for i, n := range usable {
+			rails[i] = n.Name
 		}
+		return rails, nil
 	}
-	for i, name := range rails {
-		idx := slices.IndexFunc(usable, func(n *topology.NIC) bool { return n.Name == name })
-		if idx < 0 {
+	for i, name := range s.Rails {
+		if !slices.ContainsFunc(usable, func(n *topology.NIC) bool { return n.Name == name }) {
 			return nil, fmt.Errorf("devicePlugin.rails[%d]: NIC %q is not an RDMA device with a uverbs node on this node", i, name)
 		}
-		out = append(out, newResource(fmt.Sprintf("%s%d", s.RailPrefix, i), s, m, usable[idx:idx+1]))
 	}
-	return out, nil
+	return s.Rails, nil
+}
+
+// buildResources derives, from one machine, the node-wide resource and
+// one resource per rail; a rail whose NIC the machine lacks now has no
+// devices.
+func buildResources(s settings, m *topology.Machine, rails []string) []*resource {
+	usable, _ := usableNICs(m)
+	out := []*resource{newResource(s.ResourceName, s, m, usable)}
+	for i, name := range rails {
+		var nics []*topology.NIC
+		if idx := slices.IndexFunc(usable, func(n *topology.NIC) bool { return n.Name == name }); idx >= 0 {
+			nics = usable[idx : idx+1]
+		}
+		out = append(out, newResource(fmt.Sprintf("%s%d", s.RailPrefix, i), s, m, nics))
+	}
+	return out
 }
 
 func newResource(name string, s settings, m *topology.Machine, nics []*topology.NIC) *resource {
-	r := &resource{name: name, endpoint: endpointFor(name), count: s.Count}
+	r := &resource{name: name, endpoint: endpointFor(name), health: health(nics)}
 	for _, n := range nics {
-		np := nicPorts{device: n.RDMADevice()}
+		r.nics = append(r.nics, n.Name)
 		r.specs = appendSpec(r.specs, n.Uverbs)
 		for _, p := range n.Ports {
-			np.ports = append(np.ports, p.Num)
 			if s.UMAD {
 				r.specs = appendSpec(r.specs, p.Umad)
 				r.specs = appendSpec(r.specs, p.Issm)
 			}
 		}
-		r.nics = append(r.nics, np)
 	}
-	if m.RdmaCM != nil && len(nics) > 0 {
-		r.specs = appendSpec(r.specs, m.RdmaCM)
+	if len(nics) > 0 {
+		r.count = s.Count
+		if m.RdmaCM != nil {
+			r.specs = appendSpec(r.specs, m.RdmaCM)
+		}
 	}
 	return r
 }

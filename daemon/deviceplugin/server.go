@@ -20,25 +20,27 @@ import (
 // own socket, as kubelet expects one endpoint per registered resource.
 type resourceServer struct {
 	pluginapi.UnimplementedDevicePluginServer
-	res  *resource
-	ids  []string
-	log  *slog.Logger
-	path string
+	name     string
+	endpoint string
+	log      *slog.Logger
+	path     string
 
 	mu      sync.Mutex
-	state   string        // Healthy or Unhealthy, for every device
-	changed chan struct{} // closed and replaced when state changes
+	res     *resource     // as the latest machine shows it
+	ids     []string      // its devices, every one with res.health
+	changed chan struct{} // closed and replaced when the devices or their health change
 	grpc    *grpc.Server
 }
 
 func newResourceServer(res *resource, dir string, log *slog.Logger) *resourceServer {
 	return &resourceServer{
-		res:     res,
-		ids:     res.deviceIDs(),
-		log:     log.With("resource", res.name),
-		path:    filepath.Join(dir, res.endpoint),
-		state:   pluginapi.Unhealthy,
-		changed: make(chan struct{}),
+		name:     res.name,
+		endpoint: res.endpoint,
+		res:      res,
+		ids:      res.deviceIDs(),
+		log:      log.With("resource", res.name),
+		path:     filepath.Join(dir, res.endpoint),
+		changed:  make(chan struct{}),
 	}
 }
 
@@ -90,15 +92,24 @@ func (s *resourceServer) running() bool {
 	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
-// setHealth records the state and wakes the ListAndWatch streams on change.
-func (s *resourceServer) setHealth(state string) {
+// setResource takes the resource as a new machine shows it and wakes the
+// ListAndWatch streams when its devices or their health changed (the
+// device specs Allocate hands out follow without a new list).
+func (s *resourceServer) setResource(r *resource) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if state == s.state {
+	old, ids := s.res, r.deviceIDs()
+	s.res = r
+	if !slices.Equal(old.nics, r.nics) {
+		s.log.Info("resource NICs changed", "from", old.nics, "to", r.nics)
+	}
+	if old.health == r.health && slices.Equal(s.ids, ids) {
 		return
 	}
-	s.log.Info("resource health changed", "from", s.state, "to", state)
-	s.state = state
+	if old.health != r.health {
+		s.log.Info("resource health changed", "from", old.health, "to", r.health)
+	}
+	s.ids = ids
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -108,7 +119,7 @@ func (s *resourceServer) snapshot() (*pluginapi.ListAndWatchResponse, chan struc
 	defer s.mu.Unlock()
 	resp := &pluginapi.ListAndWatchResponse{Devices: make([]*pluginapi.Device, len(s.ids))}
 	for i, id := range s.ids {
-		resp.Devices[i] = &pluginapi.Device{ID: id, Health: s.state}
+		resp.Devices[i] = &pluginapi.Device{ID: id, Health: s.res.health}
 	}
 	return resp, s.changed
 }
@@ -123,7 +134,7 @@ func (s *resourceServer) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStre
 	for {
 		resp, changed := s.snapshot()
 		if err := stream.Send(resp); err != nil {
-			return fmt.Errorf("sending the device list of %s: %w", s.res.name, err)
+			return fmt.Errorf("sending the device list of %s: %w", s.name, err)
 		}
 		select {
 		case <-changed:
@@ -154,17 +165,20 @@ func (s *resourceServer) GetPreferredAllocation(_ context.Context, req *pluginap
 }
 
 // Allocate gives every requesting container the resource's RDMA device
-// nodes, at the same path as on the host.
+// nodes as the latest machine shows them, at the same path as on the host.
 func (s *resourceServer) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+	s.mu.Lock()
+	ids, res := s.ids, s.res
+	s.mu.Unlock()
 	resp := &pluginapi.AllocateResponse{}
 	for _, cr := range req.GetContainerRequests() {
 		for _, id := range cr.GetDevicesIds() {
-			if !slices.Contains(s.ids, id) {
-				return nil, status.Errorf(codes.InvalidArgument, "device %q is not a device of %s", id, s.res.name)
+			if !slices.Contains(ids, id) {
+				return nil, status.Errorf(codes.InvalidArgument, "device %q is not a device of %s now", id, s.name)
 			}
 		}
 		car := &pluginapi.ContainerAllocateResponse{}
-		for _, spec := range s.res.specs {
+		for _, spec := range res.specs {
 			car.Devices = append(car.Devices, &pluginapi.DeviceSpec{
 				ContainerPath: spec.ContainerPath, HostPath: spec.HostPath, Permissions: spec.Permissions,
 			})

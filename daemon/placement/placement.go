@@ -41,7 +41,7 @@ type Node struct {
 }
 
 // Choose picks NICs for in, given who uses which NIC now.
-func (n *Node) Choose(in Input, use *Usage) ([]Pick, error) {
+func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 	linkLayer, err := api.SelectorLinkLayer(in.Mode, in.LinkLayer)
 	if err != nil {
 		return nil, err
@@ -50,12 +50,13 @@ func (n *Node) Choose(in Input, use *Usage) ([]Pick, error) {
 	if err != nil {
 		return nil, err
 	}
+	exclude, load := constraints(use, in.Mode)
 	req := topology.Request{
 		GPUs:      in.GPUs,
 		NICs:      allowed,
 		LinkLayer: linkLayer,
-		Exclude:   use.exclusions(in.Mode),
-		Load:      use.loads(),
+		Exclude:   exclude,
+		Load:      load,
 	}
 	choices, err := n.Machine.Select(req)
 	if err != nil {

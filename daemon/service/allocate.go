@@ -135,29 +135,24 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	picks, err := s.node().Choose(input, s.usage)
-	if err != nil {
-		s.mu.Unlock()
+	var picks []placement.Pick
+	var placeErr error
+	// Placement reads the allocator's NIC use and the leases are reserved
+	// in the same critical section: no second copy of the use to keep in
+	// step, and no window in which two ADDs see the same NIC free.
+	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
+		var reqs []ipam.Request
+		picks, reqs, placeErr = s.place(req, pool, input, leaseUse{use})
+		return reqs, placeErr
+	})
+	var noNIC noNICError
+	switch {
+	case errors.As(placeErr, &noNIC):
 		return nil, s.countError("allocate", "no_nic", &api.Error{Code: api.CodeNoNIC,
-			Msg: "no RDMA NIC for this pod", Details: describeRequest(req, gpus) + ": " + err.Error()})
-	}
-	picks, names, err := s.interfaceNames(req, picks)
-	if err != nil {
-		s.mu.Unlock()
-		return nil, err
-	}
-	reqs, err := s.leaseRequests(req, pool, picks, names)
-	if err != nil {
-		s.mu.Unlock()
-		return nil, err
-	}
-	s.reserve(reqs)
-	s.mu.Unlock()
-
-	leases, err := s.alloc.AllocateMany(reqs)
-	if err != nil {
-		s.unreserve(reqs)
+			Msg: "no RDMA NIC for this pod", Details: describeRequest(req, gpus) + ": " + noNIC.err.Error()})
+	case placeErr != nil:
+		return nil, placeErr
+	case err != nil:
 		return nil, s.allocError(err)
 	}
 	s.recordAllocation(leases, picks)
@@ -165,6 +160,22 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	annotatePlan(plan, picks)
 	s.reportAttached(req, plan, gpus)
 	return plan, nil
+}
+
+// place chooses the NICs given their use, names the interfaces and makes
+// one lease request per pick. It runs under the allocator's lock: it must
+// not call the allocator (pools are read from its immutable Pools).
+func (s *Service) place(req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
+	picks, err := s.node().Choose(input, use)
+	if err != nil {
+		return nil, nil, noNICError{err}
+	}
+	picks, names, err := s.interfaceNames(req, picks)
+	if err != nil {
+		return nil, nil, err
+	}
+	reqs, err := s.leaseRequests(req, pool, picks, names)
+	return picks, reqs, err
 }
 
 func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
@@ -212,32 +223,13 @@ func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics
 		PodUID: req.PodUID, Netns: req.Netns}
 }
 
-// reserve marks the NICs as used before the leases are written, so a
-// concurrent allocation cannot take a NIC that is about to be moved.
-func (s *Service) reserve(reqs []ipam.Request) {
-	for _, r := range reqs {
-		for _, nic := range r.NICs {
-			s.usage.Add(nic, leaseKey(r.Sandbox, r.IfName), r.Sandbox, podName(r.PodNamespace, r.PodName, r.Sandbox), api.Mode(r.Mode))
-		}
-	}
-}
+// noNICError is placement finding no NIC (counted once the lock is gone).
+type noNICError struct{ err error }
 
-func (s *Service) unreserve(reqs []ipam.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range reqs {
-		for _, nic := range r.NICs {
-			s.usage.Remove(nic, leaseKey(r.Sandbox, r.IfName))
-		}
-	}
-}
+func (e noNICError) Error() string { return e.err.Error() }
 
+// recordAllocation counts and logs new leases.
 func (s *Service) recordAllocation(leases []ipam.Lease, picks []placement.Pick) {
-	s.mu.Lock()
-	for _, l := range leases {
-		s.trackLocked(l)
-	}
-	s.mu.Unlock()
 	for _, l := range leases {
 		if s.opt.Metrics != nil {
 			s.opt.Metrics.Allocations.WithLabelValues(l.Pool, l.Mode).Inc()

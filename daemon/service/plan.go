@@ -1,7 +1,9 @@
 package service
 
 import (
+	"cmp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/railcni/rail/daemon/placement"
@@ -107,11 +109,14 @@ func sortedLeases(leases []ipam.Lease) []ipam.Lease {
 }
 
 // lessIfName orders rail2 before rail10 and net1 before net1-1.
-func lessIfName(a, b string) bool {
+func lessIfName(a, b string) bool { return compareIfNames(a, b) < 0 }
+
+// compareIfNames is lessIfName as a comparison (slices.SortFunc).
+func compareIfNames(a, b string) int {
 	if len(a) != len(b) {
-		return len(a) < len(b)
+		return cmp.Compare(len(a), len(b))
 	}
-	return a < b
+	return strings.Compare(a, b)
 }
 
 func toAPILease(l ipam.Lease) api.Lease {

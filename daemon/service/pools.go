@@ -96,12 +96,10 @@ func (s *Service) poolNICs(name string) ([]string, error) {
 	return out, nil
 }
 
+// poolNames are the pools, sorted; it never takes the allocator's lock
+// (placement calls it while holding it).
 func (s *Service) poolNames() []string {
-	stats := s.alloc.Stats()
-	names := make([]string, 0, len(stats))
-	for _, st := range stats {
-		names = append(names, st.Name)
-	}
+	names := s.alloc.Pools().Names()
 	sort.Strings(names)
 	return names
 }

@@ -21,7 +21,7 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 	if err != nil {
 		return s.countError("release", "store", &api.Error{Code: api.CodeIO, Msg: "release leases", Details: err.Error()})
 	}
-	s.forget(released, "released by CNI DEL")
+	s.logReleased(released, "released by CNI DEL")
 	s.reportReleased(req.Network, released)
 	return nil
 }
@@ -52,7 +52,7 @@ func (s *Service) GC(_ context.Context, req api.GCRequest) (*api.GCResult, error
 	if err != nil {
 		return nil, s.countError("gc", "store", &api.Error{Code: api.CodeIO, Msg: "gc leases", Details: err.Error()})
 	}
-	s.forget(released, "not in the runtime's valid attachments (CNI GC)")
+	s.logReleased(released, "not in the runtime's valid attachments (CNI GC)")
 	gone, err := s.reconcile()
 	if err != nil {
 		return nil, s.countError("gc", "store", &api.Error{Code: api.CodeIO, Msg: "gc leases", Details: err.Error()})
@@ -79,7 +79,7 @@ func (s *Service) ReleaseSandbox(_ context.Context, sandbox string) error {
 	if err != nil {
 		return fmt.Errorf("release sandbox %s: %w", sandbox, err)
 	}
-	s.forget(released, "pod sandbox stopped")
+	s.logReleased(released, "pod sandbox stopped")
 	return nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/railcni/rail/daemon/metrics"
@@ -46,16 +46,15 @@ type Options struct {
 	Reporter Reporter
 }
 
-// Service is safe for concurrent use.
+// Service is safe for concurrent use. Which NIC is held by whom, and which
+// leases a sandbox has, is the allocator's: the service keeps no copy.
 type Service struct {
 	opt   Options
 	alloc *ipam.Allocator
 	log   *slog.Logger
 
-	mu        sync.Mutex
-	usage     *placement.Usage
-	bySandbox map[string][]api.Lease   // what NRI reads on its hot path
-	inflight  map[string]chan struct{} // attachment key -> done
+	mu       sync.Mutex
+	inflight map[string]chan struct{} // attachment key -> done
 }
 
 // New builds the service from the leases on disk and releases those whose
@@ -73,17 +72,7 @@ func New(opt Options) (*Service, error) {
 	if opt.NetnsExists == nil {
 		opt.NetnsExists = func(path string) bool { _, err := os.Stat(path); return err == nil }
 	}
-	s := &Service{
-		opt:       opt,
-		alloc:     opt.Alloc,
-		log:       opt.Log,
-		usage:     placement.NewUsage(),
-		bySandbox: map[string][]api.Lease{},
-		inflight:  map[string]chan struct{}{},
-	}
-	for _, l := range opt.Alloc.Leases() {
-		s.track(l)
-	}
+	s := &Service{opt: opt, alloc: opt.Alloc, log: opt.Log, inflight: map[string]chan struct{}{}}
 	if err := s.Reconcile(); err != nil {
 		return nil, err
 	}
@@ -106,7 +95,7 @@ func (s *Service) reconcile() ([]ipam.Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reconcile leases: %w", err)
 	}
-	s.forget(released, "netns gone")
+	s.logReleased(released, "netns gone")
 	return released, nil
 }
 
@@ -138,38 +127,24 @@ func (s *Service) Topology() topology.Report {
 // NICHolders names, for each NIC a lease holds, the pod holding it
 // (derived from the leases; the inventory keeps such NICs known).
 func (s *Service) NICHolders() map[string]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.usage.Holders()
+	var holders map[string]string
+	s.alloc.ReadNICs(func(use ipam.NICUse) { holders = placement.Holders(leaseUse{use}) })
+	return holders
 }
 
-func (s *Service) track(l ipam.Lease) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.trackLocked(l)
+// leaseUse is placement's view of the NICs' use: the allocator's index of
+// the leases naming each NIC, those being written included.
+type leaseUse struct{ use ipam.NICUse }
+
+func (u leaseUse) Range(fn func(nic string, h placement.Holder)) {
+	u.use.Range(func(nic string, l *ipam.Lease) {
+		fn(nic, placement.Holder{Sandbox: l.Sandbox, Namespace: l.PodNamespace, Name: l.PodName, Mode: api.Mode(l.Mode)})
+	})
 }
 
-func (s *Service) trackLocked(l ipam.Lease) {
-	key := leaseKey(l.Sandbox, l.IfName)
-	for _, nic := range l.NICs {
-		s.usage.Add(nic, key, l.Sandbox, podName(l.PodNamespace, l.PodName, l.Sandbox), api.Mode(l.Mode))
-	}
-	s.bySandbox[l.Sandbox] = append(withoutKey(s.bySandbox[l.Sandbox], l.IfName), toAPILease(l))
-}
-
-// forget drops released leases from the in-memory views and counts them.
-func (s *Service) forget(released []ipam.Lease, why string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// reportReleased counts and logs released leases.
+func (s *Service) logReleased(released []ipam.Lease, why string) {
 	for _, l := range released {
-		key := leaseKey(l.Sandbox, l.IfName)
-		for _, nic := range l.NICs {
-			s.usage.Remove(nic, key)
-		}
-		s.bySandbox[l.Sandbox] = withoutKey(s.bySandbox[l.Sandbox], l.IfName)
-		if len(s.bySandbox[l.Sandbox]) == 0 {
-			delete(s.bySandbox, l.Sandbox)
-		}
 		if s.opt.Metrics != nil {
 			s.opt.Metrics.Releases.WithLabelValues(l.Pool).Inc()
 		}
@@ -178,38 +153,42 @@ func (s *Service) forget(released []ipam.Lease, why string) {
 	}
 }
 
-// SandboxLeases returns the leases of a sandbox from memory (NRI hot path).
+// SandboxLeases returns the leases of a sandbox from the allocator's
+// memory (NRI hot path).
 func (s *Service) SandboxLeases(sandbox string) []api.Lease {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	leases := append([]api.Lease(nil), s.bySandbox[sandbox]...)
-	sort.Slice(leases, func(i, j int) bool { return lessIfName(leases[i].IfName, leases[j].IfName) })
+	var leases []api.Lease
+	s.alloc.ReadSandbox(sandbox, func(l *ipam.Lease, memo *any) {
+		wire, ok := (*memo).(api.Lease)
+		if !ok {
+			wire = toAPILease(*l)
+			*memo = wire
+		}
+		leases = append(leases, wire)
+	})
+	slices.SortFunc(leases, func(a, b api.Lease) int { return compareIfNames(a.IfName, b.IfName) })
 	return leases
 }
 
-// NICMovedTo returns the sandbox that holds nic in move mode, from memory
-// (NRI hot path).
-func (s *Service) NICMovedTo(nic string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.usage.MovedTo(nic)
+// NICMovedTo returns the sandbox that holds nic in move mode, from the
+// allocator's memory (NRI hot path).
+func (s *Service) NICMovedTo(nic string) (sandbox string, moved bool) {
+	s.alloc.ReadNICs(func(use ipam.NICUse) {
+		use.Modes(nic, func(mode string, _ int) bool {
+			if api.Mode(mode).Exclusive() {
+				use.HoldingIn(nic, mode, func(l *ipam.Lease) bool {
+					sandbox, moved = l.Sandbox, true
+					return false
+				})
+			}
+			return !moved
+		})
+	})
+	return sandbox, moved
 }
-
-func leaseKey(sandbox, ifname string) string { return sandbox + "/" + ifname }
 
 func podName(ns, name, fallback string) string {
 	if name == "" {
 		return fallback
 	}
 	return ns + "/" + name
-}
-
-func withoutKey(leases []api.Lease, ifname string) []api.Lease {
-	out := leases[:0:0]
-	for _, l := range leases {
-		if l.IfName != ifname {
-			out = append(out, l)
-		}
-	}
-	return out
 }

@@ -21,7 +21,7 @@ func (f fakePods) PodDevices(_ context.Context, ns, name string, _ []string) ([]
 }
 
 // newService builds a service on a built-in machine with the given pools.
-func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodDevices, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
+func newService(t testing.TB, machine string, pools []ipam.PoolConfig, pods PodDevices, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
 	t.Helper()
 	root := t.TempDir()
 	spec, err := fakesys.Write(root, machine, fakesys.Options{})
@@ -54,7 +54,7 @@ func newService(t *testing.T, machine string, pools []ipam.PoolConfig, pods PodD
 }
 
 // openAlloc opens a fresh lease store over pools, closed at cleanup.
-func openAlloc(t *testing.T, pools []ipam.PoolConfig) *ipam.Allocator {
+func openAlloc(t testing.TB, pools []ipam.PoolConfig) *ipam.Allocator {
 	t.Helper()
 	p, err := ipam.NewPools(pools, "node1")
 	if err != nil {

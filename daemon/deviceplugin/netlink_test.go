@@ -1,0 +1,70 @@
+package deviceplugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/daemon/inventory"
+)
+
+// netlinkEvents gives real link events: a veth stand-in in a netns of the
+// test's own ("rus" prefix) changes state on each kick, and the
+// inventory's LinkEvents reads them, as raild does in the host netns. The
+// netns and its links go at cleanup, even when the test fails.
+func netlinkEvents(t *testing.T) (<-chan string, func(t *testing.T)) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates a network namespace")
+	}
+	ns, h := ownNetns(t, fmt.Sprintf("rus-dp-%d", os.Getpid()))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	events, err := inventory.LinkEvents(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := fmt.Sprintf("rusdp%d", os.Getpid()%100000)
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "a"}, PeerName: base + "b"}
+	must(t, h.LinkAdd(veth))
+	up := false
+	return events, func(t *testing.T) {
+		t.Helper()
+		up = !up
+		if up {
+			must(t, h.LinkSetUp(veth))
+		} else {
+			must(t, h.LinkSetDown(veth))
+		}
+	}
+}
+
+// ownNetns makes the named netns and a netlink handle inside it.
+func ownNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	origin, err := netns.Get()
+	must(t, err)
+	defer origin.Close()
+	ns, err := netns.NewNamed(name)
+	if setErr := netns.Set(origin); setErr != nil {
+		t.Fatalf("back to the test's netns: %v", setErr)
+	}
+	must(t, err)
+	t.Cleanup(func() {
+		ns.Close()
+		if err := netns.DeleteNamed(name); err != nil {
+			t.Errorf("delete netns %s: %v", name, err)
+		}
+	})
+	h, err := netlink.NewHandleAt(ns)
+	must(t, err)
+	t.Cleanup(h.Close)
+	return ns, h
+}
