@@ -1,11 +1,21 @@
 package podinfo
 
 import (
+	"errors"
+
 	podresourcesapi "k8s.io/kubelet/pkg/apis/podresources/v1"
 )
 
 // DefaultDRADriver is the DRA driver name of NVIDIA's GPU DRA driver.
 const DefaultDRADriver = "gpu.nvidia.com"
+
+var (
+	// ErrDRANotSynced: the node's ResourceSlices are not known yet; the
+	// same lookup may succeed later.
+	ErrDRANotSynced = errors.New("ResourceSlices not synced")
+	// ErrDRAUnknownDevice: no ResourceSlice of the node lists the device.
+	ErrDRAUnknownDevice = errors.New("DRA device not in any ResourceSlice")
+)
 
 // DRADevice is one device DRA allocated to a container through a
 // ResourceClaim, as the kubelet reports it under dynamic_resources: the
