@@ -90,7 +90,7 @@ func (s *Slices) notSynced() error {
 		why = "last error: " + last.Error()
 	}
 	return fmt.Errorf("%w: the ResourceSlices of node %s are not listed yet within %s (%s); "+
-		"check raild's API connection and its RBAC for resourceslices (get, list, watch in resource.k8s.io)",
+		"check raild's API connection and its RBAC for resourceslices (list and watch in resource.k8s.io)",
 		podinfo.ErrDRANotSynced, s.node, s.wait, why)
 }
 

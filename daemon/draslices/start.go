@@ -46,8 +46,10 @@ func Start(ctx context.Context, clients *kubeclient.Clients, opt Options) (*Slic
 	}
 	s := newSlices(opt)
 	selector := fields.OneTermEqualSelector(nodeNameField, opt.Node).String()
-	if !fieldSelectorServed(ctx, clients, selector, s.log) {
-		selector = "" // the handler's filter (keep) does the scoping
+	served, err := fieldSelectorServed(ctx, clients, selector, s.log)
+	s.setListErr(err) // what a lookup reports until the informer has listed
+	if !served {
+		selector = "" // the reader's filter (keep) does the scoping
 	}
 	s.informer = informers.NewFilteredResourceSliceInformer(clients.Kube, opt.Resync, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.FieldSelector = selector })
@@ -89,16 +91,17 @@ func newSlices(opt Options) *Slices {
 // fieldSelectorServed asks once whether the API server filters slices by
 // spec.nodeName (it does since resource.k8s.io/v1beta1); an API server
 // that refuses the field gets an unfiltered watch instead. Other failures
-// (unreachable, RBAC) keep the selector: the informer retries and lookups
-// report its error.
-func fieldSelectorServed(ctx context.Context, clients *kubeclient.Clients, selector string, log *slog.Logger) bool {
+// (unreachable, RBAC) keep the selector and are returned: the informer
+// retries, and lookups report the error until it has listed.
+func fieldSelectorServed(ctx context.Context, clients *kubeclient.Clients, selector string, log *slog.Logger) (bool, error) {
 	_, err := clients.Kube.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: selector, Limit: 1})
 	if apierrors.IsBadRequest(err) {
 		log.Warn("API server does not filter ResourceSlices by spec.nodeName: watching all slices, keeping this node's", "error", err)
-		return false
+		return false, nil
 	}
 	if err != nil {
 		log.Warn("listing ResourceSlices failed; the informer retries", "error", err)
+		return true, fmt.Errorf("list ResourceSlices: %w", err)
 	}
-	return true
+	return true, nil
 }
