@@ -128,7 +128,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		opt.Pods = pods
 		kubelet.Pods = pods
 	}
-	if err := startDRA(ctx, nil /* TODO(integrator): kpods' *kubeclient.Clients */, cfg, &opt, log); err != nil {
+	if err := startDRA(ctx, nil /* TODO(integrator): kpods' *kubeclient.Clients */, cfg, &opt, &kubelet, log); err != nil {
 		return err
 	}
 	var svc *service.Service

@@ -10,6 +10,7 @@ import (
 
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/kubeclient"
+	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/service"
 )
 
@@ -32,7 +33,8 @@ func TestStartDRA(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := &config.Config{NodeName: tt.node, GPUDRADrivers: []string{"gpu.nvidia.com"}}
 			var opt service.Options
-			err := startDRA(ctx, tt.clients, cfg, &opt, log)
+			var kubelet nri.Kubelet
+			err := startDRA(ctx, tt.clients, cfg, &opt, &kubelet, log)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("startDRA = %v; want an error naming %q", err, tt.wantErr)
@@ -42,8 +44,8 @@ func TestStartDRA(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (opt.DRA != nil) != tt.wantDRA || len(opt.GPUDRADrivers) != 1 {
-				t.Errorf("DRA set = %v (want %v), drivers %v", opt.DRA != nil, tt.wantDRA, opt.GPUDRADrivers)
+			if (opt.DRA != nil) != tt.wantDRA || (kubelet.DRA != nil) != tt.wantDRA || len(opt.GPUDRADrivers) != 1 || len(kubelet.GPUDRADrivers) != 1 {
+				t.Errorf("DRA set = %v/%v (want %v), drivers %v/%v", opt.DRA != nil, kubelet.DRA != nil, tt.wantDRA, opt.GPUDRADrivers, kubelet.GPUDRADrivers)
 			}
 		})
 	}

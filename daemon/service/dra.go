@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,27 +12,15 @@ import (
 
 // DRASlices resolves DRA devices through the node's ResourceSlices
 // (daemon/draslices; the service itself stays free of client-go).
-type DRASlices interface {
-	// GPUID is an ID podinfo.Resolver understands (PCI address or UUID)
-	// for a DRA device. Errors wrap podinfo.ErrDRANotSynced when a later
-	// call may succeed.
-	GPUID(ctx context.Context, dev podinfo.DRADevice) (string, error)
-	// MIGParents maps MIG UUIDs the slices list to their parent GPU's UUID.
-	MIGParents() map[string]string
-}
+type DRASlices = podinfo.DRASlices
 
-// unresolvedGPU is one GPU the kubelet reports that raild cannot map.
-type unresolvedGPU struct {
-	id  string // the device-plugin ID or the DRA triple
-	err error
-}
-
-type unresolvedGPUs []unresolvedGPU
+// unresolvedGPUs are the GPUs the kubelet reports that raild cannot map.
+type unresolvedGPUs []podinfo.Unresolved
 
 func (u unresolvedGPUs) ids() []string {
 	out := make([]string, len(u))
 	for i, one := range u {
-		out[i] = one.id
+		out[i] = one.ID
 	}
 	return out
 }
@@ -41,74 +28,14 @@ func (u unresolvedGPUs) ids() []string {
 func (u unresolvedGPUs) join() string {
 	parts := make([]string, len(u))
 	for i, one := range u {
-		parts[i] = one.err.Error()
+		parts[i] = one.Err.Error()
 	}
 	return strings.Join(parts, "; ")
 }
 
 // mayCatchUp tells whether a later ADD may resolve them (slices not synced).
 func (u unresolvedGPUs) mayCatchUp() bool {
-	return slices.ContainsFunc(u, func(one unresolvedGPU) bool { return errors.Is(one.err, podinfo.ErrDRANotSynced) })
-}
-
-// gpuDRADevices keeps the devices of the DRA drivers whose devices are GPUs.
-func (s *Service) gpuDRADevices(devices []podinfo.DRADevice) []podinfo.DRADevice {
-	drivers := s.opt.GPUDRADrivers
-	if len(drivers) == 0 {
-		drivers = []string{podinfo.DefaultDRADriver}
-	}
-	var out []podinfo.DRADevice
-	for _, d := range devices {
-		if slices.Contains(drivers, d.Driver) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// resolveKubeletGPUs maps every device-plugin ID and DRA device to GPU
-// indices (ascending, each once) and returns those it cannot map.
-func (s *Service) resolveKubeletGPUs(ctx context.Context, devices podinfo.Devices) ([]int, unresolvedGPUs) {
-	resolver := podinfo.Resolver{GPUs: s.gpuRefs()}
-	if s.opt.DRA != nil {
-		resolver.MIGParents = s.opt.DRA.MIGParents()
-	}
-	var gpus []int
-	var failed unresolvedGPUs
-	for _, id := range devices.IDs {
-		found, err := resolver.Resolve([]string{id})
-		if err != nil {
-			failed = append(failed, unresolvedGPU{id: id, err: err})
-			continue
-		}
-		gpus = append(gpus, found...)
-	}
-	for _, dev := range devices.DRA {
-		found, err := s.resolveDRA(ctx, resolver, dev)
-		if err != nil {
-			failed = append(failed, unresolvedGPU{id: dev.String(), err: err})
-			continue
-		}
-		gpus = append(gpus, found...)
-	}
-	slices.Sort(gpus)
-	return slices.Compact(gpus), failed
-}
-
-func (s *Service) resolveDRA(ctx context.Context, resolver podinfo.Resolver, dev podinfo.DRADevice) ([]int, error) {
-	if s.opt.DRA == nil {
-		return nil, fmt.Errorf("DRA device %s (claim %s): raild has no API server connection to read the node's ResourceSlices; "+
-			"give raild one (its kubernetes config)", dev, dev.Claim)
-	}
-	id, err := s.opt.DRA.GPUID(ctx, dev)
-	if err != nil {
-		return nil, err
-	}
-	found, err := resolver.Resolve([]string{id})
-	if err != nil {
-		return nil, fmt.Errorf("DRA device %s (claim %s), GPU %s by its ResourceSlice: %w", dev, dev.Claim, id, err)
-	}
-	return found, nil
+	return slices.ContainsFunc(u, func(one podinfo.Unresolved) bool { return errors.Is(one.Err, podinfo.ErrDRANotSynced) })
 }
 
 // unresolvedError is the ADD failure for GPUs that cannot be resolved:

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/pkg/api"
@@ -30,11 +31,13 @@ func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool
 		return nil, false, s.countError("allocate", "podresources", &api.Error{Code: api.CodeTryAgainLater,
 			Msg: "cannot ask the kubelet for the pod's GPUs", Details: err.Error()})
 	}
-	devices.DRA = s.gpuDRADevices(devices.DRA)
+	devices.DRA = podinfo.GPUDevices(devices.DRA, s.opt.GPUDRADrivers)
 	if devices.Empty() {
 		return nil, false, nil
 	}
-	gpus, failed := s.resolveKubeletGPUs(ctx, devices)
+	gpus, unresolved := podinfo.Resolver{GPUs: s.gpuRefs()}.ResolveDevices(ctx, devices, s.opt.DRA)
+	slices.Sort(gpus)
+	failed := unresolvedGPUs(unresolved)
 	if len(failed) == 0 {
 		return gpus, true, nil
 	}
