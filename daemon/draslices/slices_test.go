@@ -64,7 +64,7 @@ func testSlices() []runtime.Object {
 	}
 }
 
-func start(t *testing.T, client *fake.Clientset, wait time.Duration) *draslices.Slices {
+func start(t testing.TB, client *fake.Clientset, wait time.Duration) *draslices.Slices {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
