@@ -30,9 +30,10 @@ type Slices struct {
 	informer cache.SharedIndexInformer
 	log      *slog.Logger
 
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every slice event
-	listErr error         // the informer's last list/watch failure
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every slice event
+	listErr  error         // the informer's last list/watch failure
+	selector string        // the field selector the informer lists with
 }
 
 // Node is the node whose slices are kept.

@@ -173,6 +173,22 @@ func TestGPUIDNotSynced(t *testing.T) {
 	}
 }
 
+// TestStartDoesNotWaitForTheAPIServer: raild's start does not hang on an
+// API server that does not answer (the list is held until Start returned).
+func TestStartDoesNotWaitForTheAPIServer(t *testing.T) {
+	client := fake.NewClientset(testSlices()...)
+	release := make(chan struct{})
+	client.PrependReactor("list", "resourceslices", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-release
+		return false, nil, nil
+	})
+	s := start(t, client, 10*time.Second)
+	close(release)
+	if id, err := s.GPUID(context.Background(), podinfo.DRADevice{Driver: gpuDriver, Pool: node, Device: "gpu-1"}); err != nil || id != "GPU-1111" {
+		t.Fatalf("GPUID once the API server answered = %q, %v; want GPU-1111", id, err)
+	}
+}
+
 func TestStart(t *testing.T) {
 	if s, err := draslices.Start(context.Background(), nil, draslices.Options{Node: node}); s != nil || err != nil {
 		t.Errorf("Start(nil clients) = %v, %v; want DRA off", s, err)

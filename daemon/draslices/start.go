@@ -35,8 +35,9 @@ type Options struct {
 const nodeNameField = "spec.nodeName"
 
 // Start runs a ResourceSlice informer scoped to the node until ctx ends.
-// It returns at once: lookups wait (boundedly) for the first list. With
-// nil clients (raild without an API server) it returns nil, nil: DRA off.
+// It returns at once, even when the API server does not answer: lookups
+// wait (boundedly) for the first list. With nil clients (raild without an
+// API server) it returns nil, nil: DRA off.
 func Start(ctx context.Context, clients *kubeclient.Clients, opt Options) (*Slices, error) {
 	if clients == nil {
 		return nil, nil
@@ -45,14 +46,9 @@ func Start(ctx context.Context, clients *kubeclient.Clients, opt Options) (*Slic
 		return nil, errors.New("dra slices: node name is empty; set nodeName in raild's config (or NODE_NAME)")
 	}
 	s := newSlices(opt)
-	selector := fields.OneTermEqualSelector(nodeNameField, opt.Node).String()
-	served, err := fieldSelectorServed(ctx, clients, selector, s.log)
-	s.setListErr(err) // what a lookup reports until the informer has listed
-	if !served {
-		selector = "" // the reader's filter (keep) does the scoping
-	}
+	s.selector = fields.OneTermEqualSelector(nodeNameField, opt.Node).String()
 	s.informer = informers.NewFilteredResourceSliceInformer(clients.Kube, opt.Resync, cache.Indexers{},
-		func(o *metav1.ListOptions) { o.FieldSelector = selector })
+		func(o *metav1.ListOptions) { o.FieldSelector = s.fieldSelector() })
 	if err := s.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 		s.setListErr(err)
 		s.log.Warn("ResourceSlice list/watch failed; DRA GPUs wait for it", "error", err)
@@ -66,8 +62,26 @@ func Start(ctx context.Context, clients *kubeclient.Clients, opt Options) (*Slic
 	}); err != nil {
 		return nil, fmt.Errorf("dra slices: %w", err)
 	}
-	go s.informer.RunWithContext(ctx)
+	go s.run(ctx, clients)
 	return s, nil
+}
+
+// run asks whether the API server filters by node, then keeps the informer.
+func (s *Slices) run(ctx context.Context, clients *kubeclient.Clients) {
+	served, err := fieldSelectorServed(ctx, clients, s.fieldSelector(), s.log)
+	s.setListErr(err) // what a lookup reports until the informer has listed
+	if !served {
+		s.mu.Lock()
+		s.selector = "" // the reader's filter (keep) does the scoping
+		s.mu.Unlock()
+	}
+	s.informer.RunWithContext(ctx)
+}
+
+func (s *Slices) fieldSelector() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.selector
 }
 
 func newSlices(opt Options) *Slices {
