@@ -128,6 +128,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		opt.Pods = pods
 		kubelet.Pods = pods
 	}
+	if err := startDRA(ctx, nil /* TODO(integrator): kpods' *kubeclient.Clients */, cfg, &opt, &kubelet, log); err != nil {
+		return err
+	}
 	var svc *service.Service
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
 	opt.Metrics = m

@@ -17,8 +17,12 @@ type PoolConfig struct {
 	MTU     int           `json:"mtu,omitempty"`     // 0: leave the MTU alone
 	// MaxDistance is the farthest GPU-to-NIC class (PIX..SYS) a pod may get
 	// from this pool; raild checks the name, ipam only carries it.
-	MaxDistance string      `json:"maxDistance,omitempty"`
-	Nodes       []NodeSlice `json:"nodes,omitempty"` // per-node slices; unlisted nodes get nothing
+	MaxDistance string `json:"maxDistance,omitempty"`
+	// UnresolvedGPUs ("fail" or "ignore") says what ADD does with a GPU
+	// the kubelet reports that raild cannot resolve, for attachments that
+	// name this pool; raild checks the value, ipam only carries it.
+	UnresolvedGPUs string      `json:"unresolvedGPUs,omitempty"`
+	Nodes          []NodeSlice `json:"nodes,omitempty"` // per-node slices; unlisted nodes get nothing
 }
 
 // RangeConfig is an inclusive range of addresses, e.g. 10.0.0.10 to 10.0.0.99.

@@ -38,20 +38,22 @@ type Rails struct {
 
 // Config is the whole file.
 type Config struct {
-	NodeName           string              `json:"nodeName,omitempty"`
-	Root               string              `json:"root,omitempty"`
-	Socket             string              `json:"socket,omitempty"`
-	StateDir           string              `json:"stateDir,omitempty"`
-	PodResourcesSocket string              `json:"podResourcesSocket,omitempty"`
-	MetricsAddr        string              `json:"metricsAddr,omitempty"`
-	GPUResources       []string            `json:"gpuResources,omitempty"`
-	AttachPolicy       api.AttachPolicy    `json:"attachPolicy,omitempty"`
-	Cooldown           string              `json:"cooldown,omitempty"`
-	Rails              Rails               `json:"rails,omitempty"`
-	Pools              []ipam.PoolConfig   `json:"pools"`
-	NRI                nri.Config          `json:"nri,omitempty"`
-	DevicePlugin       deviceplugin.Config `json:"devicePlugin,omitempty"`
-	CNI                cniconf.Config      `json:"cni,omitempty"`
+	NodeName           string   `json:"nodeName,omitempty"`
+	Root               string   `json:"root,omitempty"`
+	Socket             string   `json:"socket,omitempty"`
+	StateDir           string   `json:"stateDir,omitempty"`
+	PodResourcesSocket string   `json:"podResourcesSocket,omitempty"`
+	MetricsAddr        string   `json:"metricsAddr,omitempty"`
+	GPUResources       []string `json:"gpuResources,omitempty"`
+	// GPUDRADrivers are the DRA drivers whose devices are GPUs.
+	GPUDRADrivers []string            `json:"gpuDRADrivers,omitempty"`
+	AttachPolicy  api.AttachPolicy    `json:"attachPolicy,omitempty"`
+	Cooldown      string              `json:"cooldown,omitempty"`
+	Rails         Rails               `json:"rails,omitempty"`
+	Pools         []ipam.PoolConfig   `json:"pools"`
+	NRI           nri.Config          `json:"nri,omitempty"`
+	DevicePlugin  deviceplugin.Config `json:"devicePlugin,omitempty"`
+	CNI           cniconf.Config      `json:"cni,omitempty"`
 
 	CooldownDuration time.Duration `json:"-"`
 }
@@ -116,7 +118,7 @@ func (c *Config) Finish() error {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
 		}
 	}
-	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances())
+	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings())
 	return errors.Join(errs...)
 }
 

@@ -47,6 +47,19 @@ func TestLoad(t *testing.T) {
 		}},
 		{name: "bad pool maxDistance", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    maxDistance: near\n",
 			wantErr: `pools[0].maxDistance "near": use PIX, PXB, PHB, NODE or SYS`},
+		{name: "pool unresolvedGPUs and DRA drivers", yaml: "gpuDRADrivers: [gpu.example.com]\npools:\n  - name: r\n    subnet: 10.77.0.0/24\n    unresolvedGPUs: ignore\n", check: func(t *testing.T, c *Config) {
+			if c.Pools[0].UnresolvedGPUs != "ignore" || len(c.GPUDRADrivers) != 1 || c.GPUDRADrivers[0] != "gpu.example.com" {
+				t.Errorf("unresolvedGPUs or gpuDRADrivers lost: %+v %v", c.Pools[0], c.GPUDRADrivers)
+			}
+		}},
+		{name: "DRA driver default", yaml: "pools: []\n", check: func(t *testing.T, c *Config) {
+			if len(c.GPUDRADrivers) != 1 || c.GPUDRADrivers[0] != "gpu.nvidia.com" {
+				t.Errorf("gpuDRADrivers = %v, want [gpu.nvidia.com]", c.GPUDRADrivers)
+			}
+		}},
+		{name: "bad pool unresolvedGPUs", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    unresolvedGPUs: skip\n",
+			wantErr: `pools[0].unresolvedGPUs "skip": use "fail"`},
+		{name: "bad DRA driver", yaml: "gpuDRADrivers: [\"gpu.nvidia.com/gpu\"]\npools: []\n", wantErr: `gpuDRADrivers[0] "gpu.nvidia.com/gpu"`},
 		{name: "bad nri memlock while nri is off", yaml: "nri:\n  memlock: lots\npools: []\n", wantErr: `nri.memlock: "lots"`},
 		{name: "bad nri index while nri is off", yaml: "nri:\n  enabled: false\n  pluginIndex: \"1\"\npools: []\n", wantErr: `nri.pluginIndex "1"`},
 		{name: "bad nri stopGrace while nri is off", yaml: "nri:\n  stopGrace: -1s\npools: []\n", wantErr: `nri.stopGrace "-1s"`},

@@ -41,7 +41,8 @@ func (p *Plugin) ownedGPUs(pod *nriapi.PodSandbox, ctr *nriapi.Container) []int 
 		unknown = append(unknown, given.unknown...)
 	}
 	if len(unknown) > 0 {
-		p.log.Info("GPU IDs not found on this node", "container", ctrRef(pod, ctr), "ids", unknown)
+		p.log.Warn("GPUs the container was given are not found on this node: their NICs are not auto-injected",
+			"container", ctrRef(pod, ctr), "unresolved", unknown)
 	}
 	return gpus
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	nriapi "github.com/containerd/nri/pkg/api"
+
+	"github.com/railcni/rail/daemon/podinfo"
 )
 
 const (
@@ -22,9 +24,9 @@ const (
 )
 
 // PodResources is the kubelet's account of the devices each container of
-// a pod was given (daemon/podinfo's Client).
+// a pod was given, device plugins and DRA claims (daemon/podinfo's Client).
 type PodResources interface {
-	ContainerDevices(ctx context.Context, namespace, name string, resources []string) (map[string][]string, error)
+	ContainerGPUs(ctx context.Context, namespace, name string, resources []string) (map[string]podinfo.Devices, error)
 }
 
 // Kubelet is where gpuAutoInject learns which GPUs a container was given.
@@ -34,12 +36,18 @@ type Kubelet struct {
 	// GPUResources are the resource names whose device IDs are GPUs
 	// (podinfo.DefaultResource when empty).
 	GPUResources []string
+	// DRA maps DRA-allocated GPUs through the node's ResourceSlices; nil
+	// (no API server): a container's DRA GPUs are reported as unknown.
+	DRA podinfo.DRASlices
+	// GPUDRADrivers are the DRA drivers whose devices are GPUs
+	// (podinfo.DefaultDRADriver when empty).
+	GPUDRADrivers []string
 }
 
 // ctrGPUs is what the kubelet gave one container.
 type ctrGPUs struct {
 	gpus    []int
-	unknown []string // device IDs that name no GPU of this node
+	unknown []string // why each device the kubelet names maps to no GPU of this node
 }
 
 // podLookup is one PodResources call for a sandbox; done closes when its
@@ -120,14 +128,19 @@ func (k *kubeletGPUs) fetch(l *podLookup, namespace, name string) {
 			namespace, name, kubeletCalls, ctx.Err())
 		return
 	}
-	byCtr, err := k.kubelet.Pods.ContainerDevices(ctx, namespace, name, k.kubelet.GPUResources)
+	byCtr, err := k.kubelet.Pods.ContainerGPUs(ctx, namespace, name, k.kubelet.GPUResources)
 	if err != nil {
 		l.err = fmt.Errorf("asking the kubelet for pod %s/%s's GPUs: %w", namespace, name, err)
 		return
 	}
 	l.byCtr = make(map[string]ctrGPUs, len(byCtr))
-	for ctr, ids := range byCtr {
-		gpus, unknown := k.affinity.resolve(ids)
+	for ctr, devices := range byCtr {
+		devices.DRA = podinfo.GPUDevices(devices.DRA, k.kubelet.GPUDRADrivers)
+		gpus, failed := k.affinity.resolver.ResolveDevices(ctx, devices, k.kubelet.DRA)
+		var unknown []string
+		for _, f := range failed {
+			unknown = append(unknown, f.Err.Error())
+		}
 		l.byCtr[ctr] = ctrGPUs{gpus: gpus, unknown: unknown}
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 var _ PodResources = (*podinfo.Client)(nil)
 
-// fakeKubelet answers ContainerDevices from a table and counts the calls.
+// fakeKubelet answers ContainerGPUs (device-plugin IDs only) from a table and counts the calls.
 // With block set it answers only when block closes or the call's context
 // ends.
 type fakeKubelet struct {
@@ -34,7 +34,7 @@ type fakeKubelet struct {
 	most      int // most calls in flight at once
 }
 
-func (f *fakeKubelet) ContainerDevices(ctx context.Context, ns, name string, resources []string) (map[string][]string, error) {
+func (f *fakeKubelet) ContainerGPUs(ctx context.Context, ns, name string, resources []string) (map[string]podinfo.Devices, error) {
 	f.mu.Lock()
 	f.calls++
 	f.inflight++
@@ -63,7 +63,11 @@ func (f *fakeKubelet) ContainerDevices(ctx context.Context, ns, name string, res
 	if pod == nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", ns, name, podinfo.ErrPodNotFound)
 	}
-	return pod, nil
+	out := make(map[string]podinfo.Devices, len(pod))
+	for ctr, ids := range pod {
+		out[ctr] = podinfo.Devices{IDs: ids}
+	}
+	return out, nil
 }
 
 func (f *fakeKubelet) callCount() int {
@@ -209,20 +213,10 @@ func TestKubeletAskedOncePerSandbox(t *testing.T) {
 // TestAutoInjectWithPodinfo wires the real PodResources client against the
 // kubelet stand-in.
 func TestAutoInjectWithPodinfo(t *testing.T) {
-	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	stub, err := kubeletstub.Start(socket, []kubeletstub.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []kubeletstub.Container{
+	client := stubKubelet(t, []kubeletstub.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []kubeletstub.Container{
 		{Name: "app", Devices: map[string][]string{"nvidia.com/gpu": {"GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"}}},
 		{Name: "sidecar"},
 	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stub.Stop)
-	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
 	cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu"}}
 	p, logs := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), Kubelet{Pods: client, GPUResources: []string{"nvidia.com/gpu"}})
 	sandbox := pod("s1", "gpu", nil)
@@ -233,6 +227,24 @@ func TestAutoInjectWithPodinfo(t *testing.T) {
 			t.Errorf("container %s: %s = %q, %v; want %q\nlogs:\n%s", name, envNCCLHCA, got, err, want, logs)
 		}
 	}
+}
+
+// stubKubelet serves pods from the kubelet stand-in and dials it with the
+// real PodResources client.
+func stubKubelet(t *testing.T, pods []kubeletstub.Pod) *podinfo.Client {
+	t.Helper()
+	socket := filepath.Join(t.TempDir(), "kubelet.sock")
+	stub, err := kubeletstub.Start(socket, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stub.Stop)
+	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	return client
 }
 
 // TestSynchronizeBoundsKubeletCalls: a reconnect with many running pods

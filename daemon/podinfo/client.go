@@ -92,26 +92,49 @@ func (c *Client) Socket() string { return c.socket }
 // error. It uses Get and falls back to List on kubelets without Get.
 // Errors wrap ErrPodNotFound or ErrKubeletUnreachable where they apply.
 func (c *Client) PodDevices(ctx context.Context, namespace, name string, resources []string) ([]string, error) {
+	devices, err := c.PodGPUs(ctx, namespace, name, resources)
+	return devices.IDs, err
+}
+
+// PodGPUs is PodDevices with the DRA devices of the pod's claims beside
+// the device-plugin IDs (dynamic_resources, every driver).
+func (c *Client) PodGPUs(ctx context.Context, namespace, name string, resources []string) (Devices, error) {
 	pod, resources, err := c.lookup(ctx, "pod devices", namespace, name, resources)
 	if err != nil {
-		return nil, err
+		return Devices{}, err
 	}
-	return deviceIDs(pod, resources), nil
+	return podDevices(pod, resources), nil
 }
 
 // ContainerDevices is PodDevices per container: container name -> device
 // IDs of the given resources (DefaultResource when none), each once, in the
 // kubelet's order. Containers without such devices are left out.
 func (c *Client) ContainerDevices(ctx context.Context, namespace, name string, resources []string) (map[string][]string, error) {
-	pod, resources, err := c.lookup(ctx, "container devices", namespace, name, resources)
+	byCtr, err := c.ContainerGPUs(ctx, namespace, name, resources)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]string{}
+	for ctr, devices := range byCtr {
+		if len(devices.IDs) > 0 {
+			out[ctr] = devices.IDs
+		}
+	}
+	return out, nil
+}
+
+// ContainerGPUs is PodGPUs per container. Containers with neither
+// device-plugin IDs nor DRA devices are left out.
+func (c *Client) ContainerGPUs(ctx context.Context, namespace, name string, resources []string) (map[string]Devices, error) {
+	pod, resources, err := c.lookup(ctx, "container devices", namespace, name, resources)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Devices{}
 	for _, container := range pod.GetContainers() {
 		one := &podresourcesapi.PodResources{Containers: []*podresourcesapi.ContainerResources{container}}
-		if ids := deviceIDs(one, resources); len(ids) > 0 {
-			out[container.GetName()] = ids
+		if devices := podDevices(one, resources); !devices.Empty() {
+			out[container.GetName()] = devices
 		}
 	}
 	return out, nil

@@ -17,6 +17,8 @@ const (
 	gpuResource = "nvidia.com/gpu"
 	migResource = "nvidia.com/mig-1g.10gb"
 	hcaResource = "rdma/hca"
+	draDriver   = "gpu.nvidia.com"
+	nicDriver   = "dra.net"
 )
 
 func testPods() []kubeletstub.Pod {
@@ -34,6 +36,16 @@ func testPods() []kubeletstub.Pod {
 			{Name: "c3", Devices: map[string][]string{migResource: {"MIG-m"}}},
 		}},
 		{Namespace: "default", Name: "cpu-only", Containers: []kubeletstub.Container{{Name: "main"}}},
+		{Namespace: "default", Name: "dra", Containers: []kubeletstub.Container{
+			{Name: "trainer", Devices: map[string][]string{gpuResource: {"GPU-a"}}, Claims: []kubeletstub.Claim{
+				{Namespace: "default", Name: "two-gpus", Devices: []kubeletstub.ClaimDevice{
+					{Driver: draDriver, Pool: "node-1", Device: "gpu-0", CDI: []string{"k8s.gpu.nvidia.com/device=gpu-0"}},
+					{Driver: draDriver, Pool: "node-1", Device: "gpu-1"}}},
+				{Namespace: "default", Name: "nic", Devices: []kubeletstub.ClaimDevice{{Driver: nicDriver, Pool: "node-1", Device: "eth1"}}}}},
+			{Name: "helper", Claims: []kubeletstub.Claim{ // shares the claim: its devices count once for the pod
+				{Namespace: "default", Name: "two-gpus", Devices: []kubeletstub.ClaimDevice{{Driver: draDriver, Pool: "node-1", Device: "gpu-1"}}}}},
+			{Name: "idle"},
+		}},
 	}
 }
 

@@ -21,8 +21,9 @@ type Resolver struct {
 	// GPUs are the GPUs of this node.
 	GPUs []GPURef
 	// MIGParents maps a modern MIG UUID ("MIG-<uuid>") to its parent GPU
-	// UUID ("GPU-<uuid>"). Optional: procfs alone cannot tell a MIG
-	// device's parent, so without an entry such an ID is an error.
+	// UUID ("GPU-<uuid>"), e.g. from the MIG devices of the node's DRA
+	// ResourceSlices. Optional: procfs alone cannot tell a MIG device's
+	// parent, so without an entry such an ID is an error.
 	MIGParents map[string]string
 }
 
@@ -122,9 +123,9 @@ func (r Resolver) resolveMIGUUID(lower string) (int, error) {
 			return r.byUUID(strings.ToLower(strings.TrimSpace(parent)))
 		}
 	}
-	return 0, errors.New("cannot resolve a MIG UUID to its parent GPU from procfs alone " +
-		"(no MIG map from the device plugin); set the pod annotation rail.dev/gpus " +
-		"to the parent GPU's index or UUID, e.g. rail.dev/gpus: \"0\"")
+	return 0, errors.New("cannot resolve a MIG UUID to its parent GPU: procfs does not say, and no " +
+		"ResourceSlice of this node lists the MIG device with its parentUUID; set the pod annotation " +
+		"rail.dev/gpus to the parent GPU's index or UUID, e.g. rail.dev/gpus: \"0\"")
 }
 
 func (r Resolver) byUUID(lower string) (int, error) {

@@ -37,7 +37,7 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	if req.Mode == api.ModeIPAM {
 		return s.allocateAddressOnly(req, pool)
 	}
-	gpus, pass, err := s.choosePods(ctx, req)
+	gpus, pass, err := s.choosePods(ctx, req, pool)
 	if err != nil || pass != nil {
 		return pass, err
 	}
@@ -47,14 +47,15 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 // choosePods applies the attach policy to a chained attachment: a pod
 // that does not get rail interfaces gets a pass-through plan, and nothing
 // is recorded for it. Otherwise it returns the pod's GPUs.
-func (s *Service) choosePods(ctx context.Context, req api.AllocateRequest) ([]int, *api.Plan, error) {
+func (s *Service) choosePods(ctx context.Context, req api.AllocateRequest, pool string) ([]int, *api.Plan, error) {
 	var gpus []int
 	resolved := false
 	holdsGPUs := func() (bool, error) {
+		var held bool
 		var err error
-		gpus, err = s.resolveGPUs(ctx, req)
+		gpus, held, err = s.resolveGPUs(ctx, req, pool)
 		resolved = true
-		return len(gpus) > 0, err
+		return held, err
 	}
 	if req.Chained {
 		ask, err := api.PodAsk(req.Annotations, req.CNIArgs)

@@ -2,49 +2,74 @@ package service
 
 import (
 	"context"
+	"slices"
 
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/pkg/api"
 )
 
 // resolveGPUs finds the pod's GPUs: cni-args gpus, else the rail.dev/gpus
-// annotation, else the kubelet PodResources API, else none.
-func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest) ([]int, error) {
-	ids, source := s.gpuIDs(ctx, req)
-	if ids == nil {
-		if source != nil {
-			return nil, source
+// annotation, else what the kubelet's PodResources API reports (device
+// plugin IDs and DRA devices), else none. held tells whether the pod holds
+// GPUs at all, even when unresolvedGPUs: ignore dropped every one of them.
+// pool is the attachment's explicit pool ("" when none), whose
+// unresolvedGPUs applies when the netconf sets none.
+func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool string) (gpus []int, held bool, err error) {
+	if ids, where := explicitGPUs(req); len(ids) > 0 {
+		gpus, err := podinfo.ResolveGPUs(ids, s.gpuRefs())
+		if err != nil {
+			return nil, true, s.countError("allocate", "bad_gpus", &api.Error{Code: api.CodeInvalidConfig,
+				Msg: "cannot resolve the GPUs named by " + where, Details: err.Error()})
 		}
-		return nil, nil
-	}
-	gpus, err := podinfo.ResolveGPUs(ids, s.gpuRefs())
-	if err != nil {
-		return nil, s.countError("allocate", "bad_gpus", &api.Error{Code: api.CodeInvalidConfig,
-			Msg: "cannot resolve the pod's GPUs", Details: err.Error()})
-	}
-	return gpus, nil
-}
-
-// gpuIDs returns the raw GPU ids and, when the kubelet could not be asked, an error.
-func (s *Service) gpuIDs(ctx context.Context, req api.AllocateRequest) ([]string, error) {
-	if req.CNIArgs != nil && len(req.CNIArgs.GPUs) > 0 {
-		return req.CNIArgs.GPUs, nil
-	}
-	if v := req.Annotations[api.AnnotationGPUs]; v != "" {
-		return api.SplitList(v), nil
+		return gpus, true, nil
 	}
 	if s.opt.Pods == nil || req.PodName == "" {
-		return nil, nil
+		return nil, false, nil
 	}
-	ids, err := s.opt.Pods.PodDevices(ctx, req.PodNamespace, req.PodName, s.opt.GPUResources)
+	devices, err := s.opt.Pods.PodGPUs(ctx, req.PodNamespace, req.PodName, s.opt.GPUResources)
 	if err != nil {
-		return nil, s.countError("allocate", "podresources", &api.Error{Code: api.CodeTryAgainLater,
+		return nil, false, s.countError("allocate", "podresources", &api.Error{Code: api.CodeTryAgainLater,
 			Msg: "cannot ask the kubelet for the pod's GPUs", Details: err.Error()})
 	}
-	if len(ids) == 0 {
-		return nil, nil
+	devices.DRA = podinfo.GPUDevices(devices.DRA, s.opt.GPUDRADrivers)
+	if devices.Empty() {
+		return nil, false, nil
 	}
-	return ids, nil
+	gpus, unresolved := podinfo.Resolver{GPUs: s.gpuRefs()}.ResolveDevices(ctx, devices, s.opt.DRA)
+	slices.Sort(gpus)
+	failed := unresolvedGPUs(unresolved)
+	if len(failed) == 0 {
+		return gpus, true, nil
+	}
+	if s.unresolvedPolicy(req, pool) == api.UnresolvedGPUsIgnore {
+		s.log.Warn("GPUs the kubelet reports are not resolved: placed without them (unresolvedGPUs: ignore)",
+			"pod", podName(req.PodNamespace, req.PodName, req.Sandbox), "gpus", gpus, "unresolved", failed.ids(), "why", failed.join())
+		return gpus, true, nil
+	}
+	return nil, true, s.unresolvedError(req, failed)
+}
+
+// explicitGPUs are the GPU IDs the pod names itself, and where.
+func explicitGPUs(req api.AllocateRequest) ([]string, string) {
+	if req.CNIArgs != nil && len(req.CNIArgs.GPUs) > 0 {
+		return req.CNIArgs.GPUs, "cni-args gpus"
+	}
+	if v := req.Annotations[api.AnnotationGPUs]; v != "" {
+		return api.SplitList(v), "the " + api.AnnotationGPUs + " annotation"
+	}
+	return nil, ""
+}
+
+// unresolvedPolicy is the attachment's unresolvedGPUs: the netconf's, else
+// the explicit pool's, else fail.
+func (s *Service) unresolvedPolicy(req api.AllocateRequest, pool string) string {
+	if req.UnresolvedGPUs != "" {
+		return req.UnresolvedGPUs
+	}
+	if p, ok := s.alloc.Pools().Get(pool); ok && pool != "" && p.Config.UnresolvedGPUs != "" {
+		return p.Config.UnresolvedGPUs
+	}
+	return api.UnresolvedGPUsFail
 }
 
 func (s *Service) gpuRefs() []podinfo.GPURef {

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/pkg/api"
 )
 
 // failingPods is a kubelet whose PodResources cannot be read.
 type failingPods struct{}
 
-func (failingPods) PodDevices(context.Context, string, string, []string) ([]string, error) {
-	return nil, errors.New("connection refused")
+func (failingPods) PodGPUs(context.Context, string, string, []string) (podinfo.Devices, error) {
+	return podinfo.Devices{}, errors.New("connection refused")
 }
 
 func TestAttachPolicy(t *testing.T) {

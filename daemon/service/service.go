@@ -13,15 +13,17 @@ import (
 
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/placement"
+	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// PodDevices answers which device IDs of the given resources a pod holds
-// (the kubelet PodResources API).
+// PodDevices answers what a pod holds that may be GPUs (the kubelet
+// PodResources API): the device IDs of the given resources and the DRA
+// devices of its claims.
 type PodDevices interface {
-	PodDevices(ctx context.Context, namespace, name string, resources []string) ([]string, error)
+	PodGPUs(ctx context.Context, namespace, name string, resources []string) (podinfo.Devices, error)
 }
 
 // Options wires a Service.
@@ -34,6 +36,13 @@ type Options struct {
 	Alloc        *ipam.Allocator
 	Pods         PodDevices // nil: GPUs come only from annotations and cni-args
 	GPUResources []string
+	// DRA resolves DRA-allocated GPUs through the node's ResourceSlices;
+	// nil (raild without an API server): a pod holding DRA GPUs fails ADD
+	// unless unresolvedGPUs is ignore.
+	DRA DRASlices
+	// GPUDRADrivers are the DRA drivers whose devices are GPUs
+	// (podinfo.DefaultDRADriver when empty).
+	GPUDRADrivers []string
 	// Policy picks the pods that get rail interfaces in chained mode
 	// (empty: api.PolicyGPUOrAnnotated).
 	Policy  api.AttachPolicy

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
@@ -16,8 +17,8 @@ import (
 
 type fakePods map[string][]string // "ns/name" -> device ids
 
-func (f fakePods) PodDevices(_ context.Context, ns, name string, _ []string) ([]string, error) {
-	return f[ns+"/"+name], nil
+func (f fakePods) PodGPUs(_ context.Context, ns, name string, _ []string) (podinfo.Devices, error) {
+	return podinfo.Devices{IDs: f[ns+"/"+name]}, nil
 }
 
 // newService builds a service on a built-in machine with the given pools.

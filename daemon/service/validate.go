@@ -34,6 +34,9 @@ func ValidateAllocate(req api.AllocateRequest) error {
 	if req.IfNames != "" && req.IfNames != api.IfNamesOrder && req.IfNames != api.IfNamesRail {
 		return invalid("ifNames", "%q: use %q (pick order, the default) or %q (rail index)", api.Excerpt(req.IfNames, 64), api.IfNamesOrder, api.IfNamesRail)
 	}
+	if err := api.CheckUnresolvedGPUs(req.UnresolvedGPUs); err != nil {
+		return invalid("unresolvedGPUs", "%s", err)
+	}
 	if req.MaxNICs < 0 {
 		return invalid("maxNICs", "%d must not be negative", req.MaxNICs)
 	}

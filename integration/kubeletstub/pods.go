@@ -21,6 +21,8 @@ type Container struct {
 	Name string `json:"name"`
 	// Devices maps a resource name (nvidia.com/gpu) to its device IDs.
 	Devices map[string][]string `json:"devices,omitempty"`
+	// Claims are the DRA claims the container uses (dynamic_resources).
+	Claims []Claim `json:"claims,omitempty"`
 }
 
 // ValidatePods checks what a kubelet would never report: a pod without a
@@ -65,6 +67,7 @@ func validateContainers(where string, containers []Container) []error {
 				errs = append(errs, fmt.Errorf("%s.devices[%q]: device IDs must not be empty", at, resource))
 			}
 		}
+		errs = append(errs, validateClaims(at, container.Claims)...)
 	}
 	return errs
 }
@@ -79,7 +82,7 @@ func clonePods(pods []Pod) []Pod {
 			for resource, ids := range container.Devices {
 				devices[resource] = slices.Clone(ids)
 			}
-			out[i].Containers[j] = Container{Name: container.Name, Devices: devices}
+			out[i].Containers[j] = Container{Name: container.Name, Devices: devices, Claims: cloneClaims(container.Claims)}
 		}
 	}
 	return out
@@ -91,8 +94,9 @@ func toAPI(pod Pod) *podresourcesapi.PodResources {
 	out := &podresourcesapi.PodResources{Namespace: pod.Namespace, Name: pod.Name}
 	for _, container := range pod.Containers {
 		out.Containers = append(out.Containers, &podresourcesapi.ContainerResources{
-			Name:    container.Name,
-			Devices: containerDevices(container.Devices),
+			Name:             container.Name,
+			Devices:          containerDevices(container.Devices),
+			DynamicResources: dynamicResources(container.Claims),
 		})
 	}
 	return out

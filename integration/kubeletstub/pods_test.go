@@ -22,6 +22,13 @@ func TestValidatePods(t *testing.T) {
 		{name: "container twice", pods: []Pod{{Namespace: "a", Name: "b", Containers: []Container{{Name: "c"}, {Name: "c"}}}}, wantErr: []string{"pods[0].containers[1]", `"c" is listed twice`}},
 		{name: "empty resource", pods: []Pod{{Namespace: "a", Name: "b", Containers: []Container{{Name: "c", Devices: map[string][]string{"": {"0"}}}}}}, wantErr: []string{"resource name"}},
 		{name: "empty device id", pods: []Pod{{Namespace: "a", Name: "b", Containers: []Container{{Name: "c", Devices: gpu("0", "")}}}}, wantErr: []string{`devices["nvidia.com/gpu"]`, "device IDs"}},
+		{name: "claim", pods: []Pod{{Namespace: "a", Name: "b", Containers: []Container{{Name: "c", Claims: []Claim{
+			{Namespace: "a", Name: "gpus", Devices: []ClaimDevice{{Driver: "gpu.nvidia.com", Pool: "node-1", Device: "gpu-0"}}}}}}}}},
+		{name: "claim without name", pods: []Pod{{Namespace: "a", Name: "b", Containers: []Container{{Name: "c", Claims: []Claim{{Namespace: "a"}}}}}},
+			wantErr: []string{"pods[0].containers[0].claims[0]", "namespace and name"}},
+		{name: "claim device without pool", pods: []Pod{{Namespace: "a", Name: "b", Containers: []Container{{Name: "c", Claims: []Claim{
+			{Namespace: "a", Name: "gpus", Devices: []ClaimDevice{{Driver: "gpu.nvidia.com", Device: "gpu-0"}}}}}}}},
+			wantErr: []string{"claims[0].devices[0]", "driver, pool and device"}},
 		{name: "all problems reported", pods: []Pod{{Name: "x"}, {Namespace: "a", Name: "b", Containers: []Container{{}}}}, wantErr: []string{"pods[0]", "pods[1].containers[0]"}},
 	}
 	for _, tt := range tests {

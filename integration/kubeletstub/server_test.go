@@ -26,7 +26,8 @@ func samplePods() []Pod {
 			{Name: "main", Devices: map[string][]string{"nvidia.com/gpu": {"GPU-a", "GPU-b"}, "rdma/hca": {"h0"}}},
 		}},
 		{Namespace: "default", Name: "decode", Containers: []Container{
-			{Name: "main", Devices: map[string][]string{"nvidia.com/gpu": {"GPU-e"}}},
+			{Name: "main", Devices: map[string][]string{"nvidia.com/gpu": {"GPU-e"}}, Claims: []Claim{{Namespace: "default", Name: "gpus",
+				Devices: []ClaimDevice{{Driver: "gpu.nvidia.com", Pool: "node-1", Device: "gpu-3", CDI: []string{"k8s.gpu.nvidia.com/device=gpu-3"}}}}}},
 			{Name: "side", Devices: map[string][]string{"nvidia.com/gpu": {"GPU-f"}}},
 		}},
 	}
@@ -57,10 +58,24 @@ func summary(pods ...*podresourcesapi.PodResources) []string {
 			for _, devices := range container.GetDevices() {
 				parts = append(parts, fmt.Sprintf("%s:%s=%s", container.GetName(), devices.GetResourceName(), strings.Join(devices.GetDeviceIds(), ",")))
 			}
+			for _, claim := range container.GetDynamicResources() {
+				for _, dev := range claim.GetClaimResources() {
+					parts = append(parts, fmt.Sprintf("%s:claim %s/%s=%s/%s/%s%s", container.GetName(), claim.GetClaimNamespace(), claim.GetClaimName(),
+						dev.GetDriverName(), dev.GetPoolName(), dev.GetDeviceName(), cdiNames(dev.GetCdiDevices())))
+				}
+			}
 		}
 		out = append(out, fmt.Sprintf("%s/%s[%s]", pod.GetNamespace(), pod.GetName(), strings.Join(parts, ";")))
 	}
 	return out
+}
+
+func cdiNames(devices []*podresourcesapi.CDIDevice) string {
+	names := make([]string, len(devices))
+	for i, d := range devices {
+		names[i] = d.GetName()
+	}
+	return "(" + strings.Join(names, ",") + ")"
 }
 
 func TestListAndGet(t *testing.T) {
@@ -73,7 +88,7 @@ func TestListAndGet(t *testing.T) {
 	}
 	wantList := []string{
 		"default/prefill[main:nvidia.com/gpu=GPU-a,GPU-b;main:rdma/hca=h0]",
-		"default/decode[main:nvidia.com/gpu=GPU-e;side:nvidia.com/gpu=GPU-f]",
+		"default/decode[main:nvidia.com/gpu=GPU-e;main:claim default/gpus=gpu.nvidia.com/node-1/gpu-3(k8s.gpu.nvidia.com/device=gpu-3);side:nvidia.com/gpu=GPU-f]",
 	}
 	if got := summary(list.GetPodResources()...); !slices.Equal(got, wantList) {
 		t.Errorf("List = %q, want %q", got, wantList)

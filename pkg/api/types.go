@@ -58,6 +58,10 @@ type AllocateRequest struct {
 	// IfNames numbers chained interfaces by pick order (IfNamesOrder, the
 	// default when empty) or by rail index (IfNamesRail).
 	IfNames string `json:"ifNames,omitempty"`
+	// UnresolvedGPUs says what a GPU the kubelet reports but raild cannot
+	// resolve does: UnresolvedGPUsFail or UnresolvedGPUsIgnore (empty: the
+	// explicit pool's setting, else fail).
+	UnresolvedGPUs string `json:"unresolvedGPUs,omitempty"`
 }
 
 // AttachmentRequest names one attachment, for release and check.

@@ -47,6 +47,9 @@ type Rail struct {
 	MacvlanMode string             `json:"macvlanMode,omitempty"`
 	PKey        string             `json:"pkey,omitempty"`
 	IPoIBMode   string             `json:"ipoibMode,omitempty"`
+	// UnresolvedGPUs: "fail" (default: the pool's, else fail) or "ignore",
+	// for GPUs the kubelet reports that raild cannot map to the node's.
+	UnresolvedGPUs string `json:"unresolvedGPUs,omitempty"`
 	// OnRaildDown says what a pod that did not ask for RDMA by annotation
 	// or cni-args gets when raild cannot be reached: "fail" (the default:
 	// the runtime retries) or "pass-through" (the previous result as is).
@@ -76,7 +79,7 @@ const (
 )
 
 // railKeys is what rail's own part of a netconf may hold, for error messages.
-const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown"
+const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown, unresolvedGPUs"
 
 // LoadRail decodes and validates the rail netconf. Unknown fields, and keys
 // written in another case, are refused (CNI code 2); bad values name the
@@ -133,6 +136,9 @@ func (c *Rail) checkBasics() error {
 	if !slices.Contains(raildDown, c.OnRaildDown) {
 		return fieldError("onRaildDown", "%q: use %s (the runtime retries the pod) or %s (pods that did not ask for RDMA start without it)",
 			c.OnRaildDown, RaildDownFail, RaildDownPassThrough)
+	}
+	if err := api.CheckUnresolvedGPUs(c.UnresolvedGPUs); err != nil {
+		return fieldError("unresolvedGPUs", "%s", err)
 	}
 	if !strings.HasPrefix(c.Socket, "/") {
 		return fieldError("socket", "%q must be an absolute path to raild's unix socket (default %s)", c.Socket, api.DefaultSocket)

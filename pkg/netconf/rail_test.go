@@ -73,6 +73,13 @@ func TestLoadRail(t *testing.T) {
 				t.Errorf("maxDistance = %v, want none", *c.MaxClass)
 			}
 		}},
+		{name: "unresolvedGPUs ignore", conf: `{"name":"n","type":"rail","unresolvedGPUs":"ignore"}`, check: func(t *testing.T, c *Rail) {
+			if c.UnresolvedGPUs != api.UnresolvedGPUsIgnore {
+				t.Errorf("unresolvedGPUs = %q", c.UnresolvedGPUs)
+			}
+		}},
+		{name: "bad unresolvedGPUs", conf: `{"name":"n","type":"rail","unresolvedGPUs":"skip"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"unresolvedGPUs"`},
+		{name: "unresolvedGPUs is case-sensitive", conf: `{"name":"n","type":"rail","unresolvedGPUs":"Ignore"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `use "fail"`},
 		{name: "bad maxDistance", conf: `{"name":"n","type":"rail","maxDistance":"close"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"maxDistance"`},
 		{name: "ifNames default", conf: `{"name":"n","type":"rail"}`, check: func(t *testing.T, c *Rail) {
 			if c.IfNames != api.IfNamesOrder {

@@ -41,7 +41,7 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKey
 		Selector:    api.Selector{NICs: conf.NICs, Rail: conf.Rail, LinkLayer: conf.LinkLayer},
 		Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
 		Chained: chained, IfPrefix: conf.IfPrefix, MaxNICs: conf.MaxNICs, MaxDistance: conf.MaxClass,
-		IfNames: conf.IfNames,
+		IfNames: conf.IfNames, UnresolvedGPUs: conf.UnresolvedGPUs,
 	}
 }
 

@@ -8,6 +8,9 @@
 //	[{"namespace":"default","name":"prefill",
 //	  "containers":[{"name":"main","devices":{"nvidia.com/gpu":["GPU-…"]}}]}]
 //
+// A container's DRA claims, reported under dynamic_resources, go in
+// "claims": [{"namespace","name","devices":[{"driver","pool","device","cdi":[…]}]}].
+//
 // SIGHUP reloads FILE (a bad file is reported and the previous pods stay);
 // SIGTERM or SIGINT stops serving and removes the socket.
 package main

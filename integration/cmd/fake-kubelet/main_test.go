@@ -37,6 +37,10 @@ func TestLoadPods(t *testing.T) {
 	}{
 		{name: "valid", content: prefillJSON, wantPods: 1},
 		{name: "empty array", content: "[]", wantPods: 0},
+		{name: "with a DRA claim", wantPods: 1, content: `[{"namespace":"a","name":"b","containers":[{"name":"c","claims":[` +
+			`{"namespace":"a","name":"gpus","devices":[{"driver":"gpu.nvidia.com","pool":"n1","device":"gpu-0","cdi":["k8s.gpu.nvidia.com/device=gpu-0"]}]}]}]}]`},
+		{name: "claim device unknown field", content: `[{"namespace":"a","name":"b","containers":[{"name":"c","claims":[` +
+			`{"namespace":"a","name":"gpus","devices":[{"driverName":"gpu.nvidia.com"}]}]}]}]`, wantErr: []string{`unknown field "driverName"`}},
 		{name: "missing file", content: "-", wantErr: []string{"read pods file", "no such file"}},
 		{name: "not json", content: "pods:", wantErr: []string{"expected a JSON array"}},
 		{name: "object not array", content: `{"namespace":"a"}`, wantErr: []string{"expected a JSON array"}},

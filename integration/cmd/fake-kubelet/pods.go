@@ -23,7 +23,8 @@ func loadPods(path string) ([]kubeletstub.Pod, error) {
 	var pods []kubeletstub.Pod
 	if err := decoder.Decode(&pods); err != nil {
 		return nil, fmt.Errorf("pods file %s: %w; expected a JSON array of "+
-			`{"namespace","name","containers":[{"name","devices":{"<resource>":["<id>",...]}}]}`, path, err)
+			`{"namespace","name","containers":[{"name","devices":{"<resource>":["<id>",...]},`+
+			`"claims":[{"namespace","name","devices":[{"driver","pool","device","cdi":[...]}]}]}]}`, path, err)
 	}
 	if _, err := decoder.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("pods file %s: trailing data after the JSON array", path)
