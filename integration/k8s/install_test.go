@@ -72,16 +72,27 @@ func (c *cluster) importImage(t *testing.T) string {
 // helmInstall lints, renders and installs the chart with the rig's values.
 func (c *cluster) helmInstall(t *testing.T, values, image string) {
 	t.Helper()
-	c.helm(t, "lint", "--strict", c.chartDir(), "-f", values)
-	rendered := c.helm(t, "template", "rail", c.chartDir(), "-n", railNamespace, "-f", values)
+	c.helmInstallFiles(t, image, values)
+}
+
+// helmInstallFiles is helmInstall with several values files, later ones
+// overriding earlier ones (helm's -f order).
+func (c *cluster) helmInstallFiles(t *testing.T, image string, values ...string) {
+	t.Helper()
+	var fs []string
+	for _, v := range values {
+		fs = append(fs, "-f", v)
+	}
+	c.helm(t, append([]string{"lint", "--strict", c.chartDir()}, fs...)...)
+	rendered := c.helm(t, append([]string{"template", "rail", c.chartDir(), "-n", railNamespace}, fs...)...)
 	for _, want := range []string{"image: " + image, "drop: [ALL]", "privileged: false", "hostNetwork: true",
 		"--conf-dir=" + c.confDir(), "--uninstall"} {
 		if !strings.Contains(rendered, want) {
 			t.Errorf("helm template: no %q in the rendered chart", want)
 		}
 	}
-	c.helm(t, "install", "rail", c.chartDir(), "-n", railNamespace, "--create-namespace", "-f", values,
-		"--wait", "--timeout", "3m")
+	c.helm(t, append(append([]string{"install", "rail", c.chartDir(), "-n", railNamespace, "--create-namespace"}, fs...),
+		"--wait", "--timeout", "3m")...)
 	c.kubectl(t, "rollout", "status", "-n", railNamespace, "ds/raild", "--timeout=2m")
 }
 
