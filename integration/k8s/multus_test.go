@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -217,11 +218,33 @@ func (n *mnode) checkAttached(t *testing.T, p pod, l api.Lease, nad string) {
 	}
 }
 
-// checkGone deletes the pod: its lease goes with it.
+// checkGone deletes the pod (the scenario's only one): its lease, its
+// netns and Multus' cache of its delegates go with it.
 func (n *mnode) checkGone(t *testing.T, pod string) {
 	t.Helper()
-	n.c.deletePod(t, pod)
-	if l := podLeases(n.c.leases(t), pod); len(l) != 0 {
+	c := n.c
+	c.deletePod(t, pod)
+	if l := podLeases(c.leases(t), pod); len(l) != 0 {
 		t.Errorf("%s: leases left after deletion: %+v", pod, l)
 	}
+	cache := filepath.Join(c.run, "multus/cache")
+	waitFor(t, pod+"'s netns and Multus' cached delegates and results to go", time.Minute, func() bool {
+		return len(podNetnsLeft(t, c)) == 0 && len(filesBelow(t, cache)) == 0
+	})
+}
+
+// filesBelow lists the files (not directories) below dir, none when dir is absent.
+func filesBelow(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return files
 }
