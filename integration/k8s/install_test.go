@@ -3,11 +3,14 @@ package k8s
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 const (
@@ -27,10 +30,17 @@ func (c *cluster) podResources() string {
 }
 
 // rigValues are the chart values for this node: the rig's private paths
-// instead of the standard ones, the fake machine as raild's root, a pool.
+// instead of the standard ones, the fake machine as raild's root, a pool,
+// and the API server's loopback address (the rig runs no kube-proxy, so
+// the kubernetes Service's ClusterIP leads nowhere from the host network).
 func (c *cluster) rigValues(t *testing.T, m *machine, dir string) string {
 	t.Helper()
+	api, err := url.Parse(c.apiServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	values := fmt.Sprintf(`image: {pullPolicy: Never}
+apiServer: {host: %q, port: %q}`, api.Hostname(), api.Port()) + fmt.Sprintf(`
 cni:
   confDir: %[1]s/containerd/cni/net.d
   binDir: %[1]s/cni/bin
@@ -56,6 +66,16 @@ hostPaths:
 
 // importImage puts the image run.sh built into the node's containerd, as
 // `ctr -n k8s.io images import` does on a node without a registry.
+// apiServerURL is the server of the rig's kubeconfig.
+func (c *cluster) apiServerURL(t *testing.T) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig())
+	if err != nil {
+		t.Fatalf("the rig's kubeconfig: %v", err)
+	}
+	return cfg.Host
+}
+
 func (c *cluster) importImage(t *testing.T) string {
 	t.Helper()
 	tarball, name := os.Getenv("RAIL_K8S_IMAGE"), os.Getenv("RAIL_K8S_IMAGE_NAME")
