@@ -18,9 +18,11 @@ import (
 //     same device, also from the pod's network selection element) and
 //     "CNIDeviceInfoFile" (where a plugin may publish device info; rail
 //     writes none: its result names the NIC).
-// "name" and "cniVersion" Multus leaves as the NAD has them (libcni fills
-// them in for conflists), and they are PluginConf's own keys anyway. Any
-// other key stays refused.
+//   - "name", the NAD's name, when the config has none (the NAD client's
+//     GetCNIConfigFromSpec); for conflists libcni also copies the list's
+//     "name" and "cniVersion" into each plugin. Both are PluginConf's own.
+// Multus re-marshals a config it adds keys to (keys sorted). Any other key
+// stays refused.
 
 // MultusDevice is what Multus passes about a device-plugin device.
 type MultusDevice struct {
