@@ -203,8 +203,9 @@ func (n *mnode) checkAttached(t *testing.T, p pod, l api.Lease, nad string) {
 	if err != nil {
 		t.Fatalf("lease address %q: %v", l.Address, err)
 	}
+	status := n.c.podNetworkStatus(t, p.Name)
 	var net1, eth0 bool
-	for _, s := range n.c.podNetworkStatus(t, p.Name) {
+	for _, s := range status {
 		switch {
 		case s.Interface == "net1" && s.Name == e2eNamespace+"/"+nad && slices.Equal(s.IPs, []string{prefix.Addr().String()}):
 			net1 = true
@@ -212,9 +213,9 @@ func (n *mnode) checkAttached(t *testing.T, p pod, l api.Lease, nad string) {
 			eth0 = true
 		}
 	}
-	if !net1 || !eth0 {
-		t.Errorf("%s: network-status %+v; want eth0 (default, %s) and net1 (%s/%s, %s)",
-			p.Name, n.c.podNetworkStatus(t, p.Name), p.IP, e2eNamespace, nad, prefix.Addr())
+	if !net1 || !eth0 || len(status) != 2 {
+		t.Errorf("%s: network-status %+v; want exactly eth0 (default, %s) and net1 (%s/%s, %s)",
+			p.Name, status, p.IP, e2eNamespace, nad, prefix.Addr())
 	}
 }
 
