@@ -3,11 +3,14 @@ package k8s
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 const (
@@ -27,10 +30,17 @@ func (c *cluster) podResources() string {
 }
 
 // rigValues are the chart values for this node: the rig's private paths
-// instead of the standard ones, the fake machine as raild's root, a pool.
+// instead of the standard ones, the fake machine as raild's root, a pool,
+// and the API server's loopback address (the rig runs no kube-proxy, so
+// the kubernetes Service's ClusterIP leads nowhere from the host network).
 func (c *cluster) rigValues(t *testing.T, m *machine, dir string) string {
 	t.Helper()
+	api, err := url.Parse(c.apiServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	values := fmt.Sprintf(`image: {pullPolicy: Never}
+apiServer: {host: %q, port: %q}`, api.Hostname(), api.Port()) + fmt.Sprintf(`
 cni:
   confDir: %[1]s/containerd/cni/net.d
   binDir: %[1]s/cni/bin
@@ -56,6 +66,16 @@ hostPaths:
 
 // importImage puts the image run.sh built into the node's containerd, as
 // `ctr -n k8s.io images import` does on a node without a registry.
+// apiServerURL is the server of the rig's kubeconfig.
+func (c *cluster) apiServerURL(t *testing.T) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig())
+	if err != nil {
+		t.Fatalf("the rig's kubeconfig: %v", err)
+	}
+	return cfg.Host
+}
+
 func (c *cluster) importImage(t *testing.T) string {
 	t.Helper()
 	tarball, name := os.Getenv("RAIL_K8S_IMAGE"), os.Getenv("RAIL_K8S_IMAGE_NAME")
@@ -72,16 +92,27 @@ func (c *cluster) importImage(t *testing.T) string {
 // helmInstall lints, renders and installs the chart with the rig's values.
 func (c *cluster) helmInstall(t *testing.T, values, image string) {
 	t.Helper()
-	c.helm(t, "lint", "--strict", c.chartDir(), "-f", values)
-	rendered := c.helm(t, "template", "rail", c.chartDir(), "-n", railNamespace, "-f", values)
+	c.helmInstallFiles(t, image, values)
+}
+
+// helmInstallFiles is helmInstall with several values files, later ones
+// overriding earlier ones (helm's -f order).
+func (c *cluster) helmInstallFiles(t *testing.T, image string, values ...string) {
+	t.Helper()
+	var fs []string
+	for _, v := range values {
+		fs = append(fs, "-f", v)
+	}
+	c.helm(t, append([]string{"lint", "--strict", c.chartDir()}, fs...)...)
+	rendered := c.helm(t, append([]string{"template", "rail", c.chartDir(), "-n", railNamespace}, fs...)...)
 	for _, want := range []string{"image: " + image, "drop: [ALL]", "privileged: false", "hostNetwork: true",
 		"--conf-dir=" + c.confDir(), "--uninstall"} {
 		if !strings.Contains(rendered, want) {
 			t.Errorf("helm template: no %q in the rendered chart", want)
 		}
 	}
-	c.helm(t, "install", "rail", c.chartDir(), "-n", railNamespace, "--create-namespace", "-f", values,
-		"--wait", "--timeout", "3m")
+	c.helm(t, append(append([]string{"install", "rail", c.chartDir(), "-n", railNamespace, "--create-namespace"}, fs...),
+		"--wait", "--timeout", "3m")...)
 	c.kubectl(t, "rollout", "status", "-n", railNamespace, "ds/raild", "--timeout=2m")
 }
 

@@ -40,6 +40,14 @@ type machine struct {
 // removal is registered on t.
 func newMachine(t *testing.T, dir string) *machine {
 	t.Helper()
+	host, _ := fakesys.Machine(fakeMachine)
+	return newMachineOf(t, dir, fakeMachine, host)
+}
+
+// newMachineOf is newMachine for a described host with 8 GPUs and the 4
+// NICs mlx5_0..mlx5_3; name seeds its GUIDs.
+func newMachineOf(t *testing.T, dir, name string, host fakesys.Host) *machine {
+	t.Helper()
 	m := &machine{root: filepath.Join(dir, "machine"), netdevs: map[string]string{}, fabric: "rk-fabric"}
 	uuids := make([]string, 8)
 	for i := range uuids {
@@ -49,7 +57,7 @@ func newMachine(t *testing.T, dir string) *machine {
 		m.netdevs[fmt.Sprintf("mlx5_%d", i)] = fmt.Sprintf("rknic%d", i)
 	}
 	m.createStandIns(t)
-	spec, err := fakesys.Write(m.root, fakeMachine, fakesys.Options{Netdevs: m.netdevs, DevNumbers: harness.HarmlessDevNumbers(), GPUUUIDs: uuids})
+	spec, err := fakesys.WriteHost(m.root, name, host, fakesys.Options{Netdevs: m.netdevs, DevNumbers: harness.HarmlessDevNumbers(), GPUUUIDs: uuids})
 	if err != nil {
 		t.Fatalf("fakesys.Write: %v", err)
 	}

@@ -77,6 +77,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{"cni.install=multus", `cni.install "multus": use chained or nad`},
 		{"hostPaths.root=machine", `hostPaths.root "machine": want an absolute path`},
 		{"pools=null", "pools: give at least one pool"},
+		{"apiServer.host=10.0.0.10", "apiServer: set both host and port"},
 	}
 	for _, tc := range tests {
 		out, err := exec.Command(helm, "template", "rail", chart, "--set", tc.set).CombinedOutput()

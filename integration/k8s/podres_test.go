@@ -15,6 +15,12 @@ import (
 // IDs the pod's containers hold, sorted.
 func podGPUs(t *testing.T, socket, namespace, name string) []string {
 	t.Helper()
+	return podDevices(t, socket, namespace, name, "nvidia.com/gpu")
+}
+
+// podDevices is podGPUs for any resource.
+func podDevices(t *testing.T, socket, namespace, name, resource string) []string {
+	t.Helper()
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +36,7 @@ func podGPUs(t *testing.T, socket, namespace, name string) []string {
 	var ids []string
 	for _, c := range resp.GetPodResources().GetContainers() {
 		for _, d := range c.GetDevices() {
-			if d.GetResourceName() == "nvidia.com/gpu" {
+			if d.GetResourceName() == resource {
 				ids = append(ids, d.GetDeviceIds()...)
 			}
 		}

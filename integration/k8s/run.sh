@@ -19,7 +19,14 @@ if ! out=$("$HERE/setup.sh" 2>&1); then
   exit 125
 fi
 CRI_RIG=$(echo "$out" | tail -2 | head -1); K8S_RIG=$(echo "$out" | tail -1)
-echo "rigs: $CRI_RIG $K8S_RIG (setup $(( $(date +%s) - t0 ))s)"
+# the thin Multus plugin and macvlan for TestMultus: a cache of their own (multus.env)
+if ! out=$("$HERE/multus-setup.sh" 2>&1); then
+  echo "$out" | tail -40 >&2
+  echo "Multus could not be built: the test did not run" >&2
+  exit 125
+fi
+MULTUS_RIG=$(echo "$out" | tail -1)
+echo "rigs: $CRI_RIG $K8S_RIG $MULTUS_RIG (setup $(( $(date +%s) - t0 ))s)"
 WORK=$(mktemp -d /tmp/rail-k8s-build.XXXXXX); trap 'rm -rf "$WORK"' EXIT
 IMAGE=$(make -s -C "$REPO" image-name)
 RAIL_BIN=$BIN "$HERE/build-image.sh" "$WORK/rail-image.tar" "$IMAGE"
@@ -27,5 +34,5 @@ RAIL_BIN=$BIN "$HERE/build-image.sh" "$WORK/rail-image.tar" "$IMAGE"
 cd "$REPO"
 # tests against a real API server alone (no kubelet): the rig's etcd and kube-apiserver
 RAIL_KAPI_BIN=$K8S_RIG/bin go test -race -count=1 -timeout 20m ./integration/kapi/...
-RAIL_CRI_RIG=$CRI_RIG RAIL_K8S_RIG=$K8S_RIG RAIL_K8S_IMAGE=$WORK/rail-image.tar RAIL_K8S_IMAGE_NAME=$IMAGE \
+RAIL_CRI_RIG=$CRI_RIG RAIL_K8S_RIG=$K8S_RIG RAIL_K8S_MULTUS=$MULTUS_RIG RAIL_K8S_IMAGE=$WORK/rail-image.tar RAIL_K8S_IMAGE_NAME=$IMAGE \
   RAIL_K8S_FAKEGPU=$WORK/fake-gpu-plugin go test -count=1 -v -timeout 40m ./integration/k8s/ "$@"

@@ -22,6 +22,9 @@ const DefaultIfPrefix = api.DefaultIfPrefix
 // RuntimeConfig is what the runtime fills in for declared capabilities.
 type RuntimeConfig struct {
 	PodAnnotations map[string]string `json:"io.kubernetes.cri.pod-annotations,omitempty"`
+	// Multus' capability args (multus.go), for NADs that declare them.
+	DeviceID          string `json:"deviceID,omitempty"`
+	CNIDeviceInfoFile string `json:"CNIDeviceInfoFile,omitempty"`
 }
 
 // Args is the "args" field; Multus puts cni-args under "cni".
@@ -59,6 +62,8 @@ type Rail struct {
 	// LegacyAttachments is the misspelt twin of cni.dev/valid-attachments
 	// that libcni sends with GC for compatibility; it is accepted and ignored.
 	LegacyAttachments []types.GCAttachment `json:"cni.dev/attachments,omitempty"`
+	// MultusDevice is what Multus adds for a NAD with a resourceName.
+	MultusDevice
 
 	// Filled by LoadRail.
 	CallTimeout time.Duration   `json:"-"`
@@ -79,7 +84,7 @@ const (
 )
 
 // railKeys is what rail's own part of a netconf may hold, for error messages.
-const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown, unresolvedGPUs"
+const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown, unresolvedGPUs (and, written by Multus, deviceID and pciBusID)"
 
 // LoadRail decodes and validates the rail netconf. Unknown fields, and keys
 // written in another case, are refused (CNI code 2); bad values name the
@@ -120,7 +125,7 @@ func (c *Rail) defaultsAndValidate() error {
 	if c.IPAM.Type != "" {
 		return fieldError("ipam", "rail takes its addresses from raild's pools: remove \"ipam\" and name the pool with \"pool\"")
 	}
-	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkMTU, c.checkPKey}
+	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkDevice, c.checkMTU, c.checkPKey}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err

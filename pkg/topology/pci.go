@@ -68,8 +68,10 @@ func pciLess(a, b string) bool {
 	}
 }
 
-// normalizePCI accepts "19:00.0" or "0000:19:00.0" in any case and returns
+// NormalizePCI accepts "19:00.0" or "0000:19:00.0" in any case and returns
 // the full lower-case form, or "" when s is not a PCI address.
+func NormalizePCI(s string) string { return normalizePCI(s) }
+
 func normalizePCI(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if strings.Count(s, ":") == 1 {

@@ -22,6 +22,7 @@ type fakeRaild struct {
 	checkErr error
 	relErr   error
 	calls    []string
+	asked    []api.AllocateRequest // every Allocate request, in order
 }
 
 func (f *fakeRaild) record(call string) {
@@ -30,6 +31,7 @@ func (f *fakeRaild) record(call string) {
 
 func (f *fakeRaild) Allocate(_ context.Context, req api.AllocateRequest) (*api.Plan, error) {
 	f.record("allocate")
+	f.asked = append(f.asked, req)
 	if f.allocErr != nil {
 		return nil, f.allocErr
 	}

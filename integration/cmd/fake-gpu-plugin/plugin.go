@@ -19,6 +19,7 @@ import (
 type options struct {
 	resource string
 	count    int
+	ids      []string // device IDs; empty: count GPU UUIDs
 	dir      string
 	poll     time.Duration
 }
@@ -155,7 +156,7 @@ func preferred(available, must []string, size int) []string {
 func (p *plugin) ListAndWatch(_ *pluginapi.Empty, stream pluginapi.DevicePlugin_ListAndWatchServer) error {
 	devs := make([]*pluginapi.Device, p.opt.count)
 	for i := range devs {
-		devs[i] = &pluginapi.Device{ID: GPUUUID(i), Health: pluginapi.Healthy}
+		devs[i] = &pluginapi.Device{ID: p.opt.deviceID(i), Health: pluginapi.Healthy}
 	}
 	if err := stream.Send(&pluginapi.ListAndWatchResponse{Devices: devs}); err != nil {
 		return err

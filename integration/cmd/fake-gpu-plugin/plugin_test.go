@@ -165,3 +165,22 @@ func TestPreferred(t *testing.T) {
 		})
 	}
 }
+
+func TestDeviceIDs(t *testing.T) {
+	tests := []struct {
+		opt  options
+		want []string
+	}{
+		{options{count: 2}, []string{GPUUUID(0), GPUUUID(1)}},
+		{options{count: 2, ids: []string{"0000:15:00.1", "0000:97:00.1"}}, []string{"0000:15:00.1", "0000:97:00.1"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for i := 0; i < tt.opt.count; i++ {
+			got = append(got, tt.opt.deviceID(i))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%+v: IDs %v, want %v", tt.opt, got, tt.want)
+		}
+	}
+}

@@ -50,6 +50,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not .Values.pools -}}
 {{- fail "pools: give at least one pool, e.g. --set pools[0].name=rail,pools[0].subnet=10.77.0.0/24" -}}
 {{- end -}}
+{{- if ne (empty .Values.apiServer.host) (empty .Values.apiServer.port) -}}
+{{- fail "apiServer: set both host and port (or neither: the kubernetes Service's address)" -}}
+{{- end -}}
 {{- if not (hasPrefix "/" .Values.hostPaths.root) -}}
 {{- fail (printf "hostPaths.root %q: want an absolute path (\"/\" on a real node)" .Values.hostPaths.root) -}}
 {{- end -}}
