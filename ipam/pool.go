@@ -69,7 +69,7 @@ func NewPools(cfg []PoolConfig, node string) (*Pools, error) {
 		} else {
 			firstIndex[c.Name] = i
 		}
-		p, err := buildPool(cloneConfig(c), i, node)
+		p, err := buildPool(cloneConfig(c), fmt.Sprintf("pools[%d]", i), node)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -88,9 +88,17 @@ func NewPools(cfg []PoolConfig, node string) (*Pools, error) {
 	return ps, nil
 }
 
-func buildPool(c PoolConfig, i int, node string) (*Pool, error) {
+// CheckPool validates one pool as NewPools does, for node, naming the
+// fields under at (e.g. `railpool "decode".spec`) instead of pools[i].
+// Pools that come from elsewhere than the config file use it to report
+// their own mistakes before they are handed to NewPools.
+func CheckPool(c PoolConfig, at, node string) error {
+	_, err := buildPool(cloneConfig(c), at, node)
+	return err
+}
+
+func buildPool(c PoolConfig, at, node string) (*Pool, error) {
 	var errs problems
-	at := fmt.Sprintf("pools[%d]", i)
 	checkName(&errs, at, c.Name)
 	checkBinding(&errs, at, c)
 	subnet, ok := parseSubnet(&errs, at+".subnet", c.Subnet)
