@@ -96,7 +96,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	for _, p := range inv.Machine().Problems {
 		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
 	}
-	pools, err := nodePools(ctx, cfg, nil, log) // TODO(kpods): the API clients, nil without an API server
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pools, followPools, err := nodePools(ctx, cfg, nil, log) // TODO(kpods): the API clients, nil without an API server
 	if err != nil {
 		return err
 	}
@@ -137,6 +139,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	inv.SetHolders(svc.NICHolders)
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
+	go followPools(ctx)
 	return run(ctx, cfg, inv, svc, m, kubelet, log)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"sync"
 )
 
 // Pool is a validated pool with this node's allocatable addresses.
@@ -50,9 +51,12 @@ func (p *Pool) Contains(a netip.Addr) bool {
 	return found && p.spans[i].Contains(a)
 }
 
-// Pools is the validated set of pools of this node.
+// Pools is the validated set of pools of this node. Pools may be added
+// while it is in use (Add); none is ever changed or removed.
 type Pools struct {
-	node   string
+	node string
+
+	mu     sync.RWMutex
 	list   []*Pool
 	byName map[string]*Pool
 }
@@ -154,15 +158,19 @@ func (ps *Pools) Get(name string) (*Pool, bool) {
 	if ps == nil {
 		return nil, false
 	}
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
 	p, ok := ps.byName[name]
 	return p, ok
 }
 
-// List returns the pools in config order.
+// List returns the pools in config order, then those added, in order.
 func (ps *Pools) List() []*Pool {
 	if ps == nil {
 		return nil
 	}
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
 	return slices.Clone(ps.list)
 }
 
@@ -171,6 +179,8 @@ func (ps *Pools) Names() []string {
 	if ps == nil {
 		return nil
 	}
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
 	names := make([]string, len(ps.list))
 	for i, p := range ps.list {
 		names[i] = p.Name()

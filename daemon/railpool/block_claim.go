@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"net/netip"
 	"slices"
 
@@ -74,11 +75,16 @@ func (c Claimer) keep(ctx context.Context, p *RailPool, l layout, mine []RailPoo
 	return Claim{Pool: p.Name, Block: held.Name, Index: held.Spec.Index, Subnet: l.block(held.Spec.Index), Kept: true}, nil
 }
 
-// claimFree creates the object of the lowest block nobody holds; a create
-// that finds the block taken (another node was first) moves to the next.
+// claimFree creates the object of the first block nobody holds, looking
+// from an index of the node's own (a hash of its name) and wrapping around;
+// a create that finds the block taken (another node was first) moves to
+// the next. Nodes starting together thus mostly try different blocks, and
+// a node deleted and added again finds its old block first.
 func (c Claimer) claimFree(ctx context.Context, p *RailPool, l layout, node *corev1.Node, used map[int64]bool) (Claim, error) {
 	attempts := 0
-	for index := int64(0); index < l.count; index++ {
+	start := startIndex(c.Node, l.count)
+	for step := int64(0); step < l.count; step++ {
+		index := (start + step) % l.count
 		if used[index] {
 			continue
 		}
@@ -99,6 +105,13 @@ func (c Claimer) claimFree(ctx context.Context, p *RailPool, l layout, node *cor
 		return Claim{Pool: p.Name, Block: b.Name, Index: index, Subnet: subnet, Attempts: attempts}, nil
 	}
 	return Claim{}, &ExhaustedError{Pool: p.Name, Node: c.Node, Subnet: l.subnet, Blocks: l.count, Bits: l.blockBits}
+}
+
+// startIndex is where node starts looking for a free block among count.
+func startIndex(node string, count int64) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(node))
+	return int64(h.Sum64() % uint64(count))
 }
 
 // ownedBy reports whether b belongs to this very Node object (not to an

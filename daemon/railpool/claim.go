@@ -48,8 +48,15 @@ type Claimer struct {
 // NodePools lists the RailPools that select this node, keeps the blocks
 // the node already holds and claims one for each other pool. configPools
 // are the pools of raild's config: a RailPool with the name of one of
-// them is an error. Every RailPool is checked before any block is claimed.
+// them is an error. A RailPool in error does not stop the others: the
+// result holds every pool claimed, the error every pool refused.
 func (c Claimer) NodePools(ctx context.Context, configPools []ipam.PoolConfig) (Result, error) {
+	return c.Claim(ctx, configPools, nil)
+}
+
+// Claim is NodePools for the RailPools not named in held (pools the node
+// already has in use); it is called again when RailPools are added.
+func (c Claimer) Claim(ctx context.Context, configPools []ipam.PoolConfig, held map[string]bool) (Result, error) {
 	if c.Node == "" {
 		return Result{}, errors.New("railpools: this node's name is empty: set nodeName in the config, --node-name or $NODE_NAME (from spec.nodeName in the DaemonSet)")
 	}
@@ -61,12 +68,10 @@ func (c Claimer) NodePools(ctx context.Context, configPools []ipam.PoolConfig) (
 	if err != nil {
 		return Result{}, fmt.Errorf("railpools: %w", err)
 	}
+	pools = slices.DeleteFunc(pools, func(p RailPool) bool { return held[p.Name] })
 	picked, layouts, err := c.pick(pools, node.Labels, configPools)
-	if err != nil {
-		return Result{}, err
-	}
 	var res Result
-	var errs []error
+	errs := []error{err}
 	for i := range picked {
 		claim, err := c.claim(ctx, &picked[i], layouts[i], node)
 		if err != nil {

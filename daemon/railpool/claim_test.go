@@ -15,7 +15,9 @@ import (
 
 func TestNodePools(t *testing.T) {
 	gpu := map[string]string{"rail.dev/gpu": "h100"}
-	nodes := []*corev1.Node{node("n1", "uid-n1", gpu), node("n2", "uid-n2", gpu), node("cpu1", "uid-cpu1", nil)}
+	// In a pool of 4 blocks n1 starts looking at block 0 and n4 at block 3
+	// (startIndex: FNV-1a of the name).
+	nodes := []*corev1.Node{node("n1", "uid-n1", gpu), node("n2", "uid-n2", gpu), node("n4", "uid-n4", gpu), node("cpu1", "uid-cpu1", nil)}
 	onlyGPU := func(s *PoolSpec) { s.NodeSelector = &metav1.LabelSelector{MatchLabels: gpu} }
 	block := func(name, pool, nodeName, uid, subnet string, index int64) *RailPoolBlock {
 		return &RailPoolBlock{TypeMeta: metav1.TypeMeta{Kind: "RailPoolBlock"},
@@ -39,6 +41,11 @@ func TestNodePools(t *testing.T) {
 		{name: "next free block when block 0 is held", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26)},
 			blocks: []*RailPoolBlock{block("decode-0", "decode", "n2", "uid-n2", "10.1.0.0/26", 0)},
 			node:   "n1", want: []string{"decode=10.1.0.64/26"}},
+		{name: "the search wraps around", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26)},
+			blocks: []*RailPoolBlock{block("decode-3", "decode", "n2", "uid-n2", "10.1.0.192/26", 3)},
+			node:   "n4", want: []string{"decode=10.1.0.0/26"}},
+		{name: "a free start block is taken", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26)},
+			node: "n4", want: []string{"decode=10.1.0.192/26"}},
 		{name: "restart keeps the held block", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26)},
 			blocks: []*RailPoolBlock{block("decode-0", "decode", "n2", "uid-n2", "10.1.0.0/26", 0),
 				block("decode-2", "decode", "n1", "uid-n1", "10.1.0.128/26", 2)},
@@ -54,7 +61,7 @@ func TestNodePools(t *testing.T) {
 		{name: "selector leaves a CPU node out", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26, onlyGPU)},
 			node: "cpu1"},
 		{name: "pools sorted by name, IPv6 too", pools: []*RailPool{pool("z6", "fd00:1::/48", 64), pool("a4", "10.2.0.0/16", 24)},
-			node: "n1", want: []string{"a4=10.2.0.0/24", "z6=fd00:1::/64"}},
+			node: "n1", want: []string{"a4=10.2.192.0/24", "z6=fd00:1:0:d4c0::/64"}}, // n1's start blocks: 192 of 256, 0xd4c0 of 65536
 		{name: "name clash with a config pool", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26)},
 			config: []ipam.PoolConfig{{Name: "prefill", Subnet: "10.9.0.0/24"}, {Name: "decode", Subnet: "10.8.0.0/24"}},
 			node:   "n1", wantErr: `railpool "decode": raild's config has a pool of the same name (pools[1])`},
