@@ -107,13 +107,19 @@ func (c *cluster) createNode(t *testing.T, name string, labels map[string]string
 // createPool creates a RailPool as a user would (kubectl apply of YAML).
 func (c *cluster) createPool(t *testing.T, manifest string) {
 	t.Helper()
+	if err := c.tryCreatePool(t, manifest); err != nil {
+		t.Fatalf("create railpool: %v", err)
+	}
+}
+
+func (c *cluster) tryCreatePool(t *testing.T, manifest string) error {
+	t.Helper()
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(manifest), &obj); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.dyn.Resource(railpool.PoolResource).Create(context.Background(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create railpool: %v", err)
-	}
+	_, err := c.dyn.Resource(railpool.PoolResource).Create(context.Background(), &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
+	return err
 }
 
 // blocks returns the blocks of pool by name.

@@ -54,6 +54,32 @@ func TestRailPoolAddedLater(t *testing.T) {
 	}
 }
 
+// TestRailPoolSchema: the API server refuses what the CRD's schema says
+// is wrong, naming the field, before any raild sees it.
+func TestRailPoolSchema(t *testing.T) {
+	c := newCluster(t)
+	tests := []struct {
+		name, from, to, want string
+	}{
+		{name: "no block size", from: "  blockSize: 64\n", to: "", want: "spec.blockSize: Required value"},
+		{name: "unknown distance class", from: "  blockSize: 64\n", to: "  blockSize: 64\n  maxDistance: FAR\n", want: `spec.maxDistance: Unsupported value: "FAR"`},
+		{name: "negative rail", from: "  blockSize: 64\n", to: "  blockSize: 64\n  rail: -1\n", want: "spec.rail: Invalid value: -1"},
+		{name: "name too long for a pool", from: "name: late", to: "name: " + strings.Repeat("x", 64), want: "metadata.name: Too long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			manifest := strings.Replace(latePool, tt.from, tt.to, 1)
+			if manifest == latePool {
+				t.Fatalf("%q is not in the manifest", tt.from)
+			}
+			err := c.tryCreatePool(t, manifest)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("create = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
 func readAdded(t *testing.T, lines <-chan string) added {
 	t.Helper()
 	select {
