@@ -41,8 +41,10 @@ type Result struct {
 // Claimer claims blocks for one node.
 type Claimer struct {
 	Kube kubernetes.Interface
-	Dyn  dynamic.Interface
-	Node string
+	Dyn  dynamic.Interface // RailPools and blocks
+	// Watch follows RailPools (Follow); nil: Dyn.
+	Watch dynamic.Interface
+	Node  string
 }
 
 // NodePools lists the RailPools that select this node, keeps the blocks

@@ -25,7 +25,11 @@ func (c Claimer) Follow(ctx context.Context, resync time.Duration, pools *ipam.P
 		default: // a pass is already due
 		}
 	}
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(c.Dyn, resync)
+	watch := c.Watch
+	if watch == nil {
+		watch = c.Dyn
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(watch, resync)
 	informer := factory.ForResource(PoolResource).Informer()
 	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { poke() },

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,4 +139,26 @@ func (c *cluster) blocks(t *testing.T, pool string) map[string]railpool.RailPool
 		out[b.Name] = b
 	}
 	return out
+}
+
+// endedWatches is how many WATCH requests on resource the API server has
+// finished (its apiserver_request_total metric).
+func (c *cluster) endedWatches(t *testing.T, resource string) int {
+	t.Helper()
+	raw, err := c.Clients.Kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("API server metrics: %v", err)
+	}
+	total := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="`+resource+`"`) || !strings.Contains(line, `verb="WATCH"`) {
+			continue
+		}
+		n, err := strconv.Atoi(line[strings.LastIndexByte(line, ' ')+1:])
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		total += n
+	}
+	return total
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/railcni/rail/daemon/kubeclient"
 )
 
 // latePool is created while raild runs.
@@ -30,6 +32,7 @@ func TestRailPoolAddedLater(t *testing.T) {
 	c := newCluster(t)
 	c.createNode(t, "gpu-00", map[string]string{"rail.dev/gpu": "h100"})
 	c.createPool(t, decodePool)
+	started := time.Now()
 	lines, stop := startFollower(t, c.Kubeconfig, c.as, "gpu-00", envFollow+"=1", envConfig+"=prefill")
 	if first := <-lines; !strings.Contains(first, `"pool":"decode"`) {
 		t.Fatalf("first line %q: want the decode block", first)
@@ -48,7 +51,13 @@ func TestRailPoolAddedLater(t *testing.T) {
 	if !strings.Contains(got.Err, want) {
 		t.Fatalf("after creating railpool prefill: %+v; want the error %q", got, want)
 	}
-	// The chart's RBAC lets the watch run: client-go logs every refused request.
+	// The watch outlives the clients' request timeout: the API server has
+	// seen no RailPool watch end (a cut one ends, is counted, and restarts).
+	time.Sleep(time.Until(started.Add(kubeclient.DefaultTimeout + 2*time.Second)))
+	if ended := c.endedWatches(t, "railpools"); ended != 0 {
+		t.Errorf("%d railpool watches ended within %s: the watch is cut by a request timeout", ended, kubeclient.DefaultTimeout+2*time.Second)
+	}
+	// The chart's RBAC lets the claimer list and watch: client-go logs a refused request.
 	if stderr := stop(); strings.Contains(strings.ToLower(stderr), "forbidden") {
 		t.Errorf("the claimer was refused a request under the chart's RBAC:\n%s", stderr)
 	}
