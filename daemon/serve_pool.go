@@ -47,7 +47,9 @@ func nodePools(ctx context.Context, cfg *config.Config, clients *kubeclient.Clie
 
 // startRailPools finds or claims this node's block of every RailPool that
 // selects it and returns the equivalent config pools, each sliced to the
-// block. nil clients: RailPools are off (nil claimer).
+// block. nil clients: RailPools are off (nil claimer). An API server that
+// cannot be asked does not stop raild (it serves its config pools and
+// follow claims later); a RailPool it cannot serve does, with the reason.
 func startRailPools(ctx context.Context, clients *kubeclient.Clients, node string, configPools []ipam.PoolConfig, log *slog.Logger) (*railpool.Claimer, []ipam.PoolConfig, error) {
 	if clients == nil {
 		return nil, nil, nil
@@ -60,7 +62,12 @@ func startRailPools(ctx context.Context, clients *kubeclient.Clients, node strin
 	for _, c := range res.Claims {
 		logClaim(log, c, nil)
 	}
-	if err != nil {
+	var unavailable *railpool.UnavailableError
+	switch {
+	case errors.As(err, &unavailable): // raild serves without the API server; follow claims once it answers
+		log.Warn("railpools unavailable at start: serving the config's pools, RailPools follow when the API server answers", "err", err)
+		return &claimer, nil, nil
+	case err != nil:
 		return nil, nil, err
 	}
 	return &claimer, res.Pools, nil
@@ -69,7 +76,10 @@ func startRailPools(ctx context.Context, clients *kubeclient.Clients, node strin
 // logClaim logs a block raild holds (err nil) or why a RailPool got none.
 func logClaim(log *slog.Logger, c railpool.Claim, err error) {
 	var exhausted *railpool.ExhaustedError
+	var unavailable *railpool.UnavailableError
 	switch {
+	case errors.As(err, &unavailable):
+		log.Warn("railpools unavailable", "err", err)
 	case errors.As(err, &exhausted):
 		log.Error("railpool exhausted", "pool", exhausted.Pool, "err", err)
 	case err != nil:

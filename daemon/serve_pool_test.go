@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/railcni/rail/daemon/config"
+	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/ipam"
 )
 
@@ -42,5 +46,25 @@ func TestNodePoolsWithoutAPI(t *testing.T) {
 				t.Errorf("pools = %s, want %s", got, tt.wantNames)
 			}
 		})
+	}
+}
+
+// TestNodePoolsAPIAway: an API server that does not answer at start does
+// not stop raild: it serves the config's pools.
+func TestNodePoolsAPIAway(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "https://" + l.Addr().String()
+	l.Close() // nothing listens there any more: connections are refused
+	clients, err := kubeclient.New(&rest.Config{Host: host}, "raild-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{NodeName: "n1", Pools: []ipam.PoolConfig{{Name: "a", Subnet: "10.1.0.0/24"}}}
+	pools, _, err := nodePools(context.Background(), cfg, clients, slog.New(slog.DiscardHandler))
+	if err != nil || strings.Join(pools.Names(), ",") != "a" {
+		t.Fatalf("nodePools = %v, %v; want the config's pool a and no error", pools.Names(), err)
 	}
 }

@@ -38,6 +38,14 @@ type Result struct {
 	Pools []ipam.PoolConfig
 }
 
+// UnavailableError says the API server could not tell which RailPools
+// select the node: it did not answer, refused, or has no Node of this name
+// (yet). No pool was looked at; asking again later may succeed.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
 // Claimer claims blocks for one node.
 type Claimer struct {
 	Kube kubernetes.Interface
@@ -64,11 +72,11 @@ func (c Claimer) Claim(ctx context.Context, configPools []ipam.PoolConfig, held 
 	}
 	node, err := c.Kube.CoreV1().Nodes().Get(ctx, c.Node, metav1.GetOptions{})
 	if err != nil {
-		return Result{}, fmt.Errorf("railpools: get node %q (its labels pick the pools, its uid owns the blocks): %w", c.Node, err)
+		return Result{}, &UnavailableError{fmt.Errorf("railpools: get node %q (its labels pick the pools, its uid owns the blocks): %w", c.Node, err)}
 	}
 	pools, err := store{c.Dyn}.listPools(ctx)
 	if err != nil {
-		return Result{}, fmt.Errorf("railpools: %w", err)
+		return Result{}, &UnavailableError{fmt.Errorf("railpools: %w", err)}
 	}
 	pools = slices.DeleteFunc(pools, func(p RailPool) bool { return held[p.Name] })
 	picked, layouts, err := c.pick(pools, node.Labels, configPools)

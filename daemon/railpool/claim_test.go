@@ -127,6 +127,15 @@ func TestNodePools(t *testing.T) {
 	}
 }
 
+func TestUnknownNodeIsUnavailable(t *testing.T) {
+	c := newCluster(t, nil, pool("one", "10.1.0.0/24", 24))
+	_, err := c.claimer("n1").NodePools(context.Background(), nil)
+	var unavailable *UnavailableError
+	if !errors.As(err, &unavailable) || !strings.Contains(err.Error(), `get node "n1"`) {
+		t.Fatalf("err = %v, want an *UnavailableError naming node n1", err)
+	}
+}
+
 func TestExhaustedErrorIsTyped(t *testing.T) {
 	c := newCluster(t, []*corev1.Node{node("n1", "u1", nil), node("n2", "u2", nil)}, pool("one", "10.1.0.0/24", 24))
 	if _, err := c.claimer("n1").NodePools(context.Background(), nil); err != nil {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/railcni/rail/daemon/railpool"
@@ -161,4 +162,22 @@ func (c *cluster) endedWatches(t *testing.T, resource string) int {
 		total += n
 	}
 	return total
+}
+
+// kubeconfigAs writes a kubeconfig that acts as the chart's service
+// account (impersonation by the test admin), for processes like raild.
+func (c *cluster) kubeconfigAs(t *testing.T) string {
+	t.Helper()
+	kc, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range kc.AuthInfos {
+		user.Impersonate = c.as
+	}
+	path := filepath.Join(c.Dir, "kubeconfig-raild")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
