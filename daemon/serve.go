@@ -20,7 +20,6 @@ import (
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/daemon/server"
 	"github.com/railcni/rail/daemon/service"
-	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -97,9 +96,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	for _, p := range inv.Machine().Problems {
 		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
 	}
-	pools, err := ipam.NewPools(cfg.Pools, cfg.NodeName)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pools, followPools, err := nodePools(ctx, cfg, nil, log) // TODO(kpods): the API clients, nil without an API server
 	if err != nil {
-		return fmt.Errorf("config pools: %w", err)
+		return err
 	}
 	lock, err := lockStateDir(cfg.StateDir)
 	if err != nil {
@@ -141,6 +142,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	inv.SetHolders(svc.NICHolders)
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
+	go followPools(ctx)
 	return run(ctx, cfg, inv, svc, m, kubelet, log)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"sync"
 )
 
 // Pool is a validated pool with this node's allocatable addresses.
@@ -50,9 +51,12 @@ func (p *Pool) Contains(a netip.Addr) bool {
 	return found && p.spans[i].Contains(a)
 }
 
-// Pools is the validated set of pools of this node.
+// Pools is the validated set of pools of this node. Pools may be added
+// while it is in use (Add); none is ever changed or removed.
 type Pools struct {
-	node   string
+	node string
+
+	mu     sync.RWMutex
 	list   []*Pool
 	byName map[string]*Pool
 }
@@ -69,7 +73,7 @@ func NewPools(cfg []PoolConfig, node string) (*Pools, error) {
 		} else {
 			firstIndex[c.Name] = i
 		}
-		p, err := buildPool(cloneConfig(c), i, node)
+		p, err := buildPool(cloneConfig(c), fmt.Sprintf("pools[%d]", i), node)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -88,9 +92,17 @@ func NewPools(cfg []PoolConfig, node string) (*Pools, error) {
 	return ps, nil
 }
 
-func buildPool(c PoolConfig, i int, node string) (*Pool, error) {
+// CheckPool validates one pool as NewPools does, for node, naming the
+// fields under at (e.g. `railpool "decode".spec`) instead of pools[i].
+// Pools that come from elsewhere than the config file use it to report
+// their own mistakes before they are handed to NewPools.
+func CheckPool(c PoolConfig, at, node string) error {
+	_, err := buildPool(cloneConfig(c), at, node)
+	return err
+}
+
+func buildPool(c PoolConfig, at, node string) (*Pool, error) {
 	var errs problems
-	at := fmt.Sprintf("pools[%d]", i)
 	checkName(&errs, at, c.Name)
 	checkBinding(&errs, at, c)
 	subnet, ok := parseSubnet(&errs, at+".subnet", c.Subnet)
@@ -146,15 +158,19 @@ func (ps *Pools) Get(name string) (*Pool, bool) {
 	if ps == nil {
 		return nil, false
 	}
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
 	p, ok := ps.byName[name]
 	return p, ok
 }
 
-// List returns the pools in config order.
+// List returns the pools in config order, then those added, in order.
 func (ps *Pools) List() []*Pool {
 	if ps == nil {
 		return nil
 	}
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
 	return slices.Clone(ps.list)
 }
 
@@ -163,6 +179,8 @@ func (ps *Pools) Names() []string {
 	if ps == nil {
 		return nil
 	}
+	ps.mu.RLock()
+	defer ps.mu.RUnlock()
 	names := make([]string, len(ps.list))
 	for i, p := range ps.list {
 		names[i] = p.Name()

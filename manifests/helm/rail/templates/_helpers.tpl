@@ -47,8 +47,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not (has .Values.attachPolicy (list "gpu-or-annotated" "annotated" "all")) -}}
 {{- fail (printf "attachPolicy %q: use gpu-or-annotated, annotated or all" .Values.attachPolicy) -}}
 {{- end -}}
-{{- if not .Values.pools -}}
-{{- fail "pools: give at least one pool, e.g. --set pools[0].name=rail,pools[0].subnet=10.77.0.0/24" -}}
+{{- if not (kindIs "slice" .Values.pools) -}}
+{{- fail "pools: give at least one pool, e.g. --set pools[0].name=rail,pools[0].subnet=10.77.0.0/24, or pools: [] when every pool is a RailPool" -}}
 {{- end -}}
 {{- if ne (empty .Values.apiServer.host) (empty .Values.apiServer.port) -}}
 {{- fail "apiServer: set both host and port (or neither: the kubernetes Service's address)" -}}

@@ -1,0 +1,42 @@
+package kapi
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// StartControllerManager runs kube-controller-manager against s with only
+// the controllers named (e.g. "garbagecollector"), no leader election and
+// no serving port, and stops it when the test ends. Its log is
+// controller-manager.log in s.Dir.
+func (s *Server) StartControllerManager(tb testing.TB, controllers string) {
+	tb.Helper()
+	path := filepath.Join(os.Getenv(EnvBin), "kube-controller-manager")
+	log, err := os.Create(filepath.Join(s.Dir, "controller-manager.log"))
+	if err != nil {
+		tb.Fatalf("controller-manager log: %v", err)
+	}
+	defer log.Close()
+	cmd := exec.Command(path, "--kubeconfig", s.Kubeconfig, "--controllers", controllers,
+		"--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start kube-controller-manager: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	tb.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+}
