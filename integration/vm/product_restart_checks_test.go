@@ -58,7 +58,9 @@ func (r *restartNode) checkKnown(t *testing.T, logFrom int) {
 // did not skip the NIC as unknown.
 func (r *restartNode) checkNewContainer(t *testing.T, name string) {
 	logFrom := len(readText(r.n.raildLog))
-	v := r.n.probe(t, r.held.startContainer(t, name, verbsImage), r.dev)
+	ctr := r.held.startContainer(t, name, verbsImage)
+	v := r.n.probe(t, ctr, r.dev)
+	r.held.removeContainer(t, ctr)
 	if !maps.Equal(v.nodes, r.nodes) {
 		t.Errorf("/dev/infiniband in container %s: %v, want exactly the guest's %v", name, v.nodes, r.nodes)
 	}

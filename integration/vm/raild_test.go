@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -71,7 +73,7 @@ func (n *guestNode) restartRaild(t *testing.T, sig syscall.Signal) int {
 		t.Fatalf("raild on %v: %v", sig, err)
 	}
 	from := n.startRaild(t, n.raildArgs...)
-	t.Logf("raild restarted after %v in %v", sig, time.Since(t0))
+	t.Logf("raild restarted after %s in %v", unix.SignalName(sig), time.Since(t0))
 	return from
 }
 
