@@ -29,13 +29,17 @@ func runDoctor(args []string) error {
 		return err
 	}
 	var checks []check
+	live, liveProblem := liveReport(*socket)
 	machine, err := topology.Discover(*root)
 	if err != nil {
 		checks = append(checks, check{"fail", "topology: " + err.Error(), "check --root"})
 	} else {
-		checks = append(checks, topologyChecks(machine, *root)...)
+		checks = append(checks, topologyChecks(machine, *root, awayInPods(live, machine))...)
 	}
-	checks = append(checks, liveChecks(*socket, machine)...)
+	checks = append(checks, liveProblem...)
+	if live != nil {
+		checks = append(checks, compareLive(*live, machine)...)
+	}
 	checks = append(checks, rdmaModeCheck(), socketCheck(*socket),
 		fileCheck(filepath.Join(*cniBin, "rail"), "rail CNI plugin", "run `raild install-cni`"),
 		fileCheck(*nriSocket, "NRI socket", "enable NRI in containerd ([plugins.'io.containerd.nri.v1.nri'] disable = false)"))
@@ -56,11 +60,19 @@ func runDoctor(args []string) error {
 	return nil
 }
 
-func topologyChecks(m *topology.Machine, root string) []check {
+// topologyChecks judges what the host shows; inPods counts the NICs raild
+// knows in pods that the host no longer shows (exclusive RDMA mode hides a
+// moved device), so a node whose every NIC sits in a pod is not told to
+// load a driver.
+func topologyChecks(m *topology.Machine, root string, inPods int) []check {
 	var out []check
 	out = append(out, check{level: levelIf(len(m.GPUs) > 0, "warn"), what: fmt.Sprintf("%d NVIDIA GPU(s) bound to the nvidia driver", len(m.GPUs)),
 		fix: "without GPUs, pods are placed by NIC selector alone"})
-	out = append(out, check{level: levelIf(len(m.NICs) > 0, "fail"), what: rdmaCount(m.NICs),
+	count := rdmaCount(m.NICs)
+	if inPods > 0 {
+		count += fmt.Sprintf(", %d more in pods (raild)", inPods)
+	}
+	out = append(out, check{level: levelIf(len(m.NICs)+inPods > 0, "fail"), what: count,
 		fix: "load the NIC's RDMA driver (mlx5_ib) or rdma_rxe"})
 	checked := map[string]bool{} // uverbs nodes, one per RDMA device whatever its ports
 	for _, nic := range m.NICs {

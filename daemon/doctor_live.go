@@ -9,21 +9,37 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// liveChecks reports the running raild's snapshot: each NIC a pod holds,
-// and NICs raild knows that the host no longer shows (they sit in pods).
-// Without an answer from raild there is nothing to add (socketCheck says
-// why).
-func liveChecks(socket string, bare *topology.Machine) []check {
+// liveReport asks the running raild for its snapshot. Without an answer
+// there is no report and nothing to add (socketCheck says why); an answer
+// this binary cannot read is a warning.
+func liveReport(socket string) (*topology.Report, []check) {
 	raw, err := client(socket).Topology(context.Background())
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var live topology.Report
 	if err := json.Unmarshal(raw, &live); err != nil {
-		return []check{{"warn", "raild's topology answer: " + err.Error(), "raild and this binary differ in version"}}
+		return nil, []check{{"warn", "raild's topology answer: " + err.Error(), "raild and this binary differ in version"}}
 	}
-	return compareLive(live, bare)
+	return &live, nil
 }
+
+// awayInPods counts the NICs pods hold that the host does not show.
+func awayInPods(live *topology.Report, bare *topology.Machine) int {
+	if live == nil {
+		return 0
+	}
+	n := 0
+	for _, nic := range live.NICs {
+		if _, onHost := bare.NICByName(nic.Name); !onHost && live.Holders[nic.Name] != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// compareLive reports the running raild's snapshot: each NIC a pod holds,
+// and NICs raild knows that the host no longer shows (they sit in pods).
 
 func compareLive(live topology.Report, bare *topology.Machine) []check {
 	var out []check

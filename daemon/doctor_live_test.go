@@ -28,3 +28,42 @@ func TestCompareLive(t *testing.T) {
 		t.Fatalf("checks:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDeviceCountWithNICsInPods: a node whose every RDMA device sits in a
+// pod (exclusive mode hides them from the host) is not told to load a
+// driver when raild knows them; without raild, or with NICs nobody holds,
+// it is.
+func TestDeviceCountWithNICsInPods(t *testing.T) {
+	nic := func(name string) topology.NIC { return topology.NIC{Name: name, Netdev: "n" + name} }
+	tests := []struct {
+		name      string
+		bare      []topology.NIC
+		live      *topology.Report
+		wantLevel string
+		wantWhat  string
+	}{
+		{"no raild, no device", nil, nil, "fail", "0 RDMA device(s) in /sys/class/infiniband"},
+		{"every device in a pod", nil,
+			&topology.Report{NICs: []topology.NIC{nic("rxe0")}, Holders: map[string]string{"rxe0": "ns/a"}},
+			"ok", "0 RDMA device(s) in /sys/class/infiniband, 1 more in pods (raild)"},
+		{"known but held by nobody", nil, &topology.Report{NICs: []topology.NIC{nic("rxe0")}},
+			"fail", "0 RDMA device(s) in /sys/class/infiniband"},
+		{"held and still on the host", []topology.NIC{nic("mlx5_0")},
+			&topology.Report{NICs: []topology.NIC{nic("mlx5_0"), nic("mlx5_1")}, Holders: map[string]string{"mlx5_0": "ns/a", "mlx5_1": "ns/b"}},
+			"ok", "1 RDMA device(s) in /sys/class/infiniband, 1 more in pods (raild)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bare := topology.NewMachine(nil, tt.bare)
+			for _, c := range topologyChecks(bare, t.TempDir(), awayInPods(tt.live, bare)) {
+				if strings.Contains(c.what, "RDMA device(s)") {
+					if c.level != tt.wantLevel || c.what != tt.wantWhat {
+						t.Fatalf("got %s %q, want %s %q", c.level, c.what, tt.wantLevel, tt.wantWhat)
+					}
+					return
+				}
+			}
+			t.Fatal("no device count check")
+		})
+	}
+}

@@ -34,9 +34,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 			for _, use := range readers {
 				use(s.Machine)
 			}
-			if err := inv.SaveHeld(saveTo); err != nil {
-				log.Warn("cannot save the held NICs' records", "reason", err)
-			}
+			saveRecords(inv, saveTo, log)
 			reportChanges(s, log)
 			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod)
 		},
@@ -44,16 +42,27 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 	})
 }
 
-// heldFile keeps the host records of NICs that sit in pods across restarts.
+// heldFile keeps the NICs' host records across restarts, for the NICs
+// that sit in pods when raild starts.
 func heldFile(stateDir string) string { return filepath.Join(stateDir, "inventory.json") }
+
+// saveRecords writes the snapshot's NIC records to heldFile; a failure
+// costs only the memory of NICs moved into pods before the next save.
+func saveRecords(inv *inventory.Inventory, path string, log *slog.Logger) {
+	if err := inv.SaveRecords(path); err != nil {
+		log.Warn("cannot save the NICs' host records", "reason", err)
+	}
+}
 
 // adoptLeases makes the inventory follow the leases on disk before
 // anything reads it: NICs they hold stay known while they sit in pods,
 // from the records an earlier raild saved when this one starts with them
-// already moved. (The service's own view replaces this once it runs.)
+// already moved. (The service's own view replaces this once it runs.) The
+// merged snapshot is saved at once, so every NIC has a record before the
+// first lease of this run can move it.
 func adoptLeases(inv *inventory.Inventory, alloc *ipam.Allocator, stateDir string, log *slog.Logger) {
 	if err := inv.Restore(heldFile(stateDir)); err != nil {
-		log.Warn("held NICs' records not used", "reason", err)
+		log.Warn("NIC records not used", "reason", err)
 	}
 	inv.SetHolders(func() map[string]string { return leaseHolders(alloc.Leases()) })
 	snap, err := inv.Rescan("leases loaded")
@@ -61,6 +70,7 @@ func adoptLeases(inv *inventory.Inventory, alloc *ipam.Allocator, stateDir strin
 		log.Warn("node rescan failed; the last snapshot stays", "reason", err)
 		return
 	}
+	saveRecords(inv, heldFile(stateDir), log)
 	if len(snap.InPod) > 0 {
 		log.Info("NICs in pods", "inPod", snap.InPod)
 	}

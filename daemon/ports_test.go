@@ -37,7 +37,7 @@ func dualPortMachine(t *testing.T) (*topology.Machine, string) {
 func TestDoctorDualPort(t *testing.T) {
 	m, root := dualPortMachine(t)
 	var lines []string
-	for _, c := range topologyChecks(m, root) {
+	for _, c := range topologyChecks(m, root, 0) {
 		lines = append(lines, c.level+" "+c.what)
 	}
 	tests := []struct {

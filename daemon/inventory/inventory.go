@@ -46,7 +46,7 @@ type Inventory struct {
 	now      func() time.Time
 
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
-	remembered map[string]topology.NIC // held NICs saved by an earlier raild (Restore)
+	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
 	current    atomic.Pointer[Snapshot]
 }
 

@@ -76,6 +76,21 @@ func TestRescan(t *testing.T) {
 					t.Errorf("InPod = %v, want mlx5_2 in ns/b", s.InPod)
 				}
 			}},
+		{name: "held NIC read while its RDMA device moves (uverbs re-registering)", holders: map[string]string{"mlx5_2": "ns/b"},
+			change: func(t *testing.T, root string, _ *fakesys.Spec) {
+				must(t, os.Remove(filepath.Join(root, "sys/class/infiniband_verbs/uverbs2")))
+			}, check: func(t *testing.T, s *Snapshot) {
+				if nic := nicOf(t, s, "mlx5_2"); nic.UverbsName != "uverbs2" || nic.Uverbs == nil {
+					t.Errorf("mlx5_2 lost its uverbs device: %+v", nic)
+				}
+			}},
+		{name: "uverbs of a NIC nobody holds gone", change: func(t *testing.T, root string, _ *fakesys.Spec) {
+			must(t, os.Remove(filepath.Join(root, "sys/class/infiniband_verbs/uverbs3")))
+		}, check: func(t *testing.T, s *Snapshot) {
+			if nic := nicOf(t, s, "mlx5_3"); nic.UverbsName != "" || nic.Uverbs != nil {
+				t.Errorf("mlx5_3 = %+v, want it shown without uverbs", nic)
+			}
+		}},
 		{name: "NIC nobody holds disappears", change: func(t *testing.T, root string, _ *fakesys.Spec) {
 			must(t, os.Remove(filepath.Join(root, "sys/class/infiniband/mlx5_3")))
 		}, check: func(t *testing.T, s *Snapshot) {

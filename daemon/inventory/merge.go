@@ -9,18 +9,27 @@ import (
 // merge keeps a held NIC known while it sits in a pod: when the host shows
 // it without its netdev (shared RDMA mode: the netdev moved) or not at all
 // (exclusive mode: the RDMA device moved too), its last host record is
-// kept and the NIC is listed in InPod with its holder. A NIC nobody holds
-// is reported exactly as discovered.
+// kept and the NIC is listed in InPod with its holder; a held NIC read
+// without the char devices it had keeps them (keepCharDevs). A NIC nobody
+// holds is reported exactly as discovered.
 func merge(lastSeen func(string) (topology.NIC, bool), found *topology.Machine, holders map[string]string) (*topology.Machine, map[string]string) {
 	inPod := map[string]string{}
 	nics := slices.Clone(found.NICs)
+	changed := false
 	for i, nic := range nics {
 		pod, held := holders[nic.Name]
-		if !held || nic.Netdev != "" {
+		if !held {
+			continue
+		}
+		last, seen := lastSeen(nic.Name)
+		if nic.Netdev != "" {
+			if seen && lacksCharDevs(nic, last) {
+				nics[i], changed = keepCharDevs(nic, last), true
+			}
 			continue
 		}
 		inPod[nic.Name] = pod
-		if last, ok := lastSeen(nic.Name); ok && last.Netdev != "" {
+		if seen && last.Netdev != "" {
 			nics[i] = keepLive(last, nic)
 		}
 	}
@@ -33,12 +42,43 @@ func merge(lastSeen func(string) (topology.NIC, bool), found *topology.Machine, 
 			inPod[name] = pod
 		}
 	}
-	if len(inPod) == 0 {
+	if len(inPod) == 0 && !changed {
 		return found, inPod
 	}
 	m := topology.NewMachine(found.GPUs, nics)
 	m.Root, m.RdmaCM, m.Problems = found.Root, found.RdmaCM, found.Problems
 	return m, inPod
+}
+
+// keepCharDevs fills the char devices a held NIC is read without from its
+// last record. Moving an RDMA device between netns unregisters and
+// re-registers its uverbs/umad devices while the device itself stays
+// listed, so a rescan in that moment reads a torn record; the pod holding
+// the NIC keeps using the devices it had.
+func keepCharDevs(now, last topology.NIC) topology.NIC {
+	if now.Uverbs == nil && last.Uverbs != nil {
+		now.Uverbs, now.UverbsName = last.Uverbs, last.UverbsName
+	}
+	now.Ports = slices.Clone(now.Ports) // found's own ports stay as read
+	for i := range now.Ports {
+		if i < len(last.Ports) && now.Ports[i].Umad == nil {
+			now.Ports[i].Umad, now.Ports[i].Issm = last.Ports[i].Umad, last.Ports[i].Issm
+		}
+	}
+	return now
+}
+
+// lacksCharDevs reports whether now lacks a char device last had.
+func lacksCharDevs(now, last topology.NIC) bool {
+	if now.Uverbs == nil && last.Uverbs != nil {
+		return true
+	}
+	for i := range now.Ports {
+		if i < len(last.Ports) && now.Ports[i].Umad == nil && last.Ports[i].Umad != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // keepLive takes the last host record (netdev name, PCI place) and the

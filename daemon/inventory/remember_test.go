@@ -8,33 +8,36 @@ import (
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
-// TestRestartWhileNICsSitInPods: a raild that saved its held NICs and then
-// restarts while one NIC's netdev (shared mode) and another's whole RDMA
-// device (exclusive mode) sit in pods knows both, under their host names.
+// TestRestartWhileNICsSitInPods: a raild that saved its NIC records and
+// then restarts while one NIC's netdev (shared mode) and another's whole
+// RDMA device (exclusive mode) sit in pods knows both, under their host
+// names, whether the records were saved while the pods held the NICs or
+// before any lease (raild killed right after the ADD, before a rescan).
 func TestRestartWhileNICsSitInPods(t *testing.T) {
-	root, spec := fakeNode(t, fakesys.Options{})
-	saved := filepath.Join(t.TempDir(), "inventory.json")
 	holders := map[string]string{"mlx5_0": "ns/shared", "mlx5_2": "ns/exclusive"}
-	hosts := map[string]string{"mlx5_0": netdevOf(t, spec, "mlx5_0"), "mlx5_2": netdevOf(t, spec, "mlx5_2")}
-
-	first, err := New(root, nil, func() map[string]string { return holders })
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, first.SaveHeld(saved))
-	must(t, fakesys.RemoveNetdev(root, hosts["mlx5_0"]))
-	must(t, os.Remove(filepath.Join(root, "sys/class/infiniband/mlx5_2")))
-
 	tests := []struct {
-		name     string
-		restore  bool
-		wantHost map[string]string // NIC -> netdev expected in the snapshot ("" absent)
+		name       string
+		savedWith  map[string]string // the holders when the records were saved
+		restore    bool
+		wantRecord bool
 	}{
-		{name: "without the saved records", restore: false, wantHost: map[string]string{"mlx5_0": "", "mlx5_2": ""}},
-		{name: "with the saved records", restore: true, wantHost: hosts},
+		{name: "without the saved records", savedWith: holders, restore: false},
+		{name: "saved while held", savedWith: holders, restore: true, wantRecord: true},
+		{name: "saved before any lease", savedWith: nil, restore: true, wantRecord: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			root, spec := fakeNode(t, fakesys.Options{})
+			saved := filepath.Join(t.TempDir(), "inventory.json")
+			hosts := map[string]string{"mlx5_0": netdevOf(t, spec, "mlx5_0"), "mlx5_2": netdevOf(t, spec, "mlx5_2")}
+			first, err := New(root, nil, func() map[string]string { return tt.savedWith })
+			if err != nil {
+				t.Fatal(err)
+			}
+			must(t, first.SaveRecords(saved))
+			must(t, fakesys.RemoveNetdev(root, hosts["mlx5_0"]))
+			must(t, os.Remove(filepath.Join(root, "sys/class/infiniband/mlx5_2")))
+
 			inv, err := New(root, nil, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -47,8 +50,12 @@ func TestRestartWhileNICsSitInPods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for nic, want := range tt.wantHost {
+			for nic, host := range hosts {
 				got, _ := snap.Machine.NICByName(nic)
+				want := ""
+				if tt.wantRecord {
+					want = host
+				}
 				if got.Netdev != want {
 					t.Errorf("%s netdev = %q, want %q", nic, got.Netdev, want)
 				}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,8 +30,9 @@ type guestNode struct {
 	run      string // containerd's run dir (RAIL_RIG_RUN)
 	socket   string // raild's API socket
 	raildLog string
-	// stopRaild ends raild and returns its exit; nil until raild started.
-	stopRaild func() error
+	// raild is the running `raild serve`, started with raildArgs; nil until start.
+	raild     *raildProc
+	raildArgs []string
 }
 
 // requireGuestNode checks what run.sh hands over and makes the node's
@@ -88,8 +88,8 @@ func (n *guestNode) start(t *testing.T, conflist map[string]any, raildYAML strin
 		if err := n.script("stop-containerd.sh"); err != nil {
 			t.Error(err)
 		}
-		if n.stopRaild != nil {
-			if err := n.stopRaild(); err != nil {
+		if n.raild != nil {
+			if err := n.raild.stop(syscall.SIGTERM); err != nil {
 				t.Errorf("raild did not exit cleanly on SIGTERM: %v", err)
 			}
 		}
@@ -99,9 +99,6 @@ func (n *guestNode) start(t *testing.T, conflist map[string]any, raildYAML strin
 	}
 	n.startRaild(t, "--config", config, "--root", "/", "--socket", n.socket,
 		"--state-dir", filepath.Join(n.work, "state"), "--node-name", "rail-vm")
-	waitFor(t, "raild to register with containerd's NRI", func() bool {
-		return strings.Contains(readText(n.raildLog), "synchronized with the runtime")
-	})
 	t.Logf("containerd + raild ready in %v", time.Since(t0))
 }
 
@@ -116,45 +113,6 @@ func (n *guestNode) script(name string, env ...string) error {
 		return fmt.Errorf("%s: %w\n%s", name, err, out)
 	}
 	return nil
-}
-
-// startRaild runs `raild serve` until stopRaild: SIGTERM, then SIGKILL
-// after a bound, both by exec's context handling.
-func (n *guestNode) startRaild(t *testing.T, args ...string) {
-	t.Helper()
-	logf, err := os.Create(n.raildLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, filepath.Join(n.railBin, "raild"), append([]string{"serve"}, args...)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 30 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start raild: %v", err)
-	}
-	var waitErr error
-	alive, exited := context.WithCancel(context.Background())
-	go func() { waitErr = cmd.Wait(); exited() }()
-	n.stopRaild = func() error {
-		cancel()
-		<-alive.Done()
-		if errors.Is(waitErr, context.Canceled) {
-			return nil // exit status 0 after our SIGTERM: exec reports the cancel
-		}
-		return waitErr
-	}
-	client := api.NewClient(n.socket, 2*time.Second)
-	waitFor(t, "raild's API socket", func() bool {
-		if alive.Err() != nil {
-			t.Fatalf("raild exited at start (%v):\n%s", waitErr, readText(n.raildLog))
-		}
-		_, err := client.Leases(context.Background())
-		return err == nil
-	})
 }
 
 // leases asks raild for every lease on the node.

@@ -87,6 +87,14 @@ func (p *pod) startContainer(t *testing.T, name, image string) string {
 	return id
 }
 
+// removeContainer stops and removes a container of the pod at once (every
+// container still there when the pod stops is stopped within the same CRI
+// call as the CNI DEL, which under TCG can outlast crictl's timeout).
+func (p *pod) removeContainer(t *testing.T, id string) {
+	t.Helper()
+	p.node.mustCrictl(t, "rm", "-f", id)
+}
+
 // exec runs a command in a container and returns its output.
 func (n *guestNode) exec(ctr string, args ...string) (string, error) {
 	return n.crictl(append([]string{"exec", ctr}, args...)...)
