@@ -26,7 +26,7 @@ import (
 )
 
 type serveFlags struct {
-	config, root, socket, stateDir, nodeName, podResources, metricsAddr, logLevel string
+	config, root, socket, stateDir, nodeName, podResources, metricsAddr, logLevel, kubeconfig string
 }
 
 func runServe(args []string) error {
@@ -40,6 +40,7 @@ func runServe(args []string) error {
 	fs.StringVar(&f.podResources, "pod-resources-socket", "", "kubelet PodResources socket (empty: GPUs from annotations and cni-args only)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file for the API server (turns the connection on under kubernetes.enabled: auto)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,6 +77,8 @@ func loadServeConfig(fs *flag.FlagSet, f serveFlags) (*config.Config, error) {
 			cfg.PodResourcesSocket = f.podResources
 		case "metrics-addr":
 			cfg.MetricsAddr = f.metricsAddr
+		case "kubeconfig":
+			cfg.Kubernetes.Kubeconfig = f.kubeconfig
 		}
 	})
 	return cfg, cfg.Finish()
@@ -132,17 +135,25 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
 	opt.Metrics = m
 	m.WatchNode(nodeState(inv))
+	k, err := newKube(cfg, m, log.With("part", "kube"))
+	if err != nil {
+		return err
+	}
+	if k != nil {
+		opt.PodMeta = k.Pods
+	}
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
 	inv.SetHolders(svc.NICHolders)
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
-	return run(ctx, cfg, inv, svc, m, kubelet, log)
+	return run(ctx, cfg, inv, svc, m, kubelet, k, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet,
+	k *kube, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
@@ -153,10 +164,11 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
 	go reconcileLoop(ctx, svc, log.With("part", "reconcile"))
+	k.run(ctx)
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
 			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
-			return errors.Join(err, svc.StoreHealth(), cniReady())
+			return errors.Join(err, svc.StoreHealth(), cniReady(), k.healthy())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
 			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
