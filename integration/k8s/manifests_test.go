@@ -77,6 +77,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{"cni.install=multus", `cni.install "multus": use chained or nad`},
 		{"hostPaths.root=machine", `hostPaths.root "machine": want an absolute path`},
 		{"pools=null", "pools: give at least one pool"},
+		{"kubernetes.enabled=maybe", `kubernetes.enabled "maybe": use auto, true or false`},
 	}
 	for _, tc := range tests {
 		out, err := exec.Command(helm, "template", "rail", chart, "--set", tc.set).CombinedOutput()
