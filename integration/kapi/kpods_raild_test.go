@@ -230,13 +230,7 @@ func TestRaildReadsAnnotationsFromTheAPIServer(t *testing.T) {
 // with code 11, and says so on /readyz; a raild with the connection off
 // keeps today's behaviour.
 func TestRaildWithoutAPIServer(t *testing.T) {
-	dead := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	text := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://%s\", insecure-skip-tls-verify: true}\n"+
-		"users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n", dead)
-	if err := os.WriteFile(kubeconfig, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := deadKubeconfig(t)
 	r := startRaild(t, "{}", "--kubeconfig", kubeconfig)
 	plan, err := r.add("sb-1", "p", "u-1", map[string]string{api.AnnotationPool: "decode"})
 	wantPool(t, plan, err, "decode")
