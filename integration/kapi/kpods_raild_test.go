@@ -156,23 +156,18 @@ func TestRaildReadsAnnotationsFromTheAPIServer(t *testing.T) {
 	})
 
 	t.Run("pod created after the ADD started", func(t *testing.T) {
-		var uid string
 		created := make(chan struct{})
 		go func() {
 			defer close(created)
 			time.Sleep(300 * time.Millisecond)
-			pod, err := kube.CoreV1().Pods("default").Create(context.Background(),
-				kpodsPod("late", kpodsNode, map[string]string{api.AnnotationPool: "decode"}), metav1.CreateOptions{})
-			if err != nil {
+			pod := kpodsPod("late", kpodsNode, map[string]string{api.AnnotationPool: "decode"})
+			if _, err := kube.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 				t.Errorf("create pod: %v", err)
-				return
 			}
-			uid = string(pod.UID)
 		}()
 		plan, err := r.add("sb-late", "late", "", nil)
 		<-created
 		wantPool(t, plan, err, "decode")
-		_ = uid
 	})
 	t.Run("runtime annotations win without asking", func(t *testing.T) {
 		plan, err := r.add("sb-rt", "not-in-the-cluster", "u-rt", map[string]string{api.AnnotationPool: "prefill"})
