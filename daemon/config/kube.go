@@ -16,9 +16,10 @@ const (
 // DefaultPodWait is how long an ADD waits for its pod to reach the informer.
 const DefaultPodWait = 3 * time.Second
 
-// maxPodWait keeps podWait below the plugin's default call timeout (10s),
-// so a pod that never comes fails with raild's reason, not a timeout.
-const maxPodWait = 8 * time.Second
+// maxPodWait keeps podWait, plus the up to 2s raild then takes to ask the
+// API server why, below the plugin's default call timeout (10s), so a pod
+// that never comes fails with raild's reason, not a timeout.
+const maxPodWait = 7 * time.Second
 
 // Kubernetes is raild's connection to the API server.
 type Kubernetes struct {

@@ -31,7 +31,7 @@ func TestKubernetesSection(t *testing.T) {
 		{name: "on outside a pod", section: Kubernetes{Enabled: "true", PodWait: "500ms"}, getenv: outside, wantOn: true, wantWait: 500 * time.Millisecond},
 		{name: "podWait zero", section: Kubernetes{PodWait: "0s"}, getenv: inPod, wantOn: true, wantWait: 0},
 		{name: "enabled yes", section: Kubernetes{Enabled: "yes"}, getenv: outside, wantErr: `kubernetes.enabled "yes": want auto, true or false`},
-		{name: "podWait not a duration", section: Kubernetes{PodWait: "3"}, getenv: outside, wantErr: `kubernetes.podWait "3": want a duration from 0s to 8s`},
+		{name: "podWait not a duration", section: Kubernetes{PodWait: "3"}, getenv: outside, wantErr: `kubernetes.podWait "3": want a duration from 0s to 7s`},
 		{name: "podWait negative", section: Kubernetes{PodWait: "-1s"}, getenv: outside, wantErr: `kubernetes.podWait "-1s"`},
 		{name: "podWait beyond the plugin timeout", section: Kubernetes{PodWait: "30s"}, getenv: outside, wantErr: `kubernetes.podWait "30s"`},
 		{name: "kubeconfig while off", section: Kubernetes{Enabled: "false", Kubeconfig: "/k"}, getenv: outside,
