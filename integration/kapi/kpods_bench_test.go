@@ -19,6 +19,7 @@ import (
 	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/daemon/podcache"
 	"github.com/railcni/rail/integration/kapi"
+	"github.com/railcni/rail/pkg/api"
 )
 
 // BenchmarkPodAnnotations: what an ADD pays for the annotations of its
@@ -142,4 +143,40 @@ func realisticPod(i int) *corev1.Pod {
 	pod.Spec.Containers = []corev1.Container{container("server"), container("sidecar")}
 	pod.Spec.Volumes = []corev1.Volume{{Name: "models", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	return pod
+}
+
+// BenchmarkRaildADD: an ADD through raild's socket (address only, so the
+// figure is raild's, not netlink's) whose runtime passed the annotations
+// vs one whose annotations come from raild's pod informer. Each ADD is
+// released untimed.
+func BenchmarkRaildADD(b *testing.B) {
+	s := kapi.Start(b)
+	r := startRaild(b, "{}", "--kubeconfig", s.Kubeconfig)
+	annotations := map[string]string{"rail.dev/pool": "decode"}
+	pod := createPod(b, s.Clients.Kube, kpodsPod("bench-add", kpodsNode, annotations))
+	waitFor(b, "/readyz", func() error {
+		if code, body := r.readyz(b); code != 200 {
+			return fmt.Errorf("%d %s", code, body)
+		}
+		return nil
+	})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+	}{{"runtime-annotations", annotations}, {"informer", nil}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for range b.N {
+				plan, err := r.add("sb-bench", "bench-add", string(pod.UID), tc.annotations)
+				if err != nil || plan.Interfaces[0].Pool != "decode" {
+					b.Fatalf("ADD: %+v %v", plan, err)
+				}
+				b.StopTimer()
+				if err := r.client.Release(ctx, api.AttachmentRequest{Sandbox: "sb-bench", IfName: "net1", Network: "rail"}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
 }

@@ -31,7 +31,7 @@ type kpodsRaild struct {
 
 // startRaild builds raild once per test binary and runs it until the test
 // ends, with the given extra flags (e.g. --kubeconfig).
-func startRaild(t *testing.T, kubernetes string, flags ...string) *kpodsRaild {
+func startRaild(t testing.TB, kubernetes string, flags ...string) *kpodsRaild {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "kpods-raild-") // short: unix socket paths are limited
 	if err != nil {
@@ -43,7 +43,7 @@ func startRaild(t *testing.T, kubernetes string, flags ...string) *kpodsRaild {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	config := fmt.Sprintf("nodeName: %s\nmetricsAddr: 127.0.0.1:%d\nkubernetes: %s\npools:\n"+
+	config := fmt.Sprintf("nodeName: %s\ncooldown: 0s\nmetricsAddr: 127.0.0.1:%d\nkubernetes: %s\npools:\n"+
 		"  - {name: prefill, subnet: 10.61.0.0/24}\n  - {name: decode, subnet: 10.62.0.0/24}\n", kpodsNode, port, kubernetes)
 	if err := os.WriteFile(filepath.Join(dir, "raild.yaml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func startRaild(t *testing.T, kubernetes string, flags ...string) *kpodsRaild {
 
 var builtRaild string
 
-func raildBin(t *testing.T) string {
+func raildBin(t testing.TB) string {
 	t.Helper()
 	if builtRaild != "" {
 		return builtRaild
@@ -94,7 +94,7 @@ func raildBin(t *testing.T) string {
 	return builtRaild
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -105,7 +105,7 @@ func freePort(t *testing.T) int {
 }
 
 // readyz returns /readyz's status code and body.
-func (r *kpodsRaild) readyz(t *testing.T) (int, string) {
+func (r *kpodsRaild) readyz(t testing.TB) (int, string) {
 	t.Helper()
 	resp, err := http.Get(r.metrics + "/readyz")
 	if err != nil {
