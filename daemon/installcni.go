@@ -30,6 +30,9 @@ func installCNI(args []string, out io.Writer) error {
 	entry := fs.String("entry", "", "rail's conflist entry as JSON (default "+cniconf.DefaultEntry+")")
 	fs.StringVar(&c.EntryFile, "entry-file", "", "file holding rail's conflist entry as JSON")
 	uninstall := fs.Bool("uninstall", false, "remove rail's entry from the conf dir's conflists (binaries stay)")
+	unlessRollout := fs.Bool("unless-rollout", false, "with --uninstall: keep the entry while this raild pod's DaemonSet lives "+
+		"(a rollout); needs $POD_NAMESPACE, $POD_NAME and the API server (any doubt removes it)")
+	kubeconfig := fs.String("kubeconfig", "", "with --unless-rollout: kubeconfig file (default: the pod's service account)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,6 +43,9 @@ func installCNI(args []string, out io.Writer) error {
 	}
 	in := cniconf.NewInstaller(cfg)
 	if *uninstall {
+		if *unlessRollout && keepForRollout(*kubeconfig, out) {
+			return nil
+		}
 		return uninstallEntry(in, out)
 	}
 	for _, name := range []string{"rail", "rail-ipam"} {

@@ -25,7 +25,7 @@ import (
 )
 
 type serveFlags struct {
-	config, root, socket, stateDir, nodeName, podResources, metricsAddr, logLevel string
+	config, root, socket, stateDir, nodeName, podResources, metricsAddr, logLevel, kubeconfig string
 }
 
 func runServe(args []string) error {
@@ -39,6 +39,7 @@ func runServe(args []string) error {
 	fs.StringVar(&f.podResources, "pod-resources-socket", "", "kubelet PodResources socket (empty: GPUs from annotations and cni-args only)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (empty: off)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file for the API server (turns the connection on under kubernetes.enabled: auto)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,6 +76,8 @@ func loadServeConfig(fs *flag.FlagSet, f serveFlags) (*config.Config, error) {
 			cfg.PodResourcesSocket = f.podResources
 		case "metrics-addr":
 			cfg.MetricsAddr = f.metricsAddr
+		case "kubeconfig":
+			cfg.Kubernetes.Kubeconfig = f.kubeconfig
 		}
 	})
 	return cfg, cfg.Finish()
@@ -98,7 +101,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pools, followPools, err := nodePools(ctx, cfg, nil, log) // TODO(kpods): the API clients, nil without an API server
+	clients, err := connectKube(cfg) // nil: raild runs without an API server
+	if err != nil {
+		return err
+	}
+	pools, followPools, err := nodePools(ctx, cfg, clients, log)
 	if err != nil {
 		return err
 	}
@@ -129,13 +136,23 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		opt.Pods = pods
 		kubelet.Pods = pods
 	}
-	if err := startDRA(ctx, nil /* TODO(integrator): kpods' *kubeclient.Clients */, cfg, &opt, &kubelet, log); err != nil {
+	if err := startDRA(ctx, clients, cfg, &opt, &kubelet, log); err != nil {
 		return err
 	}
 	var svc *service.Service
 	m := metrics.New(func() []apiPoolStatus { return svc.Pools() })
 	opt.Metrics = m
 	m.WatchNode(nodeState(inv))
+	k, err := newKube(clients, cfg, m, log.With("part", "kube"))
+	if err != nil {
+		return err
+	}
+	if k != nil {
+		opt.PodMeta = k.Pods
+	}
+	if opt.Reporter, err = startPodReport(ctx, clients, cfg.NodeName, m, log.With("part", "podreport")); err != nil {
+		return err
+	}
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
@@ -143,11 +160,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
 	go followPools(ctx)
-	return run(ctx, cfg, inv, svc, m, kubelet, log)
+	return run(ctx, cfg, inv, svc, m, kubelet, k, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet,
+	k *kube, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
@@ -158,10 +176,11 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
 	go reconcileLoop(ctx, svc, log.With("part", "reconcile"))
+	k.run(ctx)
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
 			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
-			return errors.Join(err, svc.StoreHealth(), cniReady())
+			return errors.Join(err, svc.StoreHealth(), cniReady(), k.healthy())
 		}
 		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
 			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,

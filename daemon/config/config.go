@@ -54,6 +54,7 @@ type Config struct {
 	NRI           nri.Config          `json:"nri,omitempty"`
 	DevicePlugin  deviceplugin.Config `json:"devicePlugin,omitempty"`
 	CNI           cniconf.Config      `json:"cni,omitempty"`
+	Kubernetes    Kubernetes          `json:"kubernetes,omitempty"`
 
 	CooldownDuration time.Duration `json:"-"`
 }
@@ -118,7 +119,8 @@ func (c *Config) Finish() error {
 			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
 		}
 	}
-	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings())
+	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
+		c.Kubernetes.finish(os.Getenv), c.checkKubeNode())
 	return errors.Join(errs...)
 }
 
@@ -135,6 +137,16 @@ func (c *Config) checkNodeName() error {
 		}
 	}
 	return nil
+}
+
+// checkKubeNode refuses the API connection without a node name: the pod
+// informer watches this node's pods only.
+func (c *Config) checkKubeNode() error {
+	if !c.Kubernetes.On || c.NodeName != "" {
+		return nil
+	}
+	return fmt.Errorf("nodeName: empty, but the API connection is on (kubernetes.enabled %q): set nodeName, --node-name "+
+		"or $NODE_NAME (in the DaemonSet from fieldRef spec.nodeName), or set kubernetes.enabled: false", c.Kubernetes.Enabled)
 }
 
 // UseAffinityRails reports whether rails follow the node's affinity order.

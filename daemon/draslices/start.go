@@ -47,7 +47,7 @@ func Start(ctx context.Context, clients *kubeclient.Clients, opt Options) (*Slic
 	}
 	s := newSlices(opt)
 	s.selector = fields.OneTermEqualSelector(nodeNameField, opt.Node).String()
-	s.informer = informers.NewFilteredResourceSliceInformer(clients.Kube, opt.Resync, cache.Indexers{},
+	s.informer = informers.NewFilteredResourceSliceInformer(clients.Watch, opt.Resync, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.FieldSelector = s.fieldSelector() })
 	if err := s.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 		s.setListErr(err)

@@ -17,12 +17,27 @@ import (
 // Clients are the API clients raild uses.
 type Clients struct {
 	Config *rest.Config
-	Kube   kubernetes.Interface
-	NAD    nadclient.Interface
+	// Kube and NAD bound every request by Config.Timeout: use them for
+	// get, list, create, patch.
+	Kube kubernetes.Interface
+	NAD  nadclient.Interface
+	// Watch has no overall timeout: informers and watches use it (an
+	// http.Client timeout also cuts a watch's stream, so a watch through
+	// Kube would end and be re-established every Config.Timeout).
+	Watch kubernetes.Interface
 }
 
-// DefaultTimeout bounds every single API request (watches excepted).
+// DefaultTimeout bounds every single API request of Kube and NAD.
 const DefaultTimeout = 10 * time.Second
+
+// Client-side rate limit, when the config sets none: client-go's own
+// default (5 per second, bursts of 10) queues a GET 200 ms behind the
+// previous ones as soon as a burst of pods starts (measured in
+// integration/kapi, BenchmarkPodAnnotations).
+const (
+	DefaultQPS   = 20
+	DefaultBurst = 50
+)
 
 // Config builds the client config: the kubeconfig file when one is
 // named, else the pod's in-cluster service account.
@@ -47,6 +62,9 @@ func New(cfg *rest.Config, userAgent string) (*Clients, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	}
 	if userAgent != "" {
 		cfg.UserAgent = userAgent
 	}
@@ -58,5 +76,11 @@ func New(cfg *rest.Config, userAgent string) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network-attachment-definition client: %w", err)
 	}
-	return &Clients{Config: cfg, Kube: kube, NAD: nad}, nil
+	unbounded := rest.CopyConfig(cfg)
+	unbounded.Timeout = 0
+	watch, err := kubernetes.NewForConfig(unbounded)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes watch client: %w", err)
+	}
+	return &Clients{Config: cfg, Kube: kube, NAD: nad, Watch: watch}, nil
 }

@@ -30,6 +30,10 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	if existing := s.alloc.Get(req.Sandbox, req.IfName, req.Network); len(existing) > 0 {
 		return s.planFromLeases(req.Sandbox, req.IfName, req.Network, existing), nil
 	}
+	req, err := s.withPodAnnotations(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	pool, err := s.explicitPool(req)
 	if err != nil {
 		return nil, err

@@ -31,10 +31,13 @@ type Options struct {
 	Machine *topology.Machine
 	// Live, when set, is the node as it is now (the inventory's current
 	// snapshot); every placement and plan reads it instead of Machine.
-	Live         func() *topology.Machine
-	Rails        map[string]int
-	Alloc        *ipam.Allocator
-	Pods         PodDevices // nil: GPUs come only from annotations and cni-args
+	Live  func() *topology.Machine
+	Rails map[string]int
+	Alloc *ipam.Allocator
+	Pods  PodDevices // nil: GPUs come only from annotations and cni-args
+	// PodMeta reads annotations the runtime did not pass (nil: only the
+	// runtime's annotations count).
+	PodMeta      PodMeta
 	GPUResources []string
 	// DRA resolves DRA-allocated GPUs through the node's ResourceSlices;
 	// nil (raild without an API server): a pod holding DRA GPUs fails ADD

@@ -78,6 +78,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{"hostPaths.root=machine", `hostPaths.root "machine": want an absolute path`},
 		{"pools=null", "pools: give at least one pool"},
 		{"apiServer.host=10.0.0.10", "apiServer: set both host and port"},
+		{"kubernetes.enabled=maybe", `kubernetes.enabled "maybe": use auto, true or false`},
 	}
 	for _, tc := range tests {
 		out, err := exec.Command(helm, "template", "rail", chart, "--set", tc.set).CombinedOutput()

@@ -39,12 +39,12 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	admin := s.Clients.Kube
-	pod := createPod(t, admin, "trainer", primaryStatus)
+	pod := createStatusPod(t, admin, "trainer", primaryStatus)
 	// Between raild's read of the pod and its first patch, another writer
 	// adds its own entry: raild's patch must conflict, and the retry keep it.
 	race := &interposer{before: func() { addEntry(t, admin, "trainer", otherEntry) }}
 	raild := asRaild(t, s.Config, admin, race)
-	createPod(t, admin, "latecomer", "")
+	createStatusPod(t, admin, "latecomer", "")
 
 	reporter, err := podreport.Start(ctx, raild, podreport.Options{NodeName: "node1", RetryBase: 10 * time.Millisecond, RetryMax: time.Second})
 	if err != nil {
@@ -198,7 +198,7 @@ func addEntry(t *testing.T, kube kubernetes.Interface, name, entry string) {
 	}
 }
 
-func createPod(t *testing.T, kube kubernetes.Interface, name, status string) *corev1.Pod {
+func createStatusPod(t *testing.T, kube kubernetes.Interface, name, status string) *corev1.Pod {
 	t.Helper()
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.PodSpec{NodeName: "node1", Containers: []corev1.Container{{Name: "c", Image: "example.invalid/c"}}}}

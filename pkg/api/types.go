@@ -44,7 +44,7 @@ type AllocateRequest struct {
 	Mode         Mode              `json:"mode"`
 	Pool         string            `json:"pool,omitempty"`
 	Selector     Selector          `json:"selector,omitempty"`
-	Annotations  map[string]string `json:"annotations,omitempty"`
+	Annotations  map[string]string `json:"annotations"` // null: the runtime passed none (raild may ask the API server); {}: the pod has none
 	CNIArgs      *CNIArgs          `json:"cniArgs,omitempty"`
 	// Chained is true when rail runs after a primary plugin: interfaces are
 	// then named IfPrefix+N; alone they are IfName, IfName-1, ...

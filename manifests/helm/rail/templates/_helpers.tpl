@@ -47,6 +47,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not (has .Values.attachPolicy (list "gpu-or-annotated" "annotated" "all")) -}}
 {{- fail (printf "attachPolicy %q: use gpu-or-annotated, annotated or all" .Values.attachPolicy) -}}
 {{- end -}}
+{{- if not (has (toString .Values.kubernetes.enabled) (list "auto" "true" "false")) -}}
+{{- fail (printf "kubernetes.enabled %q: use auto, true or false" (toString .Values.kubernetes.enabled)) -}}
+{{- end -}}
 {{- if not (kindIs "slice" .Values.pools) -}}
 {{- fail "pools: give at least one pool, e.g. --set pools[0].name=rail,pools[0].subnet=10.77.0.0/24, or pools: [] when every pool is a RailPool" -}}
 {{- end -}}
