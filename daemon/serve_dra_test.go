@@ -26,8 +26,8 @@ func TestStartDRA(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no API server: DRA off", node: "n1"},
-		{name: "API server: slices informer", clients: &kubeclient.Clients{Kube: fake.NewClientset()}, node: "n1", wantDRA: true},
-		{name: "API server without a node name", clients: &kubeclient.Clients{Kube: fake.NewClientset()}, wantErr: "nodeName"},
+		{name: "API server: slices informer", clients: fakeClients(fake.NewClientset()), node: "n1", wantDRA: true},
+		{name: "API server without a node name", clients: fakeClients(fake.NewClientset()), wantErr: "nodeName"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,4 +49,9 @@ func TestStartDRA(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeClients serves requests and watches from one fake clientset.
+func fakeClients(c *fake.Clientset) *kubeclient.Clients {
+	return &kubeclient.Clients{Kube: c, Watch: c}
 }

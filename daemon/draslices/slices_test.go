@@ -68,7 +68,7 @@ func start(t testing.TB, client *fake.Clientset, wait time.Duration) *draslices.
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s, err := draslices.Start(ctx, &kubeclient.Clients{Kube: client}, draslices.Options{Node: node, Wait: wait})
+	s, err := draslices.Start(ctx, &kubeclient.Clients{Kube: client, Watch: client}, draslices.Options{Node: node, Wait: wait})
 	if err != nil || s == nil {
 		t.Fatalf("Start = %v, %v", s, err)
 	}
@@ -193,7 +193,7 @@ func TestStart(t *testing.T) {
 	if s, err := draslices.Start(context.Background(), nil, draslices.Options{Node: node}); s != nil || err != nil {
 		t.Errorf("Start(nil clients) = %v, %v; want DRA off", s, err)
 	}
-	_, err := draslices.Start(context.Background(), &kubeclient.Clients{Kube: fake.NewClientset()}, draslices.Options{})
+	_, err := draslices.Start(context.Background(), func() *kubeclient.Clients { c := fake.NewClientset(); return &kubeclient.Clients{Kube: c, Watch: c} }(), draslices.Options{})
 	if err == nil || !strings.Contains(err.Error(), "nodeName") {
 		t.Errorf("Start without a node = %v; want an error naming nodeName", err)
 	}
