@@ -48,9 +48,11 @@ qemu_accel_args() {
 }
 
 # boot_vm BOOT TESTBIN ARGS...: returns the test binary's exit code; 124 on timeout, 125 when the
-# guest never reported one.
+# guest never reported one. A guest that has not started its job RAIL_VM_START_TIMEOUT seconds
+# (default 300) after qemu started is stopped: its boot failed (see job_started).
 boot_vm() {
-  local boot=$1 kernel=$KDIR/vmlinux dir=$RUN/$1 qrc=0
+  local boot=$1 kernel=$KDIR/vmlinux dir=$RUN/$1 qrc=0 qpid
+  rm -rf "$dir"
   write_job "$@"
   [ -s "$kernel" ] || kernel=$KDIR/root/usr/lib/modules/$VM_KERNEL_ABI/vmlinuz
   say "boot $boot: $VM_KERNEL_ABI, ${RAIL_VM_ACCEL:-tcg}, ${RAIL_VM_CPUS:-2} vCPU, ${RAIL_VM_MEM:-1024} MiB $(boot_cmdline "$boot")"
@@ -65,7 +67,10 @@ boot_vm() {
     -device virtio-9p-pci,fsdev=hostfs,mount_tag=hostfs \
     -fsdev "local,id=jobfs,path=$dir,security_model=none" \
     -device virtio-9p-pci,fsdev=jobfs,mount_tag=jobfs \
-    -netdev hubport,id=nic0,hubid=0 -device virtio-net-pci,netdev=nic0 </dev/null || qrc=$?
+    -netdev hubport,id=nic0,hubid=0 -device virtio-net-pci,netdev=nic0 </dev/null &
+  qpid=$!
+  watch_start "$dir" "$qpid"
+  wait "$qpid" || qrc=$?
   if [ -s "$dir/rc" ]; then
     return "$(cat "$dir/rc")"
   fi
@@ -73,4 +78,24 @@ boot_vm() {
   tail -30 "$dir/console.log" >&2 || true
   [ "$qrc" = 124 ] && return 124
   return 125
+}
+
+# job_started BOOT: whether the guest of the last boot_vm BOOT reached its job (stage2 writes
+# uptime-at-job first). A boot that never did is the rig failing (TCG under load: a guest silent
+# before init, a kernel crash at boot), not a test: run.sh boots it once more.
+job_started() { [ -e "$RUN/$1/uptime-at-job" ]; }
+
+# watch_start DIR PID: stops qemu (PID, the timeout wrapper) when the guest has not started its job
+# in time, instead of waiting for the whole boot's timeout.
+watch_start() {
+  local dir=$1 pid=$2 waited=0 limit=${RAIL_VM_START_TIMEOUT:-300}
+  while kill -0 "$pid" 2>/dev/null && [ ! -e "$dir/uptime-at-job" ]; do
+    if [ "$waited" -ge "$limit" ]; then
+      say "the guest did not start its job within ${limit}s: stopping qemu"
+      kill "$pid" 2>/dev/null || true
+      return
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
 }

@@ -16,11 +16,13 @@
 #   RAIL_VM_ACCEL    tcg (default) or kvm
 #   RAIL_VM_MEM      guest MiB (default 1024)      RAIL_VM_CPUS  guest vCPUs (default 2)
 #   RAIL_VM_TIMEOUT  seconds per boot (default 900)
+#   RAIL_VM_START_TIMEOUT  seconds a guest may take to start its test job (default 300); one that
+#                    never does is booted once more, then counts as a rig failure (125)
 #   RAIL_VM_KEEP=1   keep the run directory (kernel console and dmesg of each boot)
 #   RAIL_VM_VERDICT_FILE  write the exit code there too (for callers going through make)
 #   RAIL_VM_MIRROR   Debian mirror (default: the host's apt mirror, else http://deb.debian.org/debian)
 # Exit code: 0 when every boot passed, else the first failing test exit code; 124 a boot timed out;
-# 125 the rig itself failed. Nothing is installed on the host but Debian packages (qemu, busybox, ...).
+# 125 the rig itself failed (also: a guest that twice never reached its test job). Nothing is installed on the host but Debian packages (qemu, busybox, ...).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -85,6 +87,12 @@ for boot in $BOOTS; do
   set +e
   boot_vm "$boot" "$TESTBIN" "$@"
   rc=$?
+  if [ "$rc" != 0 ] && ! job_started "$boot"; then
+    say "boot $boot: the guest never reached its job (a rig failure, not a test's): booting once more"
+    boot_vm "$boot" "$TESTBIN" "$@"
+    rc=$?
+    job_started "$boot" || rc=125
+  fi
   set -e
   say "boot $boot: exit code $rc ($(since "$t"); guest job started at uptime $(cat "$RUN/$boot/uptime-at-job" 2>/dev/null || echo ?)s)"
   [ "$verdict" = 0 ] && verdict=$rc
