@@ -133,6 +133,7 @@ func (n *node) checkGPUPod(t *testing.T, p pod) string {
 		}
 	}
 	n.checkInjected(t, p, want)
+	n.checkTold(t, p, leases)
 	return strings.Split(leases[0].Address, "/")[0]
 }
 

@@ -200,11 +200,14 @@ type networkStatus struct {
 	Default   bool     `json:"default"`
 }
 
-// podNetworkStatus reads the pod's network-status annotation.
+// podNetworkStatus reads the pod's network-status annotation (nil: none).
 func (c *cluster) podNetworkStatus(t *testing.T, pod string) []networkStatus {
 	t.Helper()
 	out := c.kubectl(t, "get", "pod", "-n", e2eNamespace, pod, "-o",
 		`jsonpath={.metadata.annotations.k8s\.v1\.cni\.cncf\.io/network-status}`)
+	if out == "" {
+		return nil // not written (yet)
+	}
 	var status []networkStatus
 	if err := json.Unmarshal([]byte(out), &status); err != nil {
 		t.Fatalf("%s: network-status %q: %v", pod, out, err)

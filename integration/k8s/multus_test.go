@@ -77,7 +77,7 @@ var simpleAttachments = []simpleAttachment{
 	{name: "rail-ipam under macvlan", pod: "nad-ipam",
 		networks: `[{"name":"macvlan-rail-ipam","cni-args":{"pool":"decode"}}]`, pool: "decode", nad: "macvlan-rail-ipam", mode: api.ModeIPAM},
 	// Multus forwards no annotations: raild reads rail.dev/pool from the API
-	// server (its pod informer, helper kpods).
+	// server (its pod informer).
 	{name: "rail.dev/pool annotation read from the API server", pod: "nad-prefill", networks: "rail-roce",
 		annotations: api.AnnotationPool + ": prefill", pool: "prefill", nad: "rail-roce", mode: api.ModeMacvlan},
 }
