@@ -58,8 +58,16 @@ func (n *node) rollout(t *testing.T) {
 	for app, p := range n.gpuPods {
 		linksBefore[app] = c.railLinks(t, p.Name)
 	}
+	// preStop's install-cni --unless-rollout keeps rail's entry through a
+	// rollout: a pod created while no raild runs still gets rail (and
+	// follows onRaildDown) instead of silently starting without it.
+	path := c.conflist(t)
+	stop := watchEntry(path)
 	c.kubectl(t, "rollout", "restart", "-n", railNamespace, "ds/raild")
 	c.kubectl(t, "rollout", "status", "-n", railNamespace, "ds/raild", "--timeout=2m")
+	if missing, first := stop(); missing > 0 {
+		t.Errorf("rail's entry left %s in %d read(s) during the rollout; first:\n%s", path, missing, first)
+	}
 	if after := leaseKeys(c.leases(t)); !slices.Equal(before, after) {
 		t.Errorf("leases changed across the rollout:\nbefore %v\nafter  %v", before, after)
 	}
@@ -180,4 +188,41 @@ func leaseKeys(leases []api.Lease) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// watchEntry polls the conflist every 20 ms until stop is called, which
+// returns how many reads found rail's entry missing and the first such
+// content.
+func watchEntry(path string) (stop func() (missing int, first string)) {
+	done := make(chan struct{})
+	type seen struct {
+		missing int
+		first   string
+	}
+	result := make(chan seen, 1)
+	go func() {
+		var s seen
+		for {
+			select {
+			case <-done:
+				result <- s
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				continue // between a writer's rename and our open
+			}
+			if types, err := pluginTypes(data); err == nil && (len(types) < 2 || types[len(types)-1] != "rail") {
+				if s.missing++; s.first == "" {
+					s.first = string(data)
+				}
+			}
+		}
+	}()
+	return func() (int, string) {
+		close(done)
+		s := <-result
+		return s.missing, s.first
+	}
 }
