@@ -125,7 +125,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources, Policy: cfg.AttachPolicy, Log: log}
+	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources,
+		Policy: cfg.AttachPolicy, DeviceMoves: deviceMoves(log), Log: log}
 	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)

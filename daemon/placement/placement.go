@@ -38,6 +38,9 @@ type Pick struct {
 type Node struct {
 	Machine *topology.Machine
 	Rails   map[string]int // NIC name -> rail index
+	// DeviceMoves is true in exclusive RDMA netns mode, where moving a
+	// port's netdev moves its whole RDMA device (every port of it).
+	DeviceMoves bool
 }
 
 // Choose picks NICs for in, given who uses which NIC now.
@@ -50,7 +53,10 @@ func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 	if err != nil {
 		return nil, err
 	}
-	exclude, load := constraints(use, in.Mode)
+	exclude, load, moved := constraints(use, in.Mode)
+	if n.DeviceMoves {
+		excludeSiblings(n.Machine, exclude, moved)
+	}
 	req := topology.Request{
 		GPUs:      in.GPUs,
 		NICs:      allowed,
@@ -63,6 +69,9 @@ func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 		return nil, fmt.Errorf("no usable NIC for mode %s: %w", in.Mode, err)
 	}
 	picks := groupByNIC(n.Machine, choices)
+	if n.DeviceMoves && in.Mode.Exclusive() {
+		picks = oneDevicePerPod(picks)
+	}
 	if err := n.checkBounds(in, req, picks); err != nil {
 		return nil, err
 	}

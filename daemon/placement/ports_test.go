@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,4 +62,49 @@ func matches(got, want, wantErr string) bool {
 		return strings.HasPrefix(got, "error: ") && strings.Contains(got, wantErr)
 	}
 	return got == want
+}
+
+// TestDualPortExclusiveRDMA: in exclusive RDMA netns mode moving one port
+// moves its whole device, so a port whose sibling sits in a pod is taken,
+// and one pod gets one port per device (its GPUs are as close to either).
+// Before, a second pod was placed on the sibling and its ADD failed at the
+// device move; a pod given both ports failed at the second move.
+func TestDualPortExclusiveRDMA(t *testing.T) {
+	n := node(t, "dualport-2s")
+	n.DeviceMoves = true
+	hca := []string{"0000:1a:00.0"} // both ports of mlx4_0
+	tests := []struct {
+		name     string
+		in       Input
+		moved    string
+		want     string
+		wantGPUs string // GPUs of the first pick
+		wantErr  string
+	}{
+		{name: "two GPUs: one device, both GPUs on port 1", in: Input{GPUs: []int{0, 1}, Mode: api.ModeMove, NICs: hca},
+			want: "mlx4_0", wantGPUs: "[0 1]"},
+		{name: "port 1 moved: port 2 is taken too", in: Input{GPUs: []int{0}, Mode: api.ModeMove, NICs: hca}, moved: "mlx4_0",
+			wantErr: "mlx4_0:2 RDMA device mlx4_0 moved into pod ns/a with mlx4_0"},
+		{name: "port 2 moved: port 1 is taken too", in: Input{GPUs: []int{0, 1}, Mode: api.ModeMove, NICs: hca}, moved: "mlx4_0:2",
+			wantErr: "mlx4_0 RDMA device mlx4_0 moved into pod ns/a with mlx4_0:2"},
+		{name: "port 1 moved: another device", in: Input{GPUs: []int{0}, Mode: api.ModeMove}, moved: "mlx4_0",
+			want: "mlx4_1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			use := NewUsage()
+			if tt.moved != "" {
+				use.Add(tt.moved, "s/rail0", "s", "ns/a", api.ModeMove)
+			}
+			picks, err := n.Choose(tt.in, use)
+			if got := outcome(picks, err); !matches(got, tt.want, tt.wantErr) {
+				t.Fatalf("got %s, want %s%s", got, tt.want, tt.wantErr)
+			}
+			if tt.wantGPUs != "" {
+				if got := fmt.Sprint(picks[0].GPUs); got != tt.wantGPUs {
+					t.Errorf("GPUs of %s = %s, want %s", picks[0].NIC.Name, got, tt.wantGPUs)
+				}
+			}
+		})
+	}
 }

@@ -48,14 +48,16 @@ func Holders(use Use) map[string]string {
 
 // constraints reads use once: the NICs a request in mode may not take and
 // why (a moved NIC is nobody else's; a NIC with children cannot be
-// moved), and how many pod interfaces use each NIC.
-func constraints(use Use, mode api.Mode) (exclude map[string]string, load map[string]int) {
-	exclude, load = map[string]string{}, map[string]int{}
+// moved), how many pod interfaces use each NIC, and the pod each moved NIC
+// sits in.
+func constraints(use Use, mode api.Mode) (exclude map[string]string, load map[string]int, moved map[string]string) {
+	exclude, load, moved = map[string]string{}, map[string]int{}, map[string]string{}
 	shared := map[string][]Holder{} // only for a move request
 	use.Range(func(nic string, h Holder) {
 		load[nic]++
 		switch {
 		case h.Mode.Exclusive():
+			moved[nic] = h.Pod()
 			exclude[nic] = fmt.Sprintf("moved into pod %s", h.Pod())
 		case mode.Exclusive():
 			shared[nic] = append(shared[nic], h)
@@ -66,7 +68,7 @@ func constraints(use Use, mode api.Mode) (exclude map[string]string, load map[st
 			exclude[nic] = fmt.Sprintf("shared by %d pod interface(s) of %s in %s mode; move needs it alone", load[nic], podsOf(holders), holders[0].Mode)
 		}
 	}
-	return exclude, load
+	return exclude, load, moved
 }
 
 // podsOf names the pods of holders, sorted, each once.

@@ -36,7 +36,7 @@ func TestConstraintsAndHolders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
-			exclude, load := constraints(use, tt.mode)
+			exclude, load, _ := constraints(use, tt.mode)
 			if got := fmt.Sprint(exclude); got != tt.exclude {
 				t.Errorf("exclude = %s, want %s", got, tt.exclude)
 			}

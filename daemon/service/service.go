@@ -48,9 +48,13 @@ type Options struct {
 	GPUDRADrivers []string
 	// Policy picks the pods that get rail interfaces in chained mode
 	// (empty: api.PolicyGPUOrAnnotated).
-	Policy  api.AttachPolicy
-	Metrics *metrics.Metrics // nil: not measured
-	Log     *slog.Logger
+	Policy api.AttachPolicy
+	// DeviceMoves is true in exclusive RDMA netns mode: moving a port's
+	// netdev moves its whole RDMA device (placement then keeps the other
+	// ports of a moved device from other pods).
+	DeviceMoves bool
+	Metrics     *metrics.Metrics // nil: not measured
+	Log         *slog.Logger
 	// NetnsExists tells whether a sandbox's netns is still there; nil uses os.Stat.
 	NetnsExists func(path string) bool
 	// Reporter, when set, tells the cluster what raild did for each pod
@@ -123,7 +127,7 @@ func (s *Service) Machine() *topology.Machine {
 
 // node is the placement view of the node now.
 func (s *Service) node() *placement.Node {
-	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails}
+	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.DeviceMoves}
 }
 
 // Topology is the report of `raild topo`.
