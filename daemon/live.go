@@ -30,6 +30,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 		Interval: rescanInterval,
 		Events:   events,
 		Settle:   100 * time.Millisecond,
+		FollowUp: 2 * time.Second,
 		Published: func(s *inventory.Snapshot) {
 			for _, use := range readers {
 				use(s.Machine)

@@ -18,6 +18,12 @@ type Watch struct {
 	// Settle is how long a burst of events may last before the rescan
 	// (a NIC moving into a pod changes several attributes at once).
 	Settle time.Duration
+	// FollowUp, when set, rescans once more this long after an event's
+	// rescan when no other event came: what trails a link event without
+	// one of its own (an RDMA device returning to the host netns after its
+	// netdev, its char devices registered again) is then seen in seconds,
+	// not at the next timer.
+	FollowUp time.Duration
 	// Published, if set, gets every snapshot after it is published.
 	Published func(*Snapshot)
 	// Failed, if set, gets every rescan error (the last snapshot stays).
@@ -33,6 +39,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		tick = t.C
 	}
 	events := w.Events
+	var followUp <-chan time.Time
 	for {
 		var cause string
 		select {
@@ -40,12 +47,17 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 			return
 		case <-tick:
 			cause = "rescan timer"
+		case <-followUp:
+			cause, followUp = "follow-up of a link event", nil
 		case link, ok := <-events:
 			if !ok {
 				events = nil
 				continue
 			}
 			cause = "link event " + link + inv.settle(ctx, events, w.Settle)
+			if w.FollowUp > 0 {
+				followUp = time.After(w.FollowUp)
+			}
 		}
 		inv.publish(cause, w)
 	}

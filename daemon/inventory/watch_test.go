@@ -157,3 +157,40 @@ func TestRunRescansOnTimer(t *testing.T) {
 		t.Errorf("cause = %q", s.Cause)
 	}
 }
+
+// TestRunFollowsUpLinkEvents: a change that trails a link event without
+// an event of its own (an RDMA device and its uverbs coming back after
+// its netdev) is seen by the follow-up rescan, with no timer. Before,
+// it waited for the 30 s timer.
+func TestRunFollowsUpLinkEvents(t *testing.T) {
+	root, _ := fakeNode(t, fakesys.Options{})
+	inv, err := New(root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	events := make(chan string, 1)
+	published := make(chan *Snapshot, 16)
+	done := make(chan struct{})
+	changed := make(chan error, 1)
+	go func() {
+		defer close(done)
+		inv.Run(ctx, Watch{Events: events, FollowUp: 50 * time.Millisecond, Published: func(s *Snapshot) {
+			if strings.HasPrefix(s.Cause, "link event") { // change the files after the event's rescan, before the follow-up
+				changed <- fakesys.SetPortState(root, "mlx5_3", 1, "DOWN")
+			}
+			published <- s
+		}})
+	}()
+	defer func() { cancel(); <-done }()
+	events <- "ens1"
+	first := waitFor(t, published, "the event's rescan", func(s *Snapshot) bool { return strings.HasPrefix(s.Cause, "link event") })
+	must(t, <-changed)
+	s := waitFor(t, published, "mlx5_3 DOWN", func(s *Snapshot) bool {
+		nic, _ := s.Machine.NICByName("mlx5_3")
+		return nic.State == "DOWN"
+	})
+	if s.Cause != "follow-up of a link event" || s.Version != first.Version+1 {
+		t.Errorf("snapshot %d caused by %q, want %d by the follow-up", s.Version, s.Cause, first.Version+1)
+	}
+}
