@@ -17,13 +17,17 @@ import (
 	"github.com/railcni/rail/pkg/api"
 )
 
-// raildStartTimeout bounds the wait for raild's socket to answer.
-const raildStartTimeout = 30 * time.Second
+// raildStartTimeout bounds the wait for raild's socket to answer (many
+// railds may start at once against one API server).
+const raildStartTimeout = time.Minute
 
 // DaemonConfig is the part of raild's YAML config the harness writes.
 type DaemonConfig struct {
-	Cooldown string            `json:"cooldown,omitempty"`
-	Pools    []ipam.PoolConfig `json:"pools"`
+	Cooldown    string `json:"cooldown,omitempty"`
+	MetricsAddr string `json:"metricsAddr,omitempty"`
+	// Kubernetes is raild's kubernetes section (enabled, podWait, ...).
+	Kubernetes map[string]string `json:"kubernetes,omitempty"`
+	Pools      []ipam.PoolConfig `json:"pools"`
 }
 
 // RaildOptions say how to run raild.
@@ -34,7 +38,8 @@ type RaildOptions struct {
 	NodeName     string
 	PodResources string // kubelet PodResources socket; "" for none
 	Config       DaemonConfig
-	Netns        *NetNS // where raild runs (the node netns)
+	Args         []string // more flags for raild serve (e.g. --kubeconfig)
+	Netns        *NetNS   // where raild runs (the node netns); nil: the caller's netns
 }
 
 // Raild is a raild process running in the node netns.
@@ -50,6 +55,16 @@ type Raild struct {
 // StartRaild writes the config and starts raild, returning once its socket
 // answers.
 func StartRaild(opt RaildOptions) (*Raild, error) {
+	r, err := LaunchRaild(opt)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.WaitReady()
+}
+
+// LaunchRaild writes the config and starts raild without waiting for it
+// (WaitReady does; Exited tells when it stopped on its own).
+func LaunchRaild(opt RaildOptions) (*Raild, error) {
 	cfg, err := yaml.Marshal(opt.Config)
 	if err != nil {
 		return nil, fmt.Errorf("encode raild config: %w", err)
@@ -58,11 +73,18 @@ func StartRaild(opt RaildOptions) (*Raild, error) {
 		return nil, fmt.Errorf("write raild config: %w", err)
 	}
 	r := &Raild{opt: opt, Socket: filepath.Join(opt.Dir, "raild.sock"), Log: filepath.Join(opt.Dir, "raild.log")}
-	return r, r.Start()
+	return r, r.launch()
 }
 
 // Start starts the process (again, after Stop) and waits until it serves.
 func (r *Raild) Start() error {
+	if err := r.launch(); err != nil {
+		return err
+	}
+	return r.WaitReady()
+}
+
+func (r *Raild) launch() error {
 	if r.Running() {
 		return errors.New("raild is already running")
 	}
@@ -77,17 +99,39 @@ func (r *Raild) Start() error {
 	if r.opt.PodResources != "" {
 		args = append(args, "--pod-resources-socket", r.opt.PodResources)
 	}
-	cmd := exec.Command(r.opt.Bin, args...)
+	cmd := exec.Command(r.opt.Bin, append(args, r.opt.Args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	exited := make(chan struct{})
-	if err := r.opt.Netns.launch(cmd, func(err error) { r.err = err; close(exited) }); err != nil {
+	done := func(err error) { r.err = err; close(exited) }
+	if r.opt.Netns != nil {
+		err = r.opt.Netns.launch(cmd, done)
+	} else {
+		err = launchHere(cmd, done)
+	}
+	if err != nil {
 		return fmt.Errorf("start raild: %w", err)
 	}
 	r.cmd, r.exited = cmd, exited
-	return r.waitReady()
+	return nil
 }
 
-func (r *Raild) waitReady() error {
+// launchHere starts cmd in the caller's netns, dying with the caller,
+// and calls done with its exit.
+func launchHere(cmd *exec.Cmd, done func(error)) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { done(cmd.Wait()) }()
+	return nil
+}
+
+// Exited is closed when the process has exited.
+func (r *Raild) Exited() <-chan struct{} { return r.exited }
+
+// WaitReady waits until raild's socket answers; an exit or the deadline
+// is an error carrying the end of its log.
+func (r *Raild) WaitReady() error {
 	client := api.NewClient(r.Socket, time.Second)
 	deadline := time.Now().Add(raildStartTimeout)
 	for {

@@ -151,7 +151,7 @@ func realisticPod(i int) *corev1.Pod {
 // released untimed.
 func BenchmarkRaildADD(b *testing.B) {
 	s := kapi.Start(b)
-	r := startRaild(b, "{}", "--kubeconfig", s.Kubeconfig)
+	r := startRaild(b, nil, "--kubeconfig", s.Kubeconfig)
 	annotations := map[string]string{"rail.dev/pool": "decode"}
 	pod := createPod(b, s.Clients.Kube, kpodsPod("bench-add", kpodsNode, annotations))
 	waitFor(b, "/readyz", func() error {

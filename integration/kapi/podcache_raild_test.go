@@ -7,10 +7,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 
 	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/integration/kapi"
+	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -25,13 +24,13 @@ import (
 // kpodsRaild is a raild process on a fake machine, with two pools so
 // that an ADD's pool comes from the pod's rail.dev/pool annotation.
 type kpodsRaild struct {
-	socket, metrics string
-	client          *api.Client
+	metrics string
+	client  *api.Client
 }
 
 // startRaild builds raild once per test binary and runs it until the test
-// ends, with the given extra flags (e.g. --kubeconfig).
-func startRaild(t testing.TB, kubernetes string, flags ...string) *kpodsRaild {
+// ends, with its kubernetes section and extra flags (e.g. --kubeconfig).
+func startRaild(t testing.TB, kubernetes map[string]string, flags ...string) *kpodsRaild {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "kpods-raild-") // short: unix socket paths are limited
 	if err != nil {
@@ -43,37 +42,21 @@ func startRaild(t testing.TB, kubernetes string, flags ...string) *kpodsRaild {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	config := fmt.Sprintf("nodeName: %s\ncooldown: 0s\nmetricsAddr: 127.0.0.1:%d\nkubernetes: %s\npools:\n"+
-		"  - {name: prefill, subnet: 10.61.0.0/24}\n  - {name: decode, subnet: 10.62.0.0/24}\n", kpodsNode, port, kubernetes)
-	if err := os.WriteFile(filepath.Join(dir, "raild.yaml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r := &kpodsRaild{socket: filepath.Join(dir, "raild.sock"), metrics: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	args := append([]string{"serve", "--config", filepath.Join(dir, "raild.yaml"), "--root", root, "--socket", r.socket,
-		"--state-dir", filepath.Join(dir, "state"), "--log-level", "debug"}, flags...)
-	logPath := filepath.Join(dir, "raild.log")
-	logFile, err := os.Create(logPath)
+	raild, err := harness.StartRaild(harness.RaildOptions{Bin: raildBin(t), Dir: dir, Root: root, NodeName: kpodsNode, Args: flags,
+		Config: harness.DaemonConfig{Cooldown: "0s", MetricsAddr: fmt.Sprintf("127.0.0.1:%d", port), Kubernetes: kubernetes,
+			Pools: []ipam.PoolConfig{{Name: "prefill", Subnet: "10.61.0.0/24"}, {Name: "decode", Subnet: "10.62.0.0/24"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logFile.Close()
-	cmd := exec.Command(raildBin(t), args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		if err := raild.Stop(); err != nil {
+			t.Error(err)
+		}
 		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("raild log:\n%s", out)
+			t.Logf("raild log:\n%s", raild.LogTail(200))
 		}
 	})
-	r.client = api.NewClient(r.socket, 15*time.Second)
-	waitFor(t, "raild answers", func() error { _, err := r.client.Pools(context.Background()); return err })
-	return r
+	return &kpodsRaild{metrics: fmt.Sprintf("http://127.0.0.1:%d", port), client: api.NewClient(raild.Socket, 15*time.Second)}
 }
 
 var builtRaild string
@@ -146,7 +129,7 @@ func wantCode11(t *testing.T, err error, fragment string) {
 func TestRaildReadsAnnotationsFromTheAPIServer(t *testing.T) {
 	s := kapi.Start(t)
 	proxy := startProxy(t, strings.TrimPrefix(s.Config.Host, "https://"))
-	r := startRaild(t, "{podWait: 2s}", "--kubeconfig", proxy.kubeconfig(t, s.Kubeconfig))
+	r := startRaild(t, map[string]string{"podWait": "2s"}, "--kubeconfig", proxy.kubeconfig(t, s.Kubeconfig))
 	kube := s.Clients.Kube
 	waitFor(t, "/readyz", func() error {
 		if code, body := r.readyz(t); code != http.StatusOK {
@@ -226,7 +209,7 @@ func TestRaildReadsAnnotationsFromTheAPIServer(t *testing.T) {
 // keeps today's behaviour.
 func TestRaildWithoutAPIServer(t *testing.T) {
 	kubeconfig := deadKubeconfig(t)
-	r := startRaild(t, "{}", "--kubeconfig", kubeconfig)
+	r := startRaild(t, nil, "--kubeconfig", kubeconfig)
 	plan, err := r.add("sb-1", "p", "u-1", map[string]string{api.AnnotationPool: "decode"})
 	wantPool(t, plan, err, "decode")
 	waitFor(t, "the connection is known to fail", func() error {
@@ -242,7 +225,7 @@ func TestRaildWithoutAPIServer(t *testing.T) {
 		t.Errorf("/readyz = %d %s, want 503 naming the API server", code, body)
 	}
 
-	off := startRaild(t, "{enabled: \"false\"}")
+	off := startRaild(t, map[string]string{"enabled": "false"})
 	plan, err = off.add("sb-3", "p", "u-3", map[string]string{api.AnnotationPool: "prefill"})
 	wantPool(t, plan, err, "prefill")
 	if _, err := off.add("sb-4", "q", "u-4", nil); !api.IsCode(err, api.CodeInvalidConfig) {

@@ -67,9 +67,7 @@ func TestRaildRailPools(t *testing.T) {
 
 	t.Run("a restarted raild serves its block", func(t *testing.T) {
 		r := railds[3]
-		r.stop()
-		r.start(t, bin, kubeconfig)
-		r.ready(t)
+		r.restart(t)
 		addr, err := r.allocate("sb-after-restart", "decode")
 		if err != nil || !byNode[r.node].Contains(addr) {
 			t.Fatalf("after restart: %s, %v; want an address of %s", addr, err, byNode[r.node])

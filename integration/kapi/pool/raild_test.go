@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/railcni/rail/integration/harness"
+	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -19,10 +18,9 @@ import (
 // raildProc is raild serving a fake machine as one node of the cluster,
 // with no pool of its own: every pool comes from RailPools.
 type raildProc struct {
-	node, dir, socket, log string
-	cmd                    *exec.Cmd
-	done                   chan struct{}
-	client                 *api.Client
+	*harness.Raild
+	node   string
+	client *api.Client
 }
 
 // buildRaild builds raild.
@@ -44,55 +42,32 @@ func startRaild(t *testing.T, bin, kubeconfig, node string) *raildProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	r := &raildProc{node: node, dir: dir, socket: filepath.Join(dir, "raild.sock"), log: filepath.Join(dir, "raild.log")}
-	if _, err := fakesys.Write(filepath.Join(dir, "root"), "lab-1x1", fakesys.Options{}); err != nil {
+	root := filepath.Join(dir, "root")
+	if _, err := fakesys.Write(root, "lab-1x1", fakesys.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	r.start(t, bin, kubeconfig)
-	return r
-}
-
-func (r *raildProc) start(t *testing.T, bin, kubeconfig string) {
-	t.Helper()
-	logFile, err := os.OpenFile(r.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	raild, err := harness.LaunchRaild(harness.RaildOptions{Bin: bin, Dir: dir, Root: root, NodeName: node,
+		Config: harness.DaemonConfig{Pools: []ipam.PoolConfig{}}, Args: []string{"--kubeconfig", kubeconfig}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logFile.Close()
-	r.cmd = exec.Command(bin, "serve", "--kubeconfig", kubeconfig, "--node-name", r.node, "--root", filepath.Join(r.dir, "root"),
-		"--socket", r.socket, "--state-dir", filepath.Join(r.dir, "state"))
-	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(r.cmd, r.done)
-	r.client = api.NewClient(r.socket, 10*time.Second)
-	t.Cleanup(func() { r.stop() })
+	t.Cleanup(func() { _ = raild.Stop() })
+	return &raildProc{Raild: raild, node: node, client: api.NewClient(raild.Socket, 10*time.Second)}
 }
 
-// stop ends raild (SIGTERM) and waits for it.
-func (r *raildProc) stop() {
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	<-r.done
+// restart stops raild (SIGTERM) and starts it again.
+func (r *raildProc) restart(t *testing.T) {
+	t.Helper()
+	if err := r.Restart(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ready waits until raild answers, or fails with its log if it exits.
 func (r *raildProc) ready(t *testing.T) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		select {
-		case <-r.done:
-			t.Fatalf("raild for %s exited:\n%s", r.node, r.logText())
-		default:
-		}
-		if _, err := r.client.Pools(context.Background()); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("raild for %s did not answer within a minute:\n%s", r.node, r.logText())
-		}
+	if err := r.WaitReady(); err != nil {
+		t.Fatalf("raild for %s: %v", r.node, err)
 	}
 }
 
@@ -100,17 +75,12 @@ func (r *raildProc) ready(t *testing.T) {
 func (r *raildProc) exited(t *testing.T) string {
 	t.Helper()
 	select {
-	case <-r.done:
-		return r.logText()
+	case <-r.Exited():
+		return r.LogTail(200)
 	case <-time.After(time.Minute):
-		t.Fatalf("raild for %s still runs after a minute:\n%s", r.node, r.logText())
+		t.Fatalf("raild for %s still runs after a minute:\n%s", r.node, r.LogTail(200))
 	}
 	return ""
-}
-
-func (r *raildProc) logText() string {
-	raw, _ := os.ReadFile(r.log)
-	return string(raw)
 }
 
 // allocate takes one address of pool for sandbox (an address-only attachment).
