@@ -2,18 +2,16 @@ package raild
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/railcni/rail/integration/harness"
+	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -22,19 +20,16 @@ import (
 // state dir and log live in one short temp dir (unix socket paths are
 // limited to 107 bytes), removed when the test ends.
 type raildProc struct {
-	tb       testing.TB
-	dir      string
-	root     string
-	socket   string
-	stateDir string
-	logPath  string
+	tb     testing.TB
+	opt    harness.RaildOptions
+	raild  *harness.Raild // nil until the first start
+	dir    string
+	root   string
+	socket string
 	// netns stands in for a pod's netns path (CNI_NETNS): an existing
 	// file, so raild's reconcile keeps the lease. It cannot be the test's
 	// own netns: skel fails an ADD whose CNI_NETNS is the plugin's netns.
-	netns   string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	waitErr error // set before exited is closed
+	netns string
 }
 
 // newRaild prepares a node whose only pool p has the given subnet; the
@@ -47,84 +42,49 @@ func newRaild(tb testing.TB, subnet string) *raildProc {
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	r := &raildProc{tb: tb, dir: dir, root: filepath.Join(dir, "root"), socket: filepath.Join(dir, "raild.sock"),
-		stateDir: filepath.Join(dir, "state"), logPath: filepath.Join(dir, "raild.log"), netns: filepath.Join(dir, "netns")}
+		netns: filepath.Join(dir, "netns")}
 	if err := os.WriteFile(r.netns, nil, 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := fakesys.Write(r.root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
 		tb.Fatal(err)
 	}
-	config := fmt.Sprintf("cooldown: \"0s\"\npools:\n- name: p\n  subnet: %s\n", subnet)
-	if err := os.WriteFile(filepath.Join(dir, "raild.yaml"), []byte(config), 0o600); err != nil {
-		tb.Fatal(err)
-	}
+	r.opt = harness.RaildOptions{Bin: bins.raild, Dir: dir, Root: r.root, NodeName: "node1",
+		Args: []string{"--log-level", "info"}, // as deployed: the RSS and throughput tests measure raild
+		Config: harness.DaemonConfig{Cooldown: "0s", Pools: []ipam.PoolConfig{{Name: "p", Subnet: subnet}}}}
 	tb.Cleanup(r.kill)
 	return r
 }
 
-// start runs raild and returns once its socket answers.
+// start runs raild (again) and returns once its socket answers.
 func (r *raildProc) start() {
 	r.tb.Helper()
-	logFile, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	var err error
+	if r.raild == nil {
+		r.raild, err = harness.StartRaild(r.opt)
+	} else {
+		err = r.raild.Start()
+	}
 	if err != nil {
 		r.tb.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bins.raild, "serve", "--config", filepath.Join(r.dir, "raild.yaml"), "--root", r.root,
-		"--socket", r.socket, "--state-dir", r.stateDir, "--node-name", "node1")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		r.tb.Fatalf("start raild: %v", err)
-	}
-	exited := make(chan struct{})
-	r.cmd, r.exited = cmd, exited
-	go func() {
-		r.waitErr = cmd.Wait()
-		close(exited)
-	}()
-	client := api.NewClient(r.socket, time.Second)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		select {
-		case <-exited:
-			r.tb.Fatalf("raild exited at start (%v):\n%s", r.waitErr, r.logTail(20))
-		default:
-		}
-		if _, err := client.Pools(context.Background()); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.tb.Fatalf("raild did not answer on %s within 30s:\n%s", r.socket, r.logTail(20))
-		}
 	}
 }
 
 // kill sends SIGKILL and waits; killing a stopped raild does nothing.
 func (r *raildProc) kill() {
-	if r.cmd == nil {
-		return
+	if r.raild != nil {
+		_ = r.raild.Kill()
 	}
-	_ = r.cmd.Process.Signal(syscall.SIGKILL)
-	<-r.exited
-	r.cmd = nil
 }
 
 // stop sends SIGTERM and expects a clean exit.
 func (r *raildProc) stop() {
 	r.tb.Helper()
-	if r.cmd == nil {
+	if r.raild == nil {
 		return
 	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.exited:
-	case <-time.After(10 * time.Second):
-		r.kill()
-		r.tb.Fatalf("raild ignored SIGTERM for 10s:\n%s", r.logTail(20))
-	}
-	r.cmd = nil
-	if r.waitErr != nil {
-		r.tb.Fatalf("raild exited with %v after SIGTERM:\n%s", r.waitErr, r.logTail(20))
+	if err := r.raild.Stop(); err != nil {
+		r.tb.Fatal(err)
 	}
 }
 
@@ -158,7 +118,7 @@ func (r *raildProc) mustLeases() []api.Lease {
 // statusKiB reads a field such as VmRSS (in KiB) from /proc/PID/status.
 func (r *raildProc) statusKiB(field string) int {
 	r.tb.Helper()
-	kib, err := harness.ProcStatusKiB(r.cmd.Process.Pid, field)
+	kib, err := harness.ProcStatusKiB(r.raild.PID(), field)
 	if err != nil {
 		r.tb.Fatal(err)
 	}
@@ -166,13 +126,8 @@ func (r *raildProc) statusKiB(field string) int {
 }
 
 func (r *raildProc) logTail(n int) string {
-	data, err := os.ReadFile(r.logPath)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
+	if r.raild == nil {
+		return "(raild never started)"
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return r.raild.LogTail(n)
 }
