@@ -15,6 +15,7 @@ import (
 
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // raildStartTimeout bounds the wait for raild's socket to answer (many
@@ -228,4 +229,20 @@ func (r *Raild) Kill() error {
 	}
 	<-r.exited
 	return nil
+}
+
+// RaildDir makes a short temp dir for one raild (unix socket paths are
+// limited to 107 bytes) holding the fake machine named machine under
+// dir/root. The caller removes dir.
+func RaildDir(prefix, machine string) (dir, root string, err error) {
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", "", fmt.Errorf("raild dir: %w", err)
+	}
+	root = filepath.Join(dir, "root")
+	if _, err := fakesys.Write(root, machine, fakesys.Options{}); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", "", fmt.Errorf("fake machine %s: %w", machine, err)
+	}
+	return dir, root, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/railcni/rail/integration/kapi"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // kpodsRaild is a raild process on a fake machine, with two pools so
@@ -32,15 +31,11 @@ type kpodsRaild struct {
 // ends, with its kubernetes section and extra flags (e.g. --kubeconfig).
 func startRaild(t testing.TB, kubernetes map[string]string, flags ...string) *kpodsRaild {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "kpods-raild-") // short: unix socket paths are limited
+	dir, root, err := harness.RaildDir("kpods-raild-", "lab-1x1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	root := filepath.Join(dir, "root")
-	if _, err := fakesys.Write(root, "lab-1x1", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
 	port := freePort(t)
 	raild, err := harness.StartRaild(harness.RaildOptions{Bin: raildBin(t), Dir: dir, Root: root, NodeName: kpodsNode, Args: flags,
 		Config: harness.DaemonConfig{Cooldown: "0s", MetricsAddr: fmt.Sprintf("127.0.0.1:%d", port), Kubernetes: kubernetes,

@@ -13,7 +13,6 @@ import (
 	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // raildProc is a raild process on a fake H100 node. Its config, socket,
@@ -36,21 +35,17 @@ type raildProc struct {
 // caller starts it.
 func newRaild(tb testing.TB, subnet string) *raildProc {
 	tb.Helper()
-	dir, err := os.MkdirTemp("", "raild-it-")
+	dir, root, err := harness.RaildDir("raild-it-", "h100x8-cx7x4")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	r := &raildProc{tb: tb, dir: dir, root: filepath.Join(dir, "root"), socket: filepath.Join(dir, "raild.sock"),
-		netns: filepath.Join(dir, "netns")}
+	r := &raildProc{tb: tb, dir: dir, root: root, socket: filepath.Join(dir, "raild.sock"), netns: filepath.Join(dir, "netns")}
 	if err := os.WriteFile(r.netns, nil, 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := fakesys.Write(r.root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
-		tb.Fatal(err)
-	}
 	r.opt = harness.RaildOptions{Bin: bins.raild, Dir: dir, Root: r.root, NodeName: "node1",
-		Args: []string{"--log-level", "info"}, // as deployed: the RSS and throughput tests measure raild
+		Args:   []string{"--log-level", "info"}, // as deployed: the RSS and throughput tests measure raild
 		Config: harness.DaemonConfig{Cooldown: "0s", Pools: []ipam.PoolConfig{{Name: "p", Subnet: subnet}}}}
 	tb.Cleanup(r.kill)
 	return r

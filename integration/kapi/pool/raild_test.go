@@ -12,7 +12,6 @@ import (
 	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // raildProc is raild serving a fake machine as one node of the cluster,
@@ -37,15 +36,11 @@ func buildRaild(t *testing.T) string {
 // It does not wait for raild to answer (see ready).
 func startRaild(t *testing.T, bin, kubeconfig, node string) *raildProc {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pool-raild-") // short: unix socket paths are limited
+	dir, root, err := harness.RaildDir("pool-raild-", "lab-1x1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	root := filepath.Join(dir, "root")
-	if _, err := fakesys.Write(root, "lab-1x1", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
 	raild, err := harness.LaunchRaild(harness.RaildOptions{Bin: bin, Dir: dir, Root: root, NodeName: node,
 		Config: harness.DaemonConfig{Pools: []ipam.PoolConfig{}}, Args: []string{"--kubeconfig", kubeconfig}})
 	if err != nil {
