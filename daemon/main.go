@@ -4,6 +4,11 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/railcni/rail/daemon/doctor"
+	"github.com/railcni/rail/daemon/inspect"
+	"github.com/railcni/rail/daemon/installcni"
+	"github.com/railcni/rail/daemon/serve"
 )
 
 const usage = `raild — Rail's node daemon: GPU-affine RDMA NICs for pods
@@ -29,12 +34,12 @@ func main() {
 		os.Exit(2)
 	}
 	commands := map[string]func([]string) error{
-		"serve":       runServe,
-		"topo":        runTopo,
-		"leases":      runLeases,
-		"pools":       runPools,
-		"doctor":      runDoctor,
-		"install-cni": runInstallCNI,
+		"serve":       serve.Run,
+		"topo":        inspect.Topo,
+		"leases":      inspect.Leases,
+		"pools":       inspect.Pools,
+		"doctor":      doctor.Run,
+		"install-cni": installcni.Run,
 	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {

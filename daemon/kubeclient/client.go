@@ -56,6 +56,9 @@ func Config(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// UserAgent names raild in the API server's logs and audit.
+const UserAgent = "raild"
+
 // New builds the clients from a config. It does not contact the server.
 func New(cfg *rest.Config, userAgent string) (*Clients, error) {
 	cfg = rest.CopyConfig(cfg)

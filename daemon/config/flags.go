@@ -1,0 +1,36 @@
+package config
+
+import "flag"
+
+// Flags are the command-line values that override the config file's
+// (raild serve's flags; recover shares the ones it needs).
+type Flags struct {
+	Config, Root, Socket, StateDir, NodeName, PodResources, MetricsAddr, LogLevel, Kubeconfig string
+}
+
+// LoadWithFlags reads the file, then lets the flags that were set win.
+func LoadWithFlags(fs *flag.FlagSet, f Flags) (*Config, error) {
+	cfg, err := Load(f.Config)
+	if err != nil {
+		return nil, err
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "root":
+			cfg.Root = f.Root
+		case "socket":
+			cfg.Socket = f.Socket
+		case "state-dir":
+			cfg.StateDir = f.StateDir
+		case "node-name":
+			cfg.NodeName = f.NodeName
+		case "pod-resources-socket":
+			cfg.PodResourcesSocket = f.PodResources
+		case "metrics-addr":
+			cfg.MetricsAddr = f.MetricsAddr
+		case "kubeconfig":
+			cfg.Kubernetes.Kubeconfig = f.Kubeconfig
+		}
+	})
+	return cfg, cfg.Finish()
+}

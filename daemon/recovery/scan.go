@@ -1,0 +1,89 @@
+package recovery
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/pkg/attach"
+)
+
+// podLink is one interface with addresses found in a pod netns.
+type podLink struct {
+	Netns string // the netns bind mount, as the runtime passes it (CNI_NETNS)
+	Name  string // the interface's name in the pod
+	Rail  *attach.Recorded
+	Addrs []netip.Prefix // global unicast addresses, in the kernel's order
+}
+
+// scanNetnsDir visits every netns bind mount in dir and returns the
+// interfaces with global addresses; netns that cannot be read are returned
+// as problems, not errors.
+func scanNetnsDir(dir string) (links []podLink, problems []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--netns-dir %s: %w: want the directory where the runtime keeps pod netns (e.g. /var/run/netns)", dir, err)
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		found, err := scanNetns(path)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", path, err))
+			continue
+		}
+		links = append(links, found...)
+	}
+	return links, problems, nil
+}
+
+func scanNetns(path string) ([]podLink, error) {
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("open netns: %w", err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, fmt.Errorf("netlink in netns: %w", err)
+	}
+	defer h.Close()
+	all, err := h.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", err)
+	}
+	var out []podLink
+	for _, l := range all {
+		pl, err := readLink(h, l, path)
+		if err != nil {
+			return nil, err
+		}
+		if len(pl.Addrs) > 0 {
+			out = append(out, pl)
+		}
+	}
+	return out, nil
+}
+
+func readLink(h *netlink.Handle, l netlink.Link, path string) (podLink, error) {
+	pl := podLink{Netns: path, Name: l.Attrs().Name}
+	if rec, ok := attach.ReadAlias(l.Attrs().Alias); ok {
+		pl.Rail = &rec
+	}
+	addrs, err := h.AddrList(l, netlink.FAMILY_ALL)
+	if err != nil {
+		return pl, fmt.Errorf("addresses of %s: %w", pl.Name, err)
+	}
+	for _, a := range addrs {
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok || !ip.Unmap().IsGlobalUnicast() {
+			continue
+		}
+		ones, _ := a.Mask.Size()
+		pl.Addrs = append(pl.Addrs, netip.PrefixFrom(ip.Unmap(), ones))
+	}
+	return pl, nil
+}

@@ -1,0 +1,119 @@
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/daemon/inventory"
+	"github.com/railcni/rail/daemon/metrics"
+	"github.com/railcni/rail/daemon/statedir"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// rescanInterval is the periodic rescan beside link events (discovery
+// takes 1-2 ms on the largest machine).
+const rescanInterval = 30 * time.Second
+
+// watchNode keeps the inventory current from host link events and a timer
+// until ctx ends, handing each new machine to the readers that keep a
+// copy (NRI's device table) and logging what changed.
+func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, readers ...func(*topology.Machine)) {
+	events, err := inventory.LinkEvents(ctx, netns.None())
+	if err != nil {
+		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "reason", err)
+	}
+	go inv.Run(ctx, inventory.Watch{
+		Interval: rescanInterval,
+		Events:   events,
+		Settle:   100 * time.Millisecond,
+		FollowUp: 2 * time.Second,
+		Published: func(s *inventory.Snapshot) {
+			for _, use := range readers {
+				use(s.Machine)
+			}
+			saveRecords(inv, saveTo, log)
+			reportChanges(s, log)
+			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod)
+		},
+		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "reason", err) },
+	})
+}
+
+// saveRecords writes the snapshot's NIC records to statedir.RecordsFile; a failure
+// costs only the memory of NICs moved into pods before the next save.
+func saveRecords(inv *inventory.Inventory, path string, log *slog.Logger) {
+	if err := inv.SaveRecords(path); err != nil {
+		log.Warn("cannot save the NICs' host records", "reason", err)
+	}
+}
+
+// adoptLeases makes the inventory follow the leases on disk before
+// anything reads it: NICs they hold stay known while they sit in pods,
+// from the records an earlier raild saved when this one starts with them
+// already moved. (The service's own view replaces this once it runs.) The
+// merged snapshot is saved at once, so every NIC has a record before the
+// first lease of this run can move it.
+func adoptLeases(inv *inventory.Inventory, alloc *ipam.Allocator, stateDir string, log *slog.Logger) {
+	if err := inv.Restore(statedir.RecordsFile(stateDir)); err != nil {
+		log.Warn("NIC records not used", "reason", err)
+	}
+	inv.SetHolders(func() map[string]string { return leaseHolders(alloc.Leases()) })
+	snap, err := inv.Rescan("leases loaded")
+	if err != nil {
+		log.Warn("node rescan failed; the last snapshot stays", "reason", err)
+		return
+	}
+	saveRecords(inv, statedir.RecordsFile(stateDir), log)
+	if len(snap.InPod) > 0 {
+		log.Info("NICs in pods", "inPod", snap.InPod)
+	}
+}
+
+// leaseHolders names the pod holding each leased NIC.
+func leaseHolders(leases []ipam.Lease) map[string]string {
+	out := map[string]string{}
+	for _, l := range leases {
+		pod := l.PodNamespace + "/" + l.PodName
+		if l.PodName == "" {
+			pod = "sandbox " + l.Sandbox
+		}
+		for _, nic := range l.NICs {
+			out[nic] = pod
+		}
+	}
+	return out
+}
+
+// nodeState is the inventory's current snapshot as metrics export it.
+func nodeState(inv *inventory.Inventory) metrics.NodeSource {
+	return func() metrics.NodeState {
+		snap := inv.Current()
+		state := metrics.NodeState{Version: snap.Version, NICs: make([]metrics.NICState, 0, len(snap.Machine.NICs))}
+		for _, nic := range snap.Machine.NICs {
+			_, inPod := snap.InPod[nic.Name]
+			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == "ACTIVE", InPod: inPod})
+		}
+		return state
+	}
+}
+
+// reportChanges logs each NIC whose port state changed, as a warning when
+// a pod holds it (the pod keeps it; placement stops handing it out).
+func reportChanges(s *inventory.Snapshot, log *slog.Logger) {
+	for _, c := range s.Changes {
+		attrs := []any{"nic", c.NIC, "from", c.From, "to", c.To, "version", s.Version, "cause", s.Cause}
+		pods, held := s.Holders[c.NIC]
+		switch {
+		case held && c.To != "ACTIVE":
+			log.Warn("a NIC held by a pod is not ACTIVE: the pod keeps it, no new pod gets it", append(attrs, "pods", pods)...)
+		case held:
+			log.Info("NIC state changed", append(attrs, "pods", pods)...)
+		default:
+			log.Info("NIC state changed", attrs...)
+		}
+	}
+}

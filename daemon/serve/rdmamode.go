@@ -1,0 +1,22 @@
+package serve
+
+import (
+	"log/slog"
+
+	"github.com/railcni/rail/pkg/rdma"
+)
+
+// deviceMoves tells whether the kernel keeps each RDMA device in one netns
+// (exclusive mode), where moving a port's netdev moves the whole device.
+// The mode can only change while no netns but the host's exists, so it is
+// read once. A kernel without RDMA, or a read that fails, counts as shared
+// (the failure is logged): placement then treats ports independently.
+func deviceMoves(log *slog.Logger) bool {
+	mode, err := rdma.SystemNetnsMode()
+	if err != nil {
+		log.Warn("cannot read the RDMA netns mode: ports of one RDMA device are placed independently", "error", err)
+		return false
+	}
+	log.Info("RDMA netns mode", "mode", mode)
+	return mode == rdma.NetnsExclusive
+}

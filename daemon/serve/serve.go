@@ -1,0 +1,194 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/railcni/rail/daemon/config"
+	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/inventory"
+	"github.com/railcni/rail/daemon/metrics"
+	"github.com/railcni/rail/daemon/nri"
+	"github.com/railcni/rail/daemon/placement"
+	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/daemon/server"
+	"github.com/railcni/rail/daemon/service"
+	"github.com/railcni/rail/daemon/statedir"
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// Run is `raild serve`: it parses the flags and serves until SIGTERM or SIGINT.
+func Run(args []string) error {
+	fs := flag.NewFlagSet("raild serve", flag.ContinueOnError)
+	var f config.Flags
+	fs.StringVar(&f.Config, "config", "", "YAML config file")
+	fs.StringVar(&f.Root, "root", "", "root of /sys, /proc and /dev (default /)")
+	fs.StringVar(&f.Socket, "socket", "", "API socket (default /run/rail/raild.sock)")
+	fs.StringVar(&f.StateDir, "state-dir", "", "lease store directory (default "+config.DefaultStateDir+")")
+	fs.StringVar(&f.NodeName, "node-name", "", "this node's name (default $NODE_NAME)")
+	fs.StringVar(&f.PodResources, "pod-resources-socket", "", "kubelet PodResources socket (empty: GPUs from annotations and cni-args only)")
+	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (empty: off)")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig file for the API server (turns the connection on under kubernetes.enabled: auto)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.LoadWithFlags(fs, f)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(f.LogLevel)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return serve(ctx, cfg, log)
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	inv, err := inventory.New(cfg.Root, nil, nil)
+	if err != nil {
+		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
+	}
+	for _, p := range inv.Machine().Problems {
+		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	clients, err := connectKube(cfg) // nil: raild runs without an API server
+	if err != nil {
+		return err
+	}
+	pools, followPools, err := nodePools(ctx, cfg, clients, log)
+	if err != nil {
+		return err
+	}
+	lock, err := statedir.LockDir(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	alloc, err := statedir.OpenLeaseStore(cfg, pools)
+	if err != nil {
+		return err
+	}
+	defer alloc.Close()
+	adoptLeases(inv, alloc, cfg.StateDir, log.With("part", "inventory"))
+	machine := inv.Machine()
+	rails, err := placement.RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), machine)
+	if err != nil {
+		return err
+	}
+	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources,
+		Policy: cfg.AttachPolicy, DeviceMoves: deviceMoves(log), Log: log}
+	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
+	if cfg.PodResourcesSocket != "" {
+		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("kubelet PodResources: %w", err)
+		}
+		defer pods.Close()
+		opt.Pods = pods
+		kubelet.Pods = pods
+	}
+	if err := startDRA(ctx, clients, cfg, &opt, &kubelet, log); err != nil {
+		return err
+	}
+	var svc *service.Service
+	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
+	opt.Metrics = m
+	m.WatchNode(nodeState(inv))
+	k, err := newKube(clients, cfg, m, log.With("part", "kube"))
+	if err != nil {
+		return err
+	}
+	if k != nil {
+		opt.PodMeta = k.Pods
+	}
+	if opt.Reporter, err = startPodReport(ctx, clients, cfg.NodeName, m, log.With("part", "podreport")); err != nil {
+		return err
+	}
+	if svc, err = service.New(opt); err != nil {
+		return err
+	}
+	inv.SetHolders(svc.NICHolders)
+	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
+		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
+	go followPools(ctx)
+	return run(ctx, cfg, inv, svc, m, kubelet, k, log)
+}
+
+// run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
+func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet,
+	k *kube, log *slog.Logger) error {
+	ln, err := server.Listen(cfg.Socket)
+	if err != nil {
+		return err
+	}
+	srv := server.New(svc, m, log)
+	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("part", "cni"))
+	var readers []func(*topology.Machine)
+	errs := make(chan error, 4)
+	go func() { errs <- srv.Serve(ln) }()
+	go reconcileLoop(ctx, svc, log.With("part", "reconcile"))
+	k.run(ctx)
+	if cfg.MetricsAddr != "" {
+		ready := func() error {
+			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
+			return errors.Join(err, svc.StoreHealth(), cniReady(), k.healthy())
+		}
+		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
+			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
+			IdleTimeout: time.Minute}
+		go func() { errs <- ignoreClosed(ops.ListenAndServe()) }()
+		defer ops.Close()
+	}
+	if cfg.NRI.Enabled {
+		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, kubelet, log.With("part", "nri"))
+		if err != nil {
+			return fmt.Errorf("nri: %w", err)
+		}
+		readers = append(readers, plugin.UseMachine)
+		go func() { errs <- plugin.Run(ctx) }()
+	}
+	if cfg.DevicePlugin.Enabled {
+		dp := deviceplugin.New(cfg.DevicePlugin, svc.Machine(), log.With("part", "deviceplugin"))
+		readers = append(readers, dp.UseMachine)
+		go func() { errs <- dp.Run(ctx) }()
+	}
+	watchNode(ctx, inv, statedir.RecordsFile(cfg.StateDir), log.With("part", "inventory"), readers...)
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx) // closes ln, which removes the socket if it is still ours
+	log.Info("raild stopped")
+	return err
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}

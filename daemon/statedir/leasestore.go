@@ -1,0 +1,23 @@
+package statedir
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/railcni/rail/daemon/config"
+	"github.com/railcni/rail/ipam"
+)
+
+// OpenLeaseStore opens the lease store; a damaged one stops raild with one
+// line: the file, what is wrong, and the command that fixes it.
+func OpenLeaseStore(cfg *config.Config, pools *ipam.Pools) (*ipam.Allocator, error) {
+	alloc, err := ipam.Open(filepath.Join(cfg.StateDir, "leases.db"), pools, ipam.Options{Cooldown: cfg.CooldownDuration})
+	if errors.Is(err, ipam.ErrDamaged) {
+		return nil, fmt.Errorf("%w; refusing to serve: with raild stopped, run `raild leases --recover --config <raild's config> --state-dir %s` to rebuild the leases from the pods on this node (the damaged file is kept)", err, cfg.StateDir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open lease store: %w", err)
+	}
+	return alloc, nil
+}
