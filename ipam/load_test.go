@@ -1,39 +1,51 @@
 package ipam
 
 import (
-	"encoding/json"
 	"errors"
+	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/railcni/rail/ipam/store"
 )
 
 // putLeases writes leases straight into a store, sealed as raild seals
 // them, bypassing the allocator's checks.
 func putLeases(t *testing.T, path string, leases ...Lease) {
 	t.Helper()
-	st, _, err := openStore(path, time.Millisecond)
+	st, _, err := store.Open(path, time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
-	op := &writeOp{}
+	defer st.Close()
+	ses := st.Begin()
 	for _, l := range leases {
-		rec, err := encodeLease(l)
-		if err != nil {
+		if err := ses.PutLease(l); err != nil {
 			t.Fatal(err)
 		}
-		op.putLeases = append(op.putLeases, rec)
 	}
-	if err := st.commit(op); err != nil {
+	if err := ses.Commit(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+var damagePools = []PoolConfig{{Name: "p", Subnet: "10.8.0.0/22"}}
+
+// openNoPanic opens the allocator and turns a panic into a test failure
+// with the value, so the table goes on with the next case.
+func openNoPanic(t *testing.T, path string) (a *Allocator, err error) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("Open panicked: %v", r)
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return Open(path, mustPools(t, damagePools, "n1"), Options{Cooldown: time.Hour})
 }
 
 func storedLease(sandbox, pool, addr string) Lease {
@@ -77,70 +89,6 @@ func TestLoadRefusesImpossibleLeases(t *testing.T) {
 				t.Errorf("error %q: want a DamagedError naming %s with %q", err, path, tt.want)
 			}
 		})
-	}
-}
-
-// writeFormat1 makes a lease file as the first raild wrote it: JSON
-// records without checksums, no commit sequence, no side record.
-func writeFormat1(t *testing.T, path string, leases []Lease, cools map[string]coolRecord) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		lb, _ := tx.CreateBucket([]byte(bucketLeases))
-		cb, _ := tx.CreateBucket([]byte(bucketCooling))
-		mb, _ := tx.CreateBucket([]byte(bucketMeta))
-		for _, l := range leases {
-			v, _ := json.Marshal(l)
-			if err := lb.Put(l.Key().bytes(), v); err != nil {
-				return err
-			}
-		}
-		for addr, rec := range cools {
-			v, _ := json.Marshal(rec)
-			if err := cb.Put([]byte(addr), v); err != nil {
-				return err
-			}
-		}
-		return mb.Put([]byte(metaVersion), []byte(legacyFormat))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestOpenConvertsFormat1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "leases.db")
-	leases := []Lease{storedLease("sb1", "p", "10.8.0.5/22"), storedLease("sb2", "p", "10.8.0.6/22")}
-	clock := newFakeClock()
-	writeFormat1(t, path, leases, map[string]coolRecord{"10.8.0.7": {Pool: "p", Released: clock.Now()}})
-	older, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pools := mustPools(t, damagePools, "n1")
-	opt := Options{Cooldown: time.Hour, Now: clock.Now}
-	for round := range 2 { // converted, then opened as format 2
-		a := reopen(t, path, pools, opt)
-		if got := a.Leases(); !sameLeases(got, leases) {
-			t.Fatalf("round %d: leases %v, want %v", round, got, leases)
-		}
-		if st := a.Stats()[0]; st.Used != 2 || st.Cooling != 1 {
-			t.Errorf("round %d: stats %+v, want 2 used and 1 cooling", round, st)
-		}
-		a.Close()
-	}
-	if _, exists, err := readSeq(seqPath(path)); !exists || err != nil {
-		t.Fatalf("side record after conversion: exists %v, %v", exists, err)
-	}
-	if err := os.WriteFile(path, older, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := openNoPanic(t, path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "rolled back") {
-		t.Errorf("format 1 copy put back beside a side record: %v, want rolled back", err)
 	}
 }
 
