@@ -13,9 +13,11 @@ import (
 
 // Options tune an Allocator.
 type Options struct {
-	Cooldown   time.Duration    // how long a released address waits before reuse; 0: none
-	Now        func() time.Time // clock, for tests; default time.Now
-	BatchDelay time.Duration    // max wait to gather concurrent writes; default 2ms
+	Cooldown time.Duration    // how long a released address waits before reuse; 0: none
+	Now      func() time.Time // clock, for tests; default time.Now
+	// DamagedHint is appended to every error saying the lease store is
+	// damaged, at open and while it runs: what to do about it.
+	DamagedHint string
 }
 
 // entry is one lease in memory. busy is non-nil while a write for the key
@@ -65,13 +67,10 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 	if opt.Cooldown < 0 {
 		return nil, fmt.Errorf("ipam: cooldown %s: negative: want 0 (reuse at once) or a positive duration", opt.Cooldown)
 	}
-	if opt.BatchDelay < 0 {
-		return nil, fmt.Errorf("ipam: batch delay %s: negative: want a positive duration, or 0 for the default", opt.BatchDelay)
-	}
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	st, c, err := store.Open(path, opt.BatchDelay)
+	st, c, err := store.Open(path, store.Options{DamagedHint: opt.DamagedHint})
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +80,10 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 		used: map[netip.Addr]int{}, cooling: map[netip.Addr]coolEntry{}, cursor: map[string]netip.Addr{},
 	}
 	if err := a.load(c); err != nil {
+		var d *DamagedError
+		if errors.As(err, &d) {
+			d.Hint = opt.DamagedHint
+		}
 		return nil, errors.Join(err, st.Close())
 	}
 	return a, nil

@@ -17,7 +17,7 @@ import (
 // them, bypassing the allocator's checks.
 func putLeases(t *testing.T, path string, leases ...Lease) {
 	t.Helper()
-	st, _, err := store.Open(path, time.Millisecond)
+	st, _, err := store.Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

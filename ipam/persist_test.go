@@ -12,7 +12,7 @@ import (
 // coolingOnDisk reads the cooldown records straight from the file.
 func coolingOnDisk(t *testing.T, path string) map[string]store.Cooldown {
 	t.Helper()
-	st, contents, err := store.Open(path, time.Millisecond)
+	st, contents, err := store.Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

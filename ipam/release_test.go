@@ -189,7 +189,6 @@ func TestOpenErrors(t *testing.T) {
 		want string
 	}{
 		{"negative cooldown", path + ".x", Options{Cooldown: -time.Second}, "cooldown -1s: negative"},
-		{"negative batch delay", path + ".x", Options{BatchDelay: -time.Second}, "batch delay -1s: negative"},
 		{"locked by the open allocator", path, Options{}, "locked by another process"},
 		{"directory in the way", t.TempDir(), Options{}, "ipam: open"},
 	}

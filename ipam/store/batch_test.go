@@ -24,7 +24,7 @@ func commitsSoFar(t *testing.T, st *Store) int {
 // A burst of 100 concurrent sessions shares commits instead of paying one
 // fsync each.
 func TestBurstIsBatched(t *testing.T) {
-	st, c, err := Open(filepath.Join(t.TempDir(), "leases.db"), 50*time.Millisecond)
+	st, c, err := Open(filepath.Join(t.TempDir(), "leases.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

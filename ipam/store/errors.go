@@ -15,11 +15,15 @@ var ErrDamaged = errors.New("lease store damaged")
 type DamagedError struct {
 	Path    string // the file at fault: leases.db or its side record
 	Problem string // what is wrong, e.g. "rolled back: ..."
+	Hint    string // what to do about it (Options.DamagedHint), if anything
 
 	fault bool // bbolt panicked or faulted: its locks may still be held
 }
 
 func (e *DamagedError) Error() string {
+	if e.Hint != "" {
+		return fmt.Sprintf("lease store %s: %s; %s", e.Path, e.Problem, e.Hint)
+	}
 	return fmt.Sprintf("lease store %s: %s", e.Path, e.Problem)
 }
 

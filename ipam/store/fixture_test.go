@@ -29,7 +29,7 @@ func newStoreFixture(t testing.TB, n int) *storeFixture {
 	t.Helper()
 	dir := t.TempDir()
 	fx := &storeFixture{dir: dir, path: filepath.Join(dir, "leases.db")}
-	st, _, err := Open(fx.path, 0)
+	st, _, err := Open(fx.path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func openNoPanic(t *testing.T, path string) (c *Contents, err error) {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	st, c, err := Open(path, 0)
+	st, c, err := Open(path, Options{})
 	if err == nil {
 		t.Cleanup(func() { st.Close() })
 	}

@@ -57,7 +57,7 @@ func TestOpenConvertsFormat1(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 2 { // converted, then opened as format 2
-		st, c, err := Open(path, 0)
+		st, c, err := Open(path, Options{})
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}

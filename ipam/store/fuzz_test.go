@@ -35,7 +35,7 @@ func FuzzOpenStore(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		st, c, err := Open(path, 0)
+		st, c, err := Open(path, Options{})
 		if err != nil {
 			var damage *DamagedError
 			if errors.As(err, &damage) && damage.Path != path && damage.Path != seqPath(path) {

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -15,10 +14,24 @@ import (
 // its side record exists, and checks it completely before anything is
 // handed out: a missing, empty, truncated, damaged or rolled-back store is
 // a *DamagedError, never a fresh start and never a panic.
-func Open(path string, batchDelay time.Duration) (*Store, *Contents, error) {
-	if batchDelay <= 0 {
-		batchDelay = DefaultBatchDelay
+func Open(path string, opt Options) (*Store, *Contents, error) {
+	if opt.StuckAfter <= 0 {
+		opt.StuckAfter = DefaultStuckAfter
 	}
+	st, c, err := open(path)
+	var d *DamagedError
+	if errors.As(err, &d) {
+		d.Hint = opt.DamagedHint
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st.opt = opt
+	st.start(c.txid, c.seq)
+	return st, c, nil
+}
+
+func open(path string) (*Store, *Contents, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("ipam: create state dir for %s: %w", path, err)
 	}
@@ -38,7 +51,6 @@ func Open(path string, batchDelay time.Duration) (*Store, *Contents, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	db.MaxBatchDelay = batchDelay
 	c, err := checkedContents(db, path, side, sideExists)
 	if err != nil {
 		return nil, nil, errors.Join(err, closeAfter(err, db, file))
@@ -47,7 +59,7 @@ func Open(path string, batchDelay time.Duration) (*Store, *Contents, error) {
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("ipam: %w", err), closeAfter(err, db, file))
 	}
-	return &Store{db: db, path: path, seq: seq}, c, nil
+	return &Store{db: db, file: file, path: path, seq: seq}, c, nil
 }
 
 // prepareFile refuses a missing or empty file where a store existed, and

@@ -27,6 +27,7 @@ type Contents struct {
 
 	version string
 	seq     uint64
+	txid    int // the transaction that wrote it
 }
 
 // guard runs fn with bbolt's panics, and memory faults on the file's
@@ -46,7 +47,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // readContents decodes every record; anything that is not exactly what
 // raild writes is a *DamagedError naming the record.
 func readContents(tx *bolt.Tx, path string) (*Contents, error) {
-	c := &Contents{}
+	c := &Contents{txid: tx.ID()}
 	err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 		switch string(name) {
 		case bucketLeases, bucketCooling, bucketMeta:
@@ -211,5 +212,5 @@ func initFormat(tx *bolt.Tx, old *Contents) error {
 	if old == nil {
 		return nil
 	}
-	return op.apply(tx) // commit 1: the converted records
+	return applyAll(tx, []*writeOp{op}, 1) // commit 1: the converted records
 }

@@ -59,7 +59,7 @@ func lockStore(path string) (unlock func(), err error) {
 
 // writeLeases makes a fresh store at path holding leases, in one commit.
 func writeLeases(path string, leases []Lease) error {
-	st, _, err := Open(path, DefaultBatchDelay)
+	st, _, err := Open(path, Options{})
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func TestRebuild(t *testing.T) {
 
 func TestRebuildRefusesStoreInUse(t *testing.T) {
 	fx := newStoreFixture(t, 5)
-	st, _, err := Open(fx.path, 0)
+	st, _, err := Open(fx.path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

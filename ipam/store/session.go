@@ -98,9 +98,8 @@ func (s *Store) probe() error { return s.commit(&writeOp{probe: true}) }
 
 type kv struct{ k, v []byte }
 
-// writeOp is one change of the store, applied in one transaction (possibly
-// shared with other ops by DB.Batch). apply is idempotent: Batch may run it
-// twice.
+// writeOp is one session's change of the store, applied in one
+// transaction (possibly shared with other sessions).
 type writeOp struct {
 	putLeases  []kv
 	delLeases  [][]byte
@@ -108,8 +107,6 @@ type writeOp struct {
 	delCooling [][]byte
 	purge      []Cooldown // delete the cooldown only if it is still this one
 	probe      bool       // commit even without changes (a write test)
-
-	seq uint64 // set by apply: the commit sequence this op's transaction wrote
 }
 
 func (op *writeOp) empty() bool {
@@ -147,7 +144,17 @@ func (op *writeOp) apply(tx *bolt.Tx) error {
 			return fmt.Errorf("put cooldown: %w", err)
 		}
 	}
-	return op.bumpSeq(tx)
+	return nil
+}
+
+// applyAll applies ops in one transaction and records it as commit seq.
+func applyAll(tx *bolt.Tx, ops []*writeOp, seq uint64) error {
+	for _, op := range ops {
+		if err := op.apply(tx); err != nil {
+			return err
+		}
+	}
+	return putSeq(tx, seq)
 }
 
 // holds reports whether the cooldown record v is c.
@@ -163,12 +170,10 @@ func holds(v []byte, c Cooldown) bool {
 	return json.Unmarshal(payload, &rec) == nil && rec.Pool == c.Pool && rec.Released.Equal(c.Released)
 }
 
-// bumpSeq counts the commit: every transaction raises the sequence, which
+// putSeq counts the commit: every transaction raises the sequence, which
 // the side record then follows.
-func (op *writeOp) bumpSeq(tx *bolt.Tx) error {
-	meta := tx.Bucket([]byte(bucketMeta))
-	op.seq = binary.BigEndian.Uint64(meta.Get([]byte(metaSeq))) + 1
-	if err := meta.Put([]byte(metaSeq), binary.BigEndian.AppendUint64(nil, op.seq)); err != nil {
+func putSeq(tx *bolt.Tx, seq uint64) error {
+	if err := tx.Bucket([]byte(bucketMeta)).Put([]byte(metaSeq), binary.BigEndian.AppendUint64(nil, seq)); err != nil {
 		return fmt.Errorf("put commit sequence: %w", err)
 	}
 	return nil
