@@ -119,6 +119,9 @@ func openBolt(path string) (*bolt.DB, *os.File, error) {
 		file = f
 		return f, err
 	}}
+	if err := checkFreelistBeforeOpen(path); err != nil {
+		return nil, nil, err
+	}
 	var db *bolt.DB
 	err := guard(path, func() (err error) {
 		db, err = bolt.Open(path, 0o600, opts)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"slices"
 	"sort"
@@ -96,10 +97,18 @@ type pageReader struct {
 	root     uint64 // the root bucket's page
 	freelist uint64
 	used     map[uint64]bool // pages read on the way
+	running  bool            // raild is running on the file (not opening it)
+}
+
+func (r *pageReader) damaged(format string, args ...any) error {
+	if r.running {
+		return Damaged(r.path, "damaged while raild ran: "+format, args...)
+	}
+	return Damaged(r.path, "damaged: "+format, args...)
 }
 
 func (s *Store) newPageReader(tx *bolt.Tx) (*pageReader, error) {
-	r := &pageReader{f: s.file, path: s.path, pageSize: uint64(tx.DB().Info().PageSize), used: map[uint64]bool{}}
+	r := &pageReader{f: s.file, path: s.path, pageSize: uint64(tx.DB().Info().PageSize), used: map[uint64]bool{}, running: true}
 	for id := range uint64(2) {
 		meta, err := r.read(id, 1)
 		if err != nil {
@@ -120,14 +129,14 @@ func (s *Store) newPageReader(tx *bolt.Tx) (*pageReader, error) {
 		}
 		return r, nil
 	}
-	return nil, Damaged(r.path, "damaged while raild ran: no meta page holds transaction %d", tx.ID())
+	return nil, r.damaged("no meta page holds transaction %d", tx.ID())
 }
 
 // read returns pages id to id+n-1.
 func (r *pageReader) read(id, n uint64) ([]byte, error) {
 	buf := make([]byte, n*r.pageSize)
 	if _, err := r.f.ReadAt(buf, int64(id*r.pageSize)); err != nil {
-		return nil, Damaged(r.path, "damaged while raild ran: page %d unreadable: %v", id, err)
+		return nil, r.damaged("page %d unreadable: %v", id, err)
 	}
 	return buf, nil
 }
@@ -139,21 +148,21 @@ func (r *pageReader) page(id uint64, flags uint16) ([]byte, error) {
 		role = "freelist page"
 	}
 	if id < 2 || id >= r.highMark {
-		return nil, Damaged(r.path, "damaged while raild ran: %s %d is outside the file's %d pages", role, id, r.highMark)
+		return nil, r.damaged("%s %d is outside the file's %d pages", role, id, r.highMark)
 	}
 	buf, err := r.read(id, 1)
 	if err != nil {
 		return nil, err
 	}
 	if got := binary.NativeEndian.Uint64(buf); got != id {
-		return nil, Damaged(r.path, "damaged while raild ran: %s %d identifies as page %d", role, id, got)
+		return nil, r.damaged("%s %d identifies as page %d", role, id, got)
 	}
 	if got := binary.NativeEndian.Uint16(buf[8:]); got&flags == 0 || got&^flags != 0 {
-		return nil, Damaged(r.path, "damaged while raild ran: %s %d has type flags %#x, want %#x", role, id, got, flags)
+		return nil, r.damaged("%s %d has type flags %#x, want %#x", role, id, got, flags)
 	}
 	overflow := uint64(binary.NativeEndian.Uint32(buf[12:]))
 	if id+overflow >= r.highMark {
-		return nil, Damaged(r.path, "damaged while raild ran: %s %d claims %d overflow pages, beyond the file's %d", role, id, overflow, r.highMark)
+		return nil, r.damaged("%s %d claims %d overflow pages, beyond the file's %d", role, id, overflow, r.highMark)
 	}
 	for i := range overflow + 1 {
 		r.used[id+i] = true
@@ -177,7 +186,7 @@ func (r *pageReader) checkTree(keys map[string][][]byte) error {
 			return err
 		}
 		if v == nil || len(v) < bucketHeadLen {
-			return Damaged(r.path, "damaged while raild ran: bucket %q is missing", name)
+			return r.damaged("bucket %q is missing", name)
 		}
 		root := binary.NativeEndian.Uint64(v)
 		if root == 0 { // inline: its page is the value's tail
@@ -220,7 +229,7 @@ func (r *pageReader) lookup(id uint64, siblings []uint64, key []byte) ([]byte, e
 		return nil, nil
 	}
 	if count == 0 {
-		return nil, Damaged(r.path, "damaged while raild ran: branch page %d is empty", id)
+		return nil, r.damaged("branch page %d is empty", id)
 	}
 	i := sort.Search(count, func(i int) bool { return bytes.Compare(elementKey(buf, i), key) >= 0 })
 	if i == count || (i > 0 && !bytes.Equal(elementKey(buf, i), key)) {
@@ -239,14 +248,14 @@ func (r *pageReader) lookup(id uint64, siblings []uint64, key []byte) ([]byte, e
 // and values they point at, lie inside it.
 func (r *pageReader) checkElements(buf []byte, what string) error {
 	if len(buf) < pageHeaderLen {
-		return Damaged(r.path, "damaged while raild ran: %s is %d bytes, shorter than a page header", what, len(buf))
+		return r.damaged("%s is %d bytes, shorter than a page header", what, len(buf))
 	}
 	flags, count := binary.NativeEndian.Uint16(buf[8:]), int(binary.NativeEndian.Uint16(buf[10:]))
 	if flags != branchPageFlag && flags != leafPageFlag {
-		return Damaged(r.path, "damaged while raild ran: %s has type flags %#x", what, flags)
+		return r.damaged("%s has type flags %#x", what, flags)
 	}
 	if pageHeaderLen+count*elementLen > len(buf) {
-		return Damaged(r.path, "damaged while raild ran: %s claims %d elements, more than fit", what, count)
+		return r.damaged("%s claims %d elements, more than fit", what, count)
 	}
 	for i := range count {
 		at := pageHeaderLen + i*elementLen
@@ -259,7 +268,7 @@ func (r *pageReader) checkElements(buf []byte, what string) error {
 			size += uint64(binary.NativeEndian.Uint32(buf[at+12:]))
 		}
 		if uint64(at)+uint64(pos)+size > uint64(len(buf)) {
-			return Damaged(r.path, "damaged while raild ran: %s element %d points outside it", what, i)
+			return r.damaged("%s element %d points outside it", what, i)
 		}
 	}
 	return nil
@@ -302,18 +311,68 @@ func (r *pageReader) checkFreelist() error {
 		count, at = binary.NativeEndian.Uint64(buf[at:]), at+8
 	}
 	if count > (uint64(len(buf))-at)/8 {
-		return Damaged(r.path, "damaged while raild ran: freelist page %d claims %d free pages, more than it holds", r.freelist, count)
+		return r.damaged("freelist page %d claims %d free pages, more than it holds", r.freelist, count)
 	}
 	prev := uint64(1)
 	for i := range count {
 		id := binary.NativeEndian.Uint64(buf[at+i*8:])
 		switch {
 		case id <= prev || id >= r.highMark:
-			return Damaged(r.path, "damaged while raild ran: freelist page %d lists page %d out of order or outside the file", r.freelist, id)
+			return r.damaged("freelist page %d lists page %d out of order or outside the file", r.freelist, id)
 		case r.used[id] && id != r.freelist:
-			return Damaged(r.path, "damaged while raild ran: page %d is both in use and free", id)
+			return r.damaged("page %d is both in use and free", id)
 		}
 		prev = id
 	}
 	return nil
+}
+
+// checkFreelistBeforeOpen checks the freelist page of the meta page bbolt
+// will use before bbolt opens the file: bbolt reads the freelist in Open,
+// and a panic there leaves the file mapped, so its lock stays held until
+// the process ends. A file too short or without a valid meta page is left
+// to bbolt and the truncation check.
+func checkFreelistBeforeOpen(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // bbolt says why
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	var best []byte
+	for _, at := range metaOffsets(nil) {
+		meta := make([]byte, pageHeaderLen+64)
+		if _, err := f.ReadAt(meta, int64(at)); err != nil || !validMeta(meta) {
+			continue
+		}
+		if best == nil || binary.NativeEndian.Uint64(meta[metaTxidAt:]) > binary.NativeEndian.Uint64(best[metaTxidAt:]) {
+			best = meta
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	r := &pageReader{f: f, path: path, used: map[uint64]bool{},
+		pageSize: uint64(binary.NativeEndian.Uint32(best[metaPageSizeAt:])),
+		highMark: binary.NativeEndian.Uint64(best[metaPgidAt:]),
+		freelist: binary.NativeEndian.Uint64(best[metaFreelistAt:])}
+	if r.pageSize == 0 || uint64(info.Size()) < r.highMark*r.pageSize {
+		return nil
+	}
+	return r.checkFreelist()
+}
+
+// validMeta is bbolt's own test of a meta page: its magic, version 2 and
+// checksum (FNV-1a 64 of the fields before it).
+func validMeta(meta []byte) bool {
+	body := meta[pageHeaderLen:]
+	if binary.NativeEndian.Uint32(body) != metaMagic || binary.NativeEndian.Uint32(body[4:]) != 2 {
+		return false
+	}
+	h := fnv.New64a()
+	h.Write(body[:56])
+	return h.Sum64() == binary.NativeEndian.Uint64(body[56:])
 }
