@@ -59,7 +59,14 @@ type Store struct {
 // pending is one session waiting for the writer.
 type pending struct {
 	op   *writeOp
-	done chan error
+	done chan result
+}
+
+// result is what the writer did with a session: its error, else the
+// commit sequence that made it durable.
+type result struct {
+	err error
+	seq uint64
 }
 
 // Path is the lease file.
@@ -80,13 +87,24 @@ func (s *Store) commit(op *writeOp) error {
 	if err := s.refusal(); err != nil {
 		return err
 	}
-	p := &pending{op: op, done: make(chan error, 1)}
+	p := &pending{op: op, done: make(chan result, 1)}
 	select {
 	case s.writes <- p:
 	case <-s.quit:
 		return fmt.Errorf("ipam: write %s: %w", s.path, errStoreClosed)
 	}
-	return <-p.done
+	res := <-p.done
+	if res.err != nil {
+		return res.err
+	}
+	// The session is durable; a side record that cannot follow only
+	// weakens the rollback check, so it makes the store unhealthy, not the
+	// session failed. Concurrent callers share the side record's sync,
+	// while the writer goes on with the next transaction.
+	if err := s.seq.cover(res.seq); err != nil {
+		s.setWriteErr(fmt.Errorf("ipam: %w", err))
+	}
+	return nil
 }
 
 // refusal is why a write must not reach bbolt now, if it must not.

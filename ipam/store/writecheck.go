@@ -96,8 +96,9 @@ type pageReader struct {
 	highMark uint64 // pages in use: ids are below it
 	root     uint64 // the root bucket's page
 	freelist uint64
-	used     map[uint64]bool // pages read on the way
-	running  bool            // raild is running on the file (not opening it)
+	used     map[uint64]bool   // pages read on the way
+	cache    map[uint64][]byte // pages checked, by id
+	running  bool              // raild is running on the file (not opening it)
 }
 
 func (r *pageReader) damaged(format string, args ...any) error {
@@ -108,7 +109,7 @@ func (r *pageReader) damaged(format string, args ...any) error {
 }
 
 func (s *Store) newPageReader(tx *bolt.Tx) (*pageReader, error) {
-	r := &pageReader{f: s.file, path: s.path, pageSize: uint64(tx.DB().Info().PageSize), used: map[uint64]bool{}, running: true}
+	r := &pageReader{f: s.file, path: s.path, pageSize: uint64(tx.DB().Info().PageSize), used: map[uint64]bool{}, cache: map[uint64][]byte{}, running: true}
 	for id := range uint64(2) {
 		meta, err := r.read(id, 1)
 		if err != nil {
@@ -141,8 +142,24 @@ func (r *pageReader) read(id, n uint64) ([]byte, error) {
 	return buf, nil
 }
 
-// page reads page id, which must carry one of flags, with its overflow.
+// page reads page id, which must carry one of flags, with its overflow;
+// a page is read and checked once per check.
 func (r *pageReader) page(id uint64, flags uint16) ([]byte, error) {
+	if buf, ok := r.cache[id]; ok && binary.NativeEndian.Uint16(buf[8:])&flags != 0 {
+		return buf, nil
+	}
+	buf, err := r.readPage(id, flags)
+	if err == nil && flags != freelistPageFlag {
+		err = r.checkElements(buf, fmt.Sprintf("page %d", id))
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.cache[id] = buf
+	return buf, nil
+}
+
+func (r *pageReader) readPage(id uint64, flags uint16) ([]byte, error) {
 	role := "page"
 	if flags == freelistPageFlag {
 		role = "freelist page"
@@ -215,9 +232,6 @@ func (r *pageReader) lookup(id uint64, siblings []uint64, key []byte) ([]byte, e
 	}
 	buf, err := r.page(id, branchPageFlag|leafPageFlag)
 	if err != nil {
-		return nil, err
-	}
-	if err := r.checkElements(buf, fmt.Sprintf("page %d", id)); err != nil {
 		return nil, err
 	}
 	count := int(binary.NativeEndian.Uint16(buf[10:]))
@@ -355,7 +369,7 @@ func checkFreelistBeforeOpen(path string) error {
 	if best == nil {
 		return nil
 	}
-	r := &pageReader{f: f, path: path, used: map[uint64]bool{},
+	r := &pageReader{f: f, path: path, used: map[uint64]bool{}, cache: map[uint64][]byte{},
 		pageSize: uint64(binary.NativeEndian.Uint32(best[metaPageSizeAt:])),
 		highMark: binary.NativeEndian.Uint64(best[metaPgidAt:]),
 		freelist: binary.NativeEndian.Uint64(best[metaFreelistAt:])}

@@ -9,10 +9,10 @@ import (
 )
 
 // maxBatch bounds the sessions one transaction takes.
-const maxBatch = 256
+const maxBatch = 1000
 
 // writer commits the sessions handed to it until Close: the first that
-// comes, with every one that queued meanwhile.
+// comes, with every one that queued meanwhile (gather).
 func (s *Store) writer() {
 	defer close(s.ended)
 	for {
@@ -23,16 +23,22 @@ func (s *Store) writer() {
 		case <-s.quit:
 			return
 		}
-		for more := true; more && len(batch) < maxBatch; {
-			select {
-			case p := <-s.writes:
-				batch = append(batch, p)
-			default:
-				more = false
-			}
-		}
-		s.write(batch)
+		s.write(s.gather(batch))
 	}
+}
+
+// gather adds to batch the sessions queued meanwhile: those that came
+// while the last transaction was being written share the next one.
+func (s *Store) gather(batch []*pending) []*pending {
+	for len(batch) < maxBatch {
+		select {
+		case p := <-s.writes:
+			batch = append(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // write commits batch in one transaction. When that fails for a reason of
@@ -48,7 +54,7 @@ func (s *Store) write(batch []*pending) {
 		return
 	}
 	for _, p := range batch {
-		p.done <- err
+		p.done <- result{err: err, seq: s.lastSeq}
 	}
 }
 
@@ -86,12 +92,6 @@ func (s *Store) transact(batch []*pending) error {
 		return err
 	}
 	s.lastTx, s.lastSeq = txid, s.lastSeq+1
-	// The ops are durable; a side record that cannot follow only weakens
-	// the rollback check, so it makes the store unhealthy, not the ops failed.
-	if err := s.seq.cover(s.lastSeq); err != nil {
-		s.setWriteErr(fmt.Errorf("ipam: %w", err))
-		return nil
-	}
 	s.setWriteErr(nil)
 	return nil
 }
