@@ -22,7 +22,7 @@ import (
 // only inside this sandbox's netns, so it never touches a NIC that raild
 // has handed to another sandbox; it never works in its own (host) netns.
 func (p *plugin) del(args *skel.CmdArgs) error {
-	conf, prev, err := loadConf(args.StdinData)
+	conf, prev, err := loadDelConf(args.StdinData)
 	if err != nil {
 		return err
 	}
@@ -39,10 +39,7 @@ func (p *plugin) del(args *skel.CmdArgs) error {
 		// netns; the one recorded at ADD may still hold the NIC.
 		netnsPath = p.podNetns(plan.Netns)
 	}
-	specs, err := p.delSpecs(conf, args, prev, plan, ownLease, netnsPath)
-	if err != nil {
-		return err
-	}
+	specs := p.delSpecs(conf, args, prev, plan, ownLease, netnsPath)
 	var errs []error
 	for _, spec := range specs {
 		if err := p.links.Detach(netnsPath, spec); err != nil {
@@ -75,28 +72,18 @@ func (p *plugin) podNetns(path string) string {
 // mode, else the interfaces this plugin added by the cached result, in the
 // mode their alias records (Mode left empty).
 func (p *plugin) delSpecs(conf *netconf.Rail, args *skel.CmdArgs, prev *current.Result, plan *api.Plan,
-	ownLease bool, netnsPath string) ([]attach.Spec, error) {
+	ownLease bool, netnsPath string) []attach.Spec {
 	switch {
 	case ownLease:
 		specs := make([]attach.Spec, 0, len(plan.Interfaces))
 		for _, iface := range plan.Interfaces {
-			spec, err := specFor(conf, iface, plan.Mode, "")
-			if err != nil {
-				return nil, netconf.CNIError("plan", err)
-			}
-			specs = append(specs, detachSpec(spec))
+			specs = append(specs, detachSpecFor(iface, plan.Mode))
 		}
-		return specs, nil
+		return specs
 	case !ownLease && netnsPath != "" && p.netnsAlive(netnsPath):
-		return specsFromPrevResult(conf, args, prev), nil
+		return specsFromPrevResult(conf, args, prev)
 	}
-	return nil, nil
-}
-
-// detachSpec keeps what Detach uses: the rest describes an attach.
-func detachSpec(s attach.Spec) attach.Spec {
-	return attach.Spec{Mode: s.Mode, Name: s.Name, Parent: s.Parent, Table: s.Table, Addresses: s.Addresses,
-		RDMADevice: s.RDMADevice, RDMAExclusive: s.RDMAExclusive}
+	return nil
 }
 
 // specsFromPrevResult names the interfaces this plugin added, from the
