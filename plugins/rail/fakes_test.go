@@ -76,6 +76,7 @@ func (f *fakeRaild) called() string {
 type fakeLinks struct {
 	attached   map[string]bool // "netns/name"
 	changed    map[string]bool
+	owners     map[string][]string // "sandbox/attachment/network": interface names whose alias names it
 	failAttach int
 	failDetach bool
 	log        []string
@@ -169,3 +170,15 @@ func unreachable() error {
 }
 
 func (f *fakeLinks) Owned(netns, name string) (bool, error) { return f.attached[netns+"/"+name], nil }
+
+// OwnedBy: the attached interfaces of netns that f.owners lists for the
+// attachment ("sandbox/attachment/network").
+func (f *fakeLinks) OwnedBy(netns string, o attach.Owner) ([]string, error) {
+	var out []string
+	for _, name := range f.owners[o.Sandbox+"/"+o.Attachment+"/"+o.Network] {
+		if f.attached[netns+"/"+name] {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}

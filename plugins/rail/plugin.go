@@ -39,6 +39,7 @@ type links interface {
 	Detach(netns string, s attach.Spec) error
 	Check(netns string, s attach.Spec) error
 	Owned(netns, name string) (bool, error)
+	OwnedBy(netns string, o attach.Owner) ([]string, error)
 }
 
 func newPlugin() *plugin {
@@ -63,6 +64,9 @@ func (netlinkLinks) AttachAll(netns string, specs []attach.Spec) ([]attach.Attac
 func (netlinkLinks) Detach(netns string, s attach.Spec) error { return attach.Detach(netns, s) }
 func (netlinkLinks) Check(netns string, s attach.Spec) error  { return attach.Check(netns, s) }
 func (netlinkLinks) Owned(netns, name string) (bool, error)   { return attach.Owned(netns, name) }
+func (netlinkLinks) OwnedBy(netns string, o attach.Owner) ([]string, error) {
+	return attach.OwnedBy(netns, o)
+}
 
 func netnsExists(path string) bool {
 	if path == "" {

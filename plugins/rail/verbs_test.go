@@ -80,6 +80,7 @@ func TestDel(t *testing.T) {
 		netns      string
 		conf       []byte
 		raild      fakeRaild
+		owned      []string // the pod's interfaces whose alias names this attachment
 		failDetach bool
 		wantCode   uint   // 0: success
 		wantLinks  string // the netlink calls, joined by ";"
@@ -117,6 +118,14 @@ func TestDel(t *testing.T) {
 			raild: fakeRaild{plan: movePlan("rail0")}, wantLinks: "detach /ns/pod rail0 move", wantRaild: "check,release"},
 		{name: "cached prevResult of an unknown version, no lease: DEL succeeds", netns: "/ns/pod",
 			conf: withPrevResult(map[string]any{"cniVersion": "9.9.9"}), wantRaild: "check,release"},
+		{name: "no lease, cached prevResult does not parse: rail's interfaces found by their alias", netns: "/ns/pod",
+			conf: withPrevResult("garbage"), owned: []string{"rail0", "rail1"},
+			wantLinks: "detach /ns/pod rail0 ;detach /ns/pod rail1 ", wantRaild: "check,release"},
+		{name: "no lease: the cached result's interfaces and the alias's, each once", netns: "/ns/pod",
+			conf: netconfJSON("1.1.0", nil, "eth0", "rail0"), owned: []string{"rail1", "rail0"},
+			wantLinks: "detach /ns/pod rail0 ;detach /ns/pod rail1 ", wantRaild: "check,release"},
+		{name: "no lease, netns gone: no alias is read", netns: "/ns/gone", conf: withPrevResult("garbage"), owned: []string{"rail0"},
+			wantRaild: "check,release"},
 		{name: "cached prevResult is not an object: DEL succeeds", netns: "/ns/pod", conf: withPrevResult("garbage"),
 			raild: fakeRaild{plan: movePlan("rail0")}, wantLinks: "detach /ns/pod rail0 move", wantRaild: "check,release"},
 		{name: "a lease address that no longer parses does not stop the detach", netns: "/ns/pod", conf: netconfJSON("1.1.0", nil, "eth0", "rail0"),
@@ -126,7 +135,10 @@ func TestDel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			links := &fakeLinks{failDetach: tt.failDetach}
+			links := &fakeLinks{failDetach: tt.failDetach, attached: map[string]bool{}, owners: map[string][]string{"c1/eth0/railnet": tt.owned}}
+			for _, name := range tt.owned {
+				links.attached[tt.netns+"/"+name] = true
+			}
 			raild := tt.raild
 			p, _, _ := testPlugin(&raild, links)
 			ifname := "eth0"
