@@ -53,7 +53,7 @@ fuzz:
 	bash .ci/fuzz.sh
 
 # One table: rail against the upstream reference plugins through libcni, side by
-# side in one run, with the exec and kernel floors (README, Performance). Fails
+# side in one run, with the exec and kernel floors (docs/performance.md). Fails
 # only on an error or a leak, never on a time. BENCH_FLAGS=--quick for a short run.
 bench: build
 	$(GO) run ./integration/cmd/rail-bench --bin $(BIN) $(BENCH_FLAGS)

@@ -1,5 +1,5 @@
 // Package config reads raild's YAML configuration. Command-line flags
-// override it; see README.md for every key.
+// override it; see docs/configuration.md for every key.
 package config
 
 import (
@@ -72,7 +72,7 @@ func Load(path string) (*Config, error) {
 			err = api.DecodeStrict(asJSON, cfg)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("config %s: %w (see README.md, \"Configuration\", for the keys)", path, err)
+			return nil, fmt.Errorf("config %s: %w (see docs/configuration.md for the keys)", path, err)
 		}
 	}
 	return cfg, nil
