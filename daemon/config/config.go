@@ -165,7 +165,7 @@ func (c *Config) checkPoolDistances() error {
 			continue
 		}
 		if _, err := topology.ParseClass(p.MaxDistance); err != nil {
-			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
+			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, P2C, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
 				i, p.MaxDistance, p.Name))
 		}
 	}
