@@ -38,8 +38,11 @@ type Rails struct {
 
 // Config is the whole file.
 type Config struct {
-	NodeName           string   `json:"nodeName,omitempty"`
-	Root               string   `json:"root,omitempty"`
+	NodeName string `json:"nodeName,omitempty"`
+	Root     string `json:"root,omitempty"`
+	// TopologyFile is the node's NCCL topology file (NCCL_TOPO_FILE
+	// format): its distances win over sysfs for the pairs it names.
+	TopologyFile       string   `json:"topologyFile,omitempty"`
 	Socket             string   `json:"socket,omitempty"`
 	StateDir           string   `json:"stateDir,omitempty"`
 	PodResourcesSocket string   `json:"podResourcesSocket,omitempty"`

@@ -28,16 +28,18 @@ func Run(args []string) error {
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	cniBin := fs.String("cni-bin-dir", "/opt/cni/bin", "CNI bin dir")
 	nriSocket := fs.String("nri-socket", "/var/run/nri/nri.sock", "NRI socket")
+	file := fs.String("topology-file", "", "the node's NCCL topology file (raild's topologyFile), checked against the machine")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var checks []check
 	live, liveProblem := liveReport(*socket)
-	machine, err := topology.Discover(*root)
+	machine, err := discover(*root, *file)
 	if err != nil {
 		checks = append(checks, check{"fail", "topology: " + err.Error(), "check --root"})
 	} else {
 		checks = append(checks, topologyChecks(machine, *root, awayInPods(live, machine))...)
+		checks = append(checks, distanceChecks(machine)...)
 	}
 	checks = append(checks, liveProblem...)
 	if live != nil {
@@ -141,4 +143,18 @@ func levelIf(ok bool, otherwise string) string {
 		return "ok"
 	}
 	return otherwise
+}
+
+// discover reads the machine, with the topology file when one is given
+// (a file that does not fit the machine fails the topology check).
+func discover(root, file string) (*topology.Machine, error) {
+	var opt topology.Options
+	if file != "" {
+		t, err := topology.ReadTopoFile(file)
+		if err != nil {
+			return nil, err
+		}
+		opt.TopologyFile = t
+	}
+	return topology.DiscoverWith(root, opt)
 }
