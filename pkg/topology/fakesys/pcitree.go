@@ -13,11 +13,11 @@ type builder struct {
 	opt      Options
 	spec     *Spec
 	nextBus  int
-	domain   int         // the PCI domain of the root being written
+	domain   int            // the PCI domain of the root being written
 	nodeCPUs map[int]string // NUMA node → its CPU list, from Host.Nodes
-	nextSlot int // PCIe slot numbers for Ethernet names
-	verbs    int // next uverbsN
-	mad      int // next umadN / issmN
+	nextSlot int            // PCIe slot numbers for Ethernet names
+	verbs    int            // next uverbsN
+	mad      int            // next umadN / issmN
 	drivers  map[string]bool
 }
 
