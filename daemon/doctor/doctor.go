@@ -34,7 +34,7 @@ func Run(args []string) error {
 	}
 	var checks []check
 	live, liveProblem := liveReport(*socket)
-	machine, err := discover(*root, *file)
+	machine, err := topology.DiscoverFile(*root, *file)
 	if err != nil {
 		checks = append(checks, check{"fail", "topology: " + err.Error(), "check --root"})
 	} else {
@@ -143,18 +143,4 @@ func levelIf(ok bool, otherwise string) string {
 		return "ok"
 	}
 	return otherwise
-}
-
-// discover reads the machine, with the topology file when one is given
-// (a file that does not fit the machine fails the topology check).
-func discover(root, file string) (*topology.Machine, error) {
-	var opt topology.Options
-	if file != "" {
-		t, err := topology.ReadTopoFile(file)
-		if err != nil {
-			return nil, err
-		}
-		opt.TopologyFile = t
-	}
-	return topology.DiscoverWith(root, opt)
 }

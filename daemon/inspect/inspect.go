@@ -54,15 +54,7 @@ func topoReport(root, socket, file string) (topology.Report, error) {
 	if root == "" {
 		root = "/"
 	}
-	var opt topology.Options
-	if file != "" {
-		t, err := topology.ReadTopoFile(file)
-		if err != nil {
-			return report, err
-		}
-		opt.TopologyFile = t
-	}
-	m, err := topology.DiscoverWith(root, opt)
+	m, err := topology.DiscoverFile(root, file)
 	if err != nil {
 		return report, fmt.Errorf("discover %s: %w", root, err)
 	}

@@ -14,21 +14,12 @@ import (
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // TestServeTopologyFile: raild places by the config's NCCL topology file
 // (its snapshot says so), and refuses to start on a file it cannot use.
 func TestServeTopologyFile(t *testing.T) {
-	dir, err := os.MkdirTemp("", "rf-topo-") // short: unix socket paths are limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	root := filepath.Join(dir, "root")
-	if _, err := fakesys.Write(root, "azure-ndh100v5", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	dir, root := machineDir(t, "azure-ndh100v5")
 	good, err := filepath.Abs("../../pkg/topology/testdata/ndv5-topo.xml")
 	if err != nil {
 		t.Fatal(err)

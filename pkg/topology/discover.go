@@ -40,6 +40,20 @@ type Options struct {
 // The Machine it returns is read-only: selection indexes are built here.
 func Discover(root string) (*Machine, error) { return DiscoverWith(root, Options{}) }
 
+// DiscoverFile is Discover with the NCCL topology file at path ("" for
+// none), read first.
+func DiscoverFile(root, path string) (*Machine, error) {
+	var opt Options
+	if path != "" {
+		t, err := ReadTopoFile(path)
+		if err != nil {
+			return nil, err
+		}
+		opt.TopologyFile = t
+	}
+	return DiscoverWith(root, opt)
+}
+
 // DiscoverWith is Discover with options. With a topology file it fails
 // when the file names a GPU or NIC the machine does not have.
 func DiscoverWith(root string, opt Options) (*Machine, error) {

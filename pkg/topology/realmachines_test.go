@@ -11,9 +11,14 @@ import (
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
-// discoverWith writes a built-in machine and discovers it with opt.
-func discoverWith(t *testing.T, machine string, opt topology.Options) (*topology.Machine, error) {
+// discoverWith writes a built-in machine and discovers it, with the ND
+// H100 v5 topology file when file is set.
+func discoverWith(t *testing.T, machine string, file bool) (*topology.Machine, error) {
 	t.Helper()
+	var opt topology.Options
+	if file {
+		opt.TopologyFile = ndv5File(t)
+	}
 	root := t.TempDir()
 	if _, err := fakesys.Write(root, machine, fakesys.Options{}); err != nil {
 		t.Fatal(err)
@@ -100,11 +105,7 @@ func TestRealMachines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var opt topology.Options
-			if tt.file {
-				opt.TopologyFile = ndv5File(t)
-			}
-			m, err := discoverWith(t, tt.machine, opt)
+			m, err := discoverWith(t, tt.machine, tt.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,11 +171,7 @@ func TestPlacementFollowsSocketsAndFile(t *testing.T) {
 		{"xe8640", false, 3, "mlx5_1", topology.PHB},
 	}
 	for _, tt := range tests {
-		var opt topology.Options
-		if tt.file {
-			opt.TopologyFile = ndv5File(t)
-		}
-		m, err := discoverWith(t, tt.machine, opt)
+		m, err := discoverWith(t, tt.machine, tt.file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +191,7 @@ func TestPlacementFollowsSocketsAndFile(t *testing.T) {
 // TestTopoFileForAnotherMachine: a file naming devices the node lacks is
 // an error that names them.
 func TestTopoFileForAnotherMachine(t *testing.T) {
-	_, err := discoverWith(t, "xe8640", topology.Options{TopologyFile: ndv5File(t)})
+	_, err := discoverWith(t, "xe8640", true)
 	if err == nil {
 		t.Fatal("a file for another machine was accepted")
 	}
