@@ -72,7 +72,7 @@ func DiscoverWith(root string, opt Options) (*Machine, error) {
 	}
 	m.FlatPCI = flatPCI(m.GPUs, m.NICs)
 	if m.FlatPCI && m.TopologyFile == nil {
-		d.problem("PCI topology", flatProblem)
+		d.problem("PCI topology", FlatPCIProblem)
 	}
 	m.Problems = d.problems
 	m.idx = m.newIndex()

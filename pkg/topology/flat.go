@@ -4,8 +4,9 @@ package topology
 // sysfs shows every device on a PCI root of its own.
 const flatReason = "sysfs carries no switch information on this node: ranked by NUMA node, then spread"
 
-// flatProblem is reported when no topology file makes up for it.
-const flatProblem = "sysfs carries no switch information on this node (every GPU and NIC sits alone on a PCI root " +
+// FlatPCIProblem is reported (device "PCI topology") when no topology
+// file makes up for it.
+const FlatPCIProblem = "sysfs carries no switch information on this node (every GPU and NIC sits alone on a PCI root " +
 	"of its own, as in Hyper-V VMs): give the node's NCCL topology file (raild config topologyFile); " +
 	"until then NICs are ranked by NUMA node, then spread"
 

@@ -132,12 +132,12 @@ func TestRealMachines(t *testing.T) {
 			if r.FlatPCI != tt.flat || len(r.Disagreements) != tt.disagreements {
 				t.Errorf("flatPCI %v with %d disagreements, want %v with %d", r.FlatPCI, len(r.Disagreements), tt.flat, tt.disagreements)
 			}
-			flatProblem := false
+			FlatPCIProblem := false
 			for _, p := range r.Problems {
-				flatProblem = flatProblem || strings.Contains(p.Reason, "sysfs carries no switch information")
+				FlatPCIProblem = FlatPCIProblem || strings.Contains(p.Reason, "sysfs carries no switch information")
 			}
-			if want := tt.flat && !tt.file; flatProblem != want {
-				t.Errorf("flat-PCI problem reported %v, want %v (%v)", flatProblem, want, r.Problems)
+			if want := tt.flat && !tt.file; FlatPCIProblem != want {
+				t.Errorf("flat-PCI problem reported %v, want %v (%v)", FlatPCIProblem, want, r.Problems)
 			}
 			var text strings.Builder
 			if err := topology.WriteText(&text, r); err != nil {

@@ -59,7 +59,7 @@ func writeSources(tw io.Writer, r Report) {
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "Distances: %s\n", strings.Join(parts, ", "))
 	if r.FlatPCI && r.TopologyFile == "" {
-		fmt.Fprintf(tw, "  %s\n", flatProblem)
+		fmt.Fprintf(tw, "  %s\n", FlatPCIProblem)
 	}
 	if len(r.Disagreements) == 0 {
 		if r.TopologyFile != "" {

@@ -195,6 +195,9 @@ func (b *builder) gpu(parent, bdf string, numa int, g GPU) {
 			"Bus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\n"+
 			"Bus Location: \t %s\nDevice Minor: \t %d\nGPU Firmware: \t 550.90.07\nGPU Excluded:\t No",
 		model, 200+minor, uuid, bdf, minor))
+	if g.MemoryNode != nil {
+		numa = *g.MemoryNode
+	}
 	b.spec.GPUs = append(b.spec.GPUs, GPUSpec{
 		Index: minor, PCI: bdf, UUID: uuid, Model: model, Minor: minor, NUMA: numa,
 	})
