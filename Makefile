@@ -44,9 +44,10 @@ test-k8s: build
 test-vm:
 	bash integration/vm/run.sh
 
-# The main job on a built-in simulated node: two pods, their GPUs, their NICs.
+# The main job on a built-in simulated node: two pods, their GPUs, their NICs. Another node:
+# DEMO_FLAGS="--machine gb200-tray" (or azure-ndh100v5 with --topology-file pkg/topology/testdata/ndv5-topo.xml).
 demo: build
-	$(GO) run ./integration/cmd/rail-demo --bin $(BIN)
+	$(GO) run ./integration/cmd/rail-demo --bin $(BIN) $(DEMO_FLAGS)
 
 # Every fuzz target for FUZZTIME each (default 10s); CI runs this.
 fuzz:
