@@ -76,6 +76,9 @@ func TestAttachAllFailureLeavesNothing(t *testing.T) {
 					t.Errorf("error does not contain %q", want)
 				}
 			}
+			if incomplete := tt.failOut != nil; errors.Is(err, ErrUndoIncomplete) != incomplete {
+				t.Errorf("errors.Is(err, ErrUndoIncomplete) = %v, want %v", !incomplete, incomplete)
+			}
 			assertSame(t, "host netns", e.host, hostBefore)
 			assertSame(t, "pod netns", e.pod, podBefore)
 			// rail0's RDMA device went in and came back (also when rail0

@@ -93,9 +93,10 @@ func (p *plugin) refuseNetns(path string) error {
 func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Result, plan *api.Plan,
 	mode rdma.NetnsMode, raild verbs.Raild) (retErr error) {
 	var created []attach.Spec
+	release := plan.Fresh
 	defer func() {
 		if retErr != nil {
-			retErr = verbs.WithRollback(retErr, p.rollback(args, conf, plan, created, raild))
+			retErr = verbs.WithRollback(retErr, p.rollback(args, conf, created, release, raild))
 		}
 	}()
 	if err := nameConflict(conf, prev, plan); err != nil {
@@ -110,6 +111,11 @@ func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *curren
 		specs[i] = pi.spec
 	}
 	got, err := p.links.AttachAll(args.Netns, specs)
+	if errors.Is(err, attach.ErrUndoIncomplete) {
+		// Something of this call may still hold a planned address: the
+		// lease stays for the runtime's DEL, which removes both.
+		release = false
+	}
 	if err != nil {
 		return types.NewError(types.ErrInternal, "attach "+describePlan(plan), err.Error())
 	}
@@ -123,17 +129,18 @@ func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *curren
 	return p.print(result, conf.CNIVersion)
 }
 
-// rollback undoes a failed ADD's own work, newest first. A fresh lease is
-// released only once every interface this call created is gone: an
-// address still on a pod interface must stay leased.
-func (p *plugin) rollback(args *skel.CmdArgs, conf *netconf.Rail, plan *api.Plan, created []attach.Spec, raild verbs.Raild) error {
+// rollback undoes a failed ADD's own work, newest first: it detaches the
+// interfaces this call created, then releases the leases when release
+// says they are this call's and every detach worked (an address still on
+// a pod interface must stay leased).
+func (p *plugin) rollback(args *skel.CmdArgs, conf *netconf.Rail, created []attach.Spec, release bool, raild verbs.Raild) error {
 	var errs []error
 	for i := len(created) - 1; i >= 0; i-- {
 		if err := p.links.Detach(args.Netns, created[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if plan.Fresh && len(errs) == 0 {
+	if release && len(errs) == 0 {
 		if err := raild.Release(context.Background(), attachmentRequest(args, conf)); err != nil {
 			errs = append(errs, fmt.Errorf("release the leases: %w", err))
 		}

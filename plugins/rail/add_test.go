@@ -42,6 +42,7 @@ func TestAdd(t *testing.T) {
 		attached   []string // interfaces the pod already has, as rail left them
 		changed    []string // interfaces the pod has, changed since rail left them
 		failAttach int
+		undoFails  bool
 		failDetach bool
 		failWrite  bool
 		wantCode   uint   // 0: success
@@ -76,6 +77,10 @@ func TestAdd(t *testing.T) {
 		{name: "second attach fails: pkg/attach undid the first, the fresh lease is released", netns: "/ns/pod", conf: netconfJSON("1.1.0", nil, "eth0"),
 			raild: fakeRaild{plan: freshPlan("rail0", "rail1")}, failAttach: 2, wantCode: types.ErrInternal,
 			wantErr: "device busy", wantLinks: "attach /ns/pod rail0 move;attach /ns/pod rail1 move", wantRaild: "lock,allocate,release,unlock"},
+		{name: "second attach fails and the undo of the first fails too: the fresh lease stays for DEL", netns: "/ns/pod",
+			conf: netconfJSON("1.1.0", nil, "eth0"), raild: fakeRaild{plan: freshPlan("rail0", "rail1")}, failAttach: 2, undoFails: true,
+			wantCode: types.ErrInternal, wantErr: "undo incomplete: undo interface /ns/pod/rail0",
+			wantLinks: "attach /ns/pod rail0 move;attach /ns/pod rail1 move", wantRaild: "lock,allocate,unlock", wantLeft: "rail0"},
 		{name: "repeated ADD, second attach fails: the lease is the first ADD's and stays", netns: "/ns/pod", conf: netconfJSON("1.1.0", nil, "eth0"),
 			raild: fakeRaild{plan: movePlan("rail0", "rail1")}, failAttach: 2, wantCode: types.ErrInternal,
 			wantLinks: "attach /ns/pod rail0 move;attach /ns/pod rail1 move", wantRaild: "lock,allocate,unlock"},
@@ -110,7 +115,7 @@ func TestAdd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			links := &fakeLinks{failAttach: tt.failAttach, failDetach: tt.failDetach, attached: map[string]bool{}, changed: map[string]bool{}}
+			links := &fakeLinks{failAttach: tt.failAttach, undoFails: tt.undoFails, failDetach: tt.failDetach, attached: map[string]bool{}, changed: map[string]bool{}}
 			for _, name := range tt.attached {
 				links.attached["/ns/pod/"+name] = true
 			}

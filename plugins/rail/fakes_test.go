@@ -78,6 +78,7 @@ type fakeLinks struct {
 	changed    map[string]bool
 	owners     map[string][]string // "sandbox/attachment/network": interface names whose alias names it
 	failAttach int
+	undoFails  bool // AttachAll's undo fails: what it created stays
 	failDetach bool
 	log        []string
 	trace      *[]string // where LockPod records lock and unlock: raild's calls, to show their order
@@ -91,6 +92,10 @@ func (f *fakeLinks) LockPod(string) (func(), error) {
 func (f *fakeLinks) AttachAll(netns string, specs []attach.Spec) (_ []attach.Attached, retErr error) {
 	var made []string
 	defer func() {
+		if retErr != nil && f.undoFails && len(made) > 0 {
+			retErr = fmt.Errorf("%w\n%w: undo interface %s: device busy", retErr, attach.ErrUndoIncomplete, made[0])
+			return
+		}
 		if retErr != nil {
 			for _, key := range made {
 				delete(f.attached, key)
