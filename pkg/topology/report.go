@@ -21,11 +21,21 @@ type Report struct {
 	// Holders names the pods holding each NIC in use, when the report
 	// comes from a running raild (its leases); empty from a bare read.
 	Holders map[string]string `json:"holders,omitempty"`
+	// Protected are the node's own NICs and why (see Protection): from
+	// sysfs alone in a bare read of a root, with the host's addresses and
+	// routes from raild or a read of this host.
+	Protected map[string]Protection `json:"protected,omitempty"`
 }
 
 // Report gathers the machine's devices, every GPU/NIC class (NICs that
-// cannot be used are listed too) and the affinity.
-func (m *Machine) Report() Report {
+// cannot be used are listed too), the NICs sysfs shows to be the node's
+// own, and the affinity without them.
+func (m *Machine) Report() Report { return m.ReportWith(m.LinkProtection()) }
+
+// ReportWith is Report with the protection known from elsewhere (sysfs and
+// the host's addresses and routes); the affinity leaves out every NIC
+// protected even in child modes.
+func (m *Machine) ReportWith(protected map[string]Protection) Report {
 	r := Report{
 		GPUs:     nonNil(m.GPUs),
 		NICs:     nonNil(m.NICs),
@@ -42,8 +52,17 @@ func (m *Machine) Report() Report {
 		}
 		r.Matrix[strconv.Itoa(g.Index)] = row
 	}
-	for gpu, nic := range m.Affinity() {
+	refused := map[string]string{}
+	for name, p := range protected {
+		if why := p.Refusal(false); why != "" {
+			refused[name] = why
+		}
+	}
+	for gpu, nic := range m.AffinityExcluding(refused) {
 		r.Affinity[strconv.Itoa(gpu)] = nic
+	}
+	if len(protected) > 0 {
+		r.Protected = protected
 	}
 	return r
 }
@@ -64,6 +83,7 @@ func WriteText(w io.Writer, r Report) error {
 	fmt.Fprintln(tw)
 	writeNICTable(tw, r.NICs)
 	fmt.Fprintln(tw)
+	writeProtected(tw, r)
 	writeAffinity(tw, r)
 	writeHolders(tw, r.Holders)
 	if len(r.Problems) > 0 {
@@ -187,4 +207,28 @@ func writeHolders(tw io.Writer, holders map[string]string) {
 	for _, nic := range names {
 		fmt.Fprintf(tw, "  %s:\t%s\n", nic, holders[nic])
 	}
+}
+
+// writeProtected lists the node's own NICs, why, and what rail may do
+// with each.
+func writeProtected(tw io.Writer, r Report) {
+	if len(r.Protected) == 0 {
+		return
+	}
+	fmt.Fprintln(tw, "Protected (the node's own NICs):")
+	for _, n := range r.NICs {
+		p, ok := r.Protected[n.Name]
+		if !ok {
+			continue
+		}
+		use := "never placed"
+		switch {
+		case p.Refusal(false) == "" && p.Shared:
+			use = "shared in macvlan/ipoib (allowProtectedNICs), never moved"
+		case p.Refusal(false) == "":
+			use = "RoCE LAG: macvlan on the bond only, never moved"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s: %s\n", n.Name, dash(n.Netdev), use, p.Why())
+	}
+	fmt.Fprintln(tw)
 }
