@@ -41,9 +41,15 @@ type Node struct {
 	// DeviceMoves is true in exclusive RDMA netns mode, where moving a
 	// port's netdev moves its whole RDMA device (every port of it).
 	DeviceMoves bool
+	// Guard says which NICs are the node's own; nil: what sysfs shows
+	// (enslaved, upper devices, bond masters), without addresses and
+	// routes.
+	Guard Guard
 }
 
-// Choose picks NICs for in, given who uses which NIC now.
+// Choose picks NICs for in, given who uses which NIC now. It never picks
+// a NIC that is the node's own (see Guard) where its protection refuses
+// in's mode, and reads the picks' protection once more before it answers.
 func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 	linkLayer, err := api.SelectorLinkLayer(in.Mode, in.LinkLayer)
 	if err != nil {
@@ -53,17 +59,34 @@ func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 	if err != nil {
 		return nil, err
 	}
-	exclude, load, moved := constraints(use, in.Mode)
-	if n.DeviceMoves {
-		excludeSiblings(n.Machine, exclude, moved)
+	protected := n.protection()
+	for range maxRechecks {
+		exclude, load, moved := constraints(use, in.Mode)
+		if n.DeviceMoves {
+			excludeSiblings(n.Machine, exclude, moved)
+		}
+		excludeProtected(exclude, protected, in.Mode)
+		req := topology.Request{
+			GPUs:      in.GPUs,
+			NICs:      allowed,
+			LinkLayer: linkLayer,
+			Exclude:   exclude,
+			Load:      load,
+		}
+		picks, err := n.choose(in, req)
+		if err != nil {
+			return nil, err
+		}
+		var refused bool
+		if protected, refused, err = n.recheck(picks, protected, in.Mode); err != nil || !refused {
+			return picks, err
+		}
 	}
-	req := topology.Request{
-		GPUs:      in.GPUs,
-		NICs:      allowed,
-		LinkLayer: linkLayer,
-		Exclude:   exclude,
-		Load:      load,
-	}
+	return nil, fmt.Errorf("the NICs chosen for mode %s kept turning out to be the node's own (addresses or routes changing on them): try again", in.Mode)
+}
+
+// choose selects for req and applies the device and distance rules.
+func (n *Node) choose(in Input, req topology.Request) ([]Pick, error) {
 	choices, err := n.Machine.Select(req)
 	if err != nil {
 		return nil, fmt.Errorf("no usable NIC for mode %s: %w", in.Mode, err)
