@@ -83,7 +83,7 @@ func TestChooseNeverTakesTheNodesNICs(t *testing.T) {
 		{name: "macvlan: the front-end NIC is not shared unless the config says so",
 			in: Input{GPUs: []int{0}, Mode: api.ModeMacvlan}, want: "mlx5_bond_0:SYS"},
 		{name: "selector naming the node's NIC: refused with the reason",
-			in: Input{GPUs: []int{0}, Mode: api.ModeMove, NICs: []string{"mlx5_2"}},
+			in:      Input{GPUs: []int{0}, Mode: api.ModeMove, NICs: []string{"mlx5_2"}},
 			wantErr: []string{"mlx5_2 protected: carries the host's default route (default via 10.99.0.1 dev ens3np0); move never takes the node's own NIC"}},
 		{name: "the refusal names the next NIC tried and the bound",
 			in:  Input{GPUs: []int{0}, Mode: api.ModeMove, MaxDistance: bound(topology.PHB, "netconf maxDistance")},
