@@ -14,7 +14,9 @@ type stubProtector struct {
 	err error
 }
 
-func (s *stubProtector) All(*topology.Machine) (map[string]topology.Protection, error) { return s.all, s.err }
+func (s *stubProtector) All(*topology.Machine) (map[string]topology.Protection, error) {
+	return s.all, s.err
+}
 
 func (s *stubProtector) Of(nics []topology.NIC) (map[string]topology.Protection, error) {
 	out := map[string]topology.Protection{}
