@@ -45,6 +45,8 @@ type Node struct {
 	// (enslaved, upper devices, bond masters), without addresses and
 	// routes.
 	Guard Guard
+	// Limits are the NICs and modes this node serves (config, node class).
+	Limits Limits
 }
 
 // Choose picks NICs for in, given who uses which NIC now. It never picks
@@ -53,6 +55,9 @@ type Node struct {
 func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 	linkLayer, err := api.SelectorLinkLayer(in.Mode, in.LinkLayer)
 	if err != nil {
+		return nil, err
+	}
+	if err := n.Limits.checkMode(in.Mode); err != nil {
 		return nil, err
 	}
 	allowed, err := n.allowed(in)
@@ -125,11 +130,22 @@ func (n *Node) allowed(in Input) ([]string, error) {
 	if len(in.PoolNICs) > 0 {
 		sets = append(sets, in.PoolNICs)
 	}
+	if len(n.Limits.NICs) > 0 {
+		names, err := n.resolveNames(n.Limits.NICs, n.Limits.source()+" nics")
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, names)
+	}
 	if len(sets) == 0 {
 		return nil, nil
 	}
 	result := intersect(sets)
 	if len(result) == 0 {
+		if len(n.Limits.NICs) > 0 {
+			return nil, fmt.Errorf("the NIC selector (nics, rail), the pool's NIC binding and the NICs this node serves (%s nics: %s) have no NIC in common",
+				n.Limits.source(), strings.Join(n.Limits.NICs, ", "))
+		}
 		return nil, fmt.Errorf("the NIC selector (nics, rail) and the pool's NIC binding have no NIC in common")
 	}
 	return result, nil

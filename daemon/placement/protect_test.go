@@ -178,3 +178,34 @@ func checkPicks(t *testing.T, picks []Pick, err error, want string, wantErr []st
 		t.Fatalf("picked %s, want %s", strings.Join(got, ","), want)
 	}
 }
+
+// TestChooseWithinNodeLimits: a node class's NICs and modes bound every
+// request on the node.
+func TestChooseWithinNodeLimits(t *testing.T) {
+	n := node(t, "v100x4-cx5-dualport")
+	tests := []struct {
+		name    string
+		limits  Limits
+		in      Input
+		want    string
+		wantErr []string
+	}{
+		{name: "no limits", in: Input{GPUs: []int{2}, Mode: api.ModeMove}, want: "mlx5_0:SYS"},
+		{name: "class NICs", limits: Limits{NICs: []string{"mlx5_0"}, Source: "node class v100"},
+			in: Input{GPUs: []int{0}, Mode: api.ModeIPoIB}, want: "mlx5_0:PIX"},
+		{name: "selector outside the class NICs", limits: Limits{NICs: []string{"mlx5_0"}, Source: "node class v100"},
+			in:      Input{GPUs: []int{0}, Mode: api.ModeMove, NICs: []string{"mlx5_1"}},
+			wantErr: []string{"the NICs this node serves (node class v100 nics: mlx5_0) have no NIC in common"}},
+		{name: "class NIC not on the node", limits: Limits{NICs: []string{"mlx5_7"}, Source: "node class v100"},
+			in: Input{Mode: api.ModeMove}, wantErr: []string{`node class v100 nics: "mlx5_7" is not an RDMA device on this node`}},
+		{name: "mode not served", limits: Limits{Modes: []api.Mode{api.ModeMove}, Source: "node class v100"},
+			in: Input{GPUs: []int{0}, Mode: api.ModeIPoIB}, wantErr: []string{"mode ipoib is not served on this node (node class v100 modes: move)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n.Limits = tt.limits
+			picks, err := n.Choose(tt.in, NewUsage())
+			checkPicks(t, picks, err, tt.want, tt.wantErr)
+		})
+	}
+}
