@@ -11,9 +11,9 @@ import (
 // the node class it matched: the NICs rail may place here and the attach
 // modes it may serve (empty: any).
 type Limits struct {
-	NICs   []string   // names or PCI addresses
+	NICs   []string // names or PCI addresses
 	Modes  []api.Mode
-	Source string     // "config" or "node class v100", for messages
+	Source string // "config" or "node class v100", for messages
 }
 
 // checkMode refuses a mode the node does not serve.
