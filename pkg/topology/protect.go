@@ -156,3 +156,16 @@ func (m *Machine) LinkProtection() map[string]Protection {
 	}
 	return out
 }
+
+// Unplaceable lists the NICs no mode may place (protected, neither shared
+// nor a RoCE LAG on a bond of its own), with why: they carry no rail and
+// are no GPU's affinity.
+func Unplaceable(protected map[string]Protection) map[string]string {
+	out := map[string]string{}
+	for name, p := range protected {
+		if why := p.Refusal(false); why != "" {
+			out[name] = why
+		}
+	}
+	return out
+}

@@ -52,13 +52,7 @@ func (m *Machine) ReportWith(protected map[string]Protection) Report {
 		}
 		r.Matrix[strconv.Itoa(g.Index)] = row
 	}
-	refused := map[string]string{}
-	for name, p := range protected {
-		if why := p.Refusal(false); why != "" {
-			refused[name] = why
-		}
-	}
-	for gpu, nic := range m.AffinityExcluding(refused) {
+	for gpu, nic := range m.AffinityExcluding(Unplaceable(protected)) {
 		r.Affinity[strconv.Itoa(gpu)] = nic
 	}
 	if len(protected) > 0 {
