@@ -104,6 +104,17 @@ func (p Protection) Refusal(move bool) string {
 	return "protected: " + p.Why() + "; to share it with pods in macvlan/ipoib mode, name it in allowProtectedNICs"
 }
 
+// Use says for people what rail does with a protected NIC.
+func (p Protection) Use() string {
+	switch {
+	case p.Refusal(false) != "":
+		return "never placed"
+	case p.Shared:
+		return "shared in macvlan/ipoib (allowProtectedNICs), never moved"
+	}
+	return "RoCE LAG: macvlan on the bond only, never moved"
+}
+
 // onlyLAG reports whether every reason is the LAG's own bond.
 func (p Protection) onlyLAG() bool {
 	for _, r := range p.Reasons {

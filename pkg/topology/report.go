@@ -215,14 +215,7 @@ func writeProtected(tw io.Writer, r Report) {
 		if !ok {
 			continue
 		}
-		use := "never placed"
-		switch {
-		case p.Refusal(false) == "" && p.Shared:
-			use = "shared in macvlan/ipoib (allowProtectedNICs), never moved"
-		case p.Refusal(false) == "":
-			use = "RoCE LAG: macvlan on the bond only, never moved"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s: %s\n", n.Name, dash(n.Netdev), use, p.Why())
+		fmt.Fprintf(tw, "  %s\t%s\t%s: %s\n", n.Name, dash(n.Netdev), p.Use(), p.Why())
 	}
 	fmt.Fprintln(tw)
 }
