@@ -17,7 +17,9 @@ import (
 // stand-ins carry, and the stand-ins: the front-end NIC mlx5_2 with the
 // node's address and default route, mlx5_0 up with nothing but IPv6
 // link-local, mlx5_1 with a storage route and no address.
-func frontendLag(t *testing.T) (*topology.Machine, nodenics.Reader) {
+func frontendLag(t *testing.T) (*topology.Machine, nodenics.Reader) { return frontendLagB(t) }
+
+func frontendLagB(t testing.TB) (*topology.Machine, nodenics.Reader) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	opt := fakesys.Options{Netdevs: map[string]string{"mlx5_0": "rail0", "mlx5_1": "rail1", "mlx5_2": "fe0"}}
