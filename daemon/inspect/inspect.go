@@ -25,17 +25,19 @@ func newFlags(name string) *flag.FlagSet {
 
 func client(socket string) *api.Client { return api.NewClient(socket, 5*time.Second) }
 
-// Topo is `raild topo`: it prints the topology: from --root when given, else from a running
-// raild when its socket answers, else from /.
+// Topo is `raild topo`: it prints the topology: from --root (or with
+// --topology-file) when given, else from a running raild when its socket
+// answers, else from /.
 func Topo(args []string) error {
 	fs := newFlags("topo")
 	root := fs.String("root", "", "sysfs/procfs/dev root to read (default: ask raild, else /)")
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	asJSON := fs.Bool("json", false, "print JSON")
+	file := fs.String("topology-file", "", "an NCCL topology file to read the machine with (default: raild's, when it answers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	report, err := topoReport(*root, *socket)
+	report, err := topoReport(*root, *socket, *file)
 	if err != nil {
 		return err
 	}
@@ -45,29 +47,32 @@ func Topo(args []string) error {
 	return topology.WriteText(os.Stdout, report)
 }
 
-// topoReport is raild's report when it answers (and no root is given),
-// else a read of root. A read of this host ("/") finds the node's own NICs
-// by their addresses and routes too; a read of another root by what its
-// sysfs shows (its netdevs are not this netns's).
-func topoReport(root, socket string) (topology.Report, error) {
+// topoReport is raild's report when it answers (and neither root nor
+// file is given), else a read of root. A read of this host ("/") finds the
+// node's own NICs by their addresses and routes too; a read of another
+// root by what its sysfs shows (its netdevs are not this netns's).
+func topoReport(root, socket, file string) (topology.Report, error) {
 	var report topology.Report
-	if root == "" {
+	if root == "" && file == "" {
 		if raw, err := client(socket).Topology(context.Background()); err == nil {
 			return report, json.Unmarshal(raw, &report)
 		}
+	}
+	if root == "" {
 		root = "/"
 	}
 	var host *nodenics.Reader
 	if root == "/" {
 		host = &nodenics.Reader{NS: netns.None()}
 	}
-	return readReport(root, host)
+	return readReport(root, file, host)
 }
 
-// readReport reads root; with host, the protection of the node's own NICs
-// includes their addresses and routes as host reads them.
-func readReport(root string, host *nodenics.Reader) (topology.Report, error) {
-	m, err := topology.Discover(root)
+// readReport reads root (with the NCCL topology file, if any); with host,
+// the protection of the node's own NICs includes their addresses and
+// routes as host reads them.
+func readReport(root, file string, host *nodenics.Reader) (topology.Report, error) {
+	m, err := topology.DiscoverFile(root, file)
 	if err != nil {
 		return topology.Report{}, fmt.Errorf("discover %s: %w", root, err)
 	}

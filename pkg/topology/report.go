@@ -25,6 +25,14 @@ type Report struct {
 	// sysfs alone in a bare read of a root, with the host's addresses and
 	// routes from raild or a read of this host.
 	Protected map[string]Protection `json:"protected,omitempty"`
+	// Sources says where each class of Matrix came from (sysfs, file,
+	// socket, numa), keyed the same way.
+	Sources map[string]map[string]Source `json:"sources,omitempty"`
+	// TopologyFile is the NCCL topology file in use, if any, and
+	// Disagreements the pairs where it and sysfs's PCIe tree differ.
+	TopologyFile  string         `json:"topologyFile,omitempty"`
+	Disagreements []Disagreement `json:"disagreements,omitempty"`
+	FlatPCI       bool           `json:"flatPCI,omitempty"`
 }
 
 // Report gathers the machine's devices, every GPU/NIC class (NICs that
@@ -43,14 +51,23 @@ func (m *Machine) ReportWith(protected map[string]Protection) Report {
 		Affinity: map[string]string{},
 		RdmaCM:   m.RdmaCM,
 		Problems: m.Problems,
+		Sources:  make(map[string]map[string]Source, len(m.GPUs)),
+		FlatPCI:  m.FlatPCI,
 	}
 	idx := m.index()
 	for gi, g := range m.GPUs {
 		row := make(map[string]Class, len(m.NICs))
+		sources := make(map[string]Source, len(m.NICs))
 		for ni, n := range m.NICs {
 			row[n.Name] = idx.class[gi][ni]
+			sources[n.Name] = idx.source[gi][ni]
 		}
 		r.Matrix[strconv.Itoa(g.Index)] = row
+		r.Sources[strconv.Itoa(g.Index)] = sources
+	}
+	if m.TopologyFile != nil {
+		r.TopologyFile = m.TopologyFile.Path
+		r.Disagreements = m.disagreements()
 	}
 	for gpu, nic := range m.AffinityExcluding(Unplaceable(protected)) {
 		r.Affinity[strconv.Itoa(gpu)] = nic
@@ -74,6 +91,7 @@ func nonNil[T any](s []T) []T {
 func WriteText(w io.Writer, r Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	writeMatrix(tw, r)
+	writeSources(tw, r)
 	fmt.Fprintln(tw)
 	writeNICTable(tw, r.NICs)
 	fmt.Fprintln(tw)
