@@ -91,13 +91,14 @@ func internalIPs(node *corev1.Node) []netip.Addr {
 // and logs them.
 func protectNodeNICs(inv *inventory.Inventory, cfg *config.Config, nodeIPs []netip.Addr, log *slog.Logger) error {
 	shared := map[string]bool{}
-	if len(cfg.AllowProtectedNICs) > 0 {
-		names, err := (&placement.Node{Machine: inv.Machine()}).ResolveNames(cfg.AllowProtectedNICs)
-		if err != nil {
-			return fmt.Errorf("allowProtectedNICs%s: %w", classNote(cfg), err)
+	for i, id := range cfg.AllowProtectedNICs {
+		nics := inv.Machine().NICsByID(id)
+		if len(nics) == 0 {
+			return fmt.Errorf("allowProtectedNICs[%d]%s %q: not an RDMA device on this node: name a NIC (mlx5_4, mlx4_0:2) or its PCI address, "+
+				"or give this kind of node a class of its own", i, classNote(cfg), id)
 		}
-		for _, n := range names {
-			shared[n] = true
+		for _, n := range nics {
+			shared[n.Name] = true
 		}
 	}
 	if err := inv.SetProtector(nodenics.Reader{NS: netns.None(), NodeIPs: nodeIPs, Shared: shared}); err != nil {
