@@ -16,7 +16,7 @@ import (
 	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/topology/fakesys"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // TestReadNodeAppliesTheClass: raild's Node picks the class by its labels
@@ -57,11 +57,8 @@ func TestReadNodeAppliesTheClass(t *testing.T) {
 }
 
 func TestProtectNodeNICsNamesABadShare(t *testing.T) {
-	root := t.TempDir()
-	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.New(root, nil, nil)
+	m := topology.NewMachine(nil, []topology.NIC{{Name: "mlx5_0", PCI: "0000:19:00.0", Netdev: "rp-none0", NUMA: -1}})
+	inv, err := inventory.New("", func(string) (*topology.Machine, error) { return m, nil }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
