@@ -9,6 +9,7 @@ import (
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
+	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -68,11 +69,11 @@ func BenchmarkCreateContainer(b *testing.B) {
 			if c.setup != nil {
 				c.setup(st)
 			}
-			k := Kubelet{}
+			var gpus *podinfo.GPUSource
 			if c.kubelet != nil {
-				k.Pods = c.kubelet
+				gpus = &podinfo.GPUSource{Kubelet: c.kubelet}
 			}
-			p, err := New(c.cfg, testMachine(root), st, k, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+			p, err := newPlugin(c.cfg, testMachine(root), st, gpus, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 			if err != nil {
 				b.Fatal(err)
 			}

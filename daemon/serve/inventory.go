@@ -11,7 +11,6 @@ import (
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/ipam"
-	"github.com/railcni/rail/pkg/topology"
 )
 
 // rescanInterval is the periodic rescan beside link events (discovery
@@ -19,9 +18,10 @@ import (
 const rescanInterval = 30 * time.Second
 
 // watchNode keeps the inventory current from host link events and a timer
-// until ctx ends, handing each new machine to the readers that keep a
-// copy (NRI's device table) and logging what changed.
-func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, readers ...func(*topology.Machine)) {
+// until ctx ends, waking the readers that act on a new machine (the device
+// plugin's ListAndWatch) and logging what changed. Every reader reads the
+// machine itself from the inventory's current snapshot.
+func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, changed ...func()) {
 	events, err := inventory.LinkEvents(ctx, netns.None())
 	if err != nil {
 		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "reason", err)
@@ -32,8 +32,8 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 		Settle:   100 * time.Millisecond,
 		FollowUp: 2 * time.Second,
 		Published: func(s *inventory.Snapshot) {
-			for _, use := range readers {
-				use(s.Machine)
+			for _, wake := range changed {
+				wake()
 			}
 			saveRecords(inv, saveTo, log)
 			reportChanges(s, log)

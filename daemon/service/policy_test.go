@@ -22,7 +22,7 @@ func TestAttachPolicy(t *testing.T) {
 	tests := []struct {
 		name        string
 		policy      api.AttachPolicy
-		pods        PodDevices
+		pods        podGPUs
 		podName     string
 		annotations map[string]string
 		args        *api.CNIArgs

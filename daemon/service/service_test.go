@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -21,8 +22,36 @@ func (f fakePods) PodGPUs(_ context.Context, ns, name string, _ []string) (podin
 	return podinfo.Devices{IDs: f[ns+"/"+name]}, nil
 }
 
+// podGPUs is a kubelet stand-in that answers for whole pods, all the
+// service asks.
+type podGPUs interface {
+	PodGPUs(ctx context.Context, namespace, name string, resources []string) (podinfo.Devices, error)
+}
+
+// podKubelet makes a podGPUs a podinfo.Kubelet; the service never asks
+// per container.
+type podKubelet struct{ podGPUs }
+
+func (podKubelet) ContainerGPUs(context.Context, string, string, []string) (map[string]podinfo.Devices, error) {
+	return nil, errors.New("the service asked the kubelet per container")
+}
+
+// fixed is a machine that never changes, as Options.Machine reads it.
+func fixed(m *topology.Machine) func() *topology.Machine {
+	return func() *topology.Machine { return m }
+}
+
+// gpuSource is the GPU source raild builds, over pods (nil: no kubelet).
+func gpuSource(m *topology.Machine, pods podGPUs) *podinfo.GPUSource {
+	src := &podinfo.GPUSource{Resources: []string{"nvidia.com/gpu"}, Machine: fixed(m)}
+	if pods != nil {
+		src.Kubelet = podKubelet{pods}
+	}
+	return src
+}
+
 // newService builds a service on a built-in machine with the given pools.
-func newService(t testing.TB, machine string, pools []ipam.PoolConfig, pods PodDevices, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
+func newService(t testing.TB, machine string, pools []ipam.PoolConfig, pods podGPUs, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
 	t.Helper()
 	root := t.TempDir()
 	spec, err := fakesys.Write(root, machine, fakesys.Options{})
@@ -43,7 +72,7 @@ func newService(t testing.TB, machine string, pools []ipam.PoolConfig, pods PodD
 			next++
 		}
 	}
-	opt := Options{Machine: m, Rails: rails, Alloc: alloc, Pods: pods, GPUResources: []string{"nvidia.com/gpu"}}
+	opt := Options{Machine: fixed(m), Rails: rails, Alloc: alloc, GPUs: gpuSource(m, pods)}
 	for _, tweak := range tweaks {
 		tweak(&opt)
 	}

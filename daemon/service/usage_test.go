@@ -62,7 +62,7 @@ func (e *usageEnv) start() {
 	}
 	e.allocs = append(e.allocs, alloc)
 	exists := func(path string) bool { _, ok := e.netns.Load(path); return ok }
-	if e.svc, err = New(Options{Machine: m, Alloc: alloc, NetnsExists: exists}); err != nil {
+	if e.svc, err = New(Options{Machine: fixed(m), Alloc: alloc, NetnsExists: exists}); err != nil {
 		e.t.Fatal(err)
 	}
 }
