@@ -11,6 +11,7 @@ import (
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // rescanInterval is the periodic rescan beside link events (discovery
@@ -95,7 +96,7 @@ func nodeState(inv *inventory.Inventory) metrics.NodeSource {
 		state := metrics.NodeState{Version: snap.Version, NICs: make([]metrics.NICState, 0, len(snap.Machine.NICs))}
 		for _, nic := range snap.Machine.NICs {
 			_, inPod := snap.InPod[nic.Name]
-			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == "ACTIVE", InPod: inPod})
+			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == topology.PortActive, InPod: inPod})
 		}
 		return state
 	}
@@ -108,7 +109,7 @@ func reportChanges(s *inventory.Snapshot, log *slog.Logger) {
 		attrs := []any{"nic", c.NIC, "from", c.From, "to", c.To, "version", s.Version, "cause", s.Cause}
 		pods, held := s.Holders[c.NIC]
 		switch {
-		case held && c.To != "ACTIVE":
+		case held && c.To != topology.PortActive:
 			log.Warn("a NIC held by a pod is not ACTIVE: the pod keeps it, no new pod gets it", append(attrs, "pods", pods)...)
 		case held:
 			log.Info("NIC state changed", append(attrs, "pods", pods)...)

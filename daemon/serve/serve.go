@@ -102,7 +102,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer closeGPUs()
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
-		Policy: cfg.AttachPolicy, DeviceMoves: deviceMoves(log), Log: log}
+		Policy: cfg.AttachPolicy, RDMANetnsMode: rdmaNetnsMode(log), Log: log}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m

@@ -15,6 +15,7 @@ import (
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -36,12 +37,12 @@ type Options struct {
 	// Policy picks the pods that get rail interfaces in chained mode
 	// (empty: api.PolicyGPUOrAnnotated).
 	Policy api.AttachPolicy
-	// DeviceMoves is true in exclusive RDMA netns mode: moving a port's
-	// netdev moves its whole RDMA device (placement then keeps the other
-	// ports of a moved device from other pods).
-	DeviceMoves bool
-	Metrics     *metrics.Metrics // nil: not measured
-	Log         *slog.Logger
+	// RDMANetnsMode is the kernel's RDMA netns mode. In exclusive mode
+	// moving a port's netdev moves its whole RDMA device (placement then
+	// keeps the other ports of a moved device from other pods).
+	RDMANetnsMode rdma.NetnsMode
+	Metrics       *metrics.Metrics // nil: not measured
+	Log           *slog.Logger
 	// NetnsExists tells whether a sandbox's netns is still there; nil uses os.Stat.
 	NetnsExists func(path string) bool
 	// Reporter, when set, tells the cluster what raild did for each pod
@@ -107,7 +108,7 @@ func (s *Service) Machine() *topology.Machine { return s.opt.Machine() }
 
 // node is the placement view of the node now.
 func (s *Service) node() *placement.Node {
-	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.DeviceMoves}
+	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.RDMANetnsMode == rdma.NetnsExclusive}
 }
 
 // Topology is the report of `raild topo`.
