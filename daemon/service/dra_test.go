@@ -151,7 +151,7 @@ func checkAPIError(t *testing.T, err error, code uint, parts []string) {
 }
 
 func TestValidateUnresolvedGPUs(t *testing.T) {
-	req := api.AllocateRequest{Sandbox: "abc", IfName: "eth0", Network: "n", Mode: api.ModeMove, UnresolvedGPUs: "skip"}
+	req := api.AllocateRequest{Sandbox: "abc", CNIIfName: "eth0", Network: "n", Mode: api.ModeMove, UnresolvedGPUs: "skip"}
 	err := ValidateAllocate(req)
 	if !api.IsCode(err, api.CodeInvalidConfig) || !strings.Contains(err.Error(), `"unresolvedGPUs"`) {
 		t.Fatalf("ValidateAllocate = %v; want an error naming unresolvedGPUs", err)
