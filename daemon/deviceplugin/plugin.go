@@ -143,7 +143,7 @@ func (p *Plugin) reconcile(ctx context.Context, servers []*resourceServer, regis
 		}
 		registered[i] = false
 		if err := s.start(); err != nil {
-			p.log.Error("cannot serve the device plugin socket", "resource", s.name, "err", err)
+			p.log.Error("cannot serve the device plugin socket", "resource", s.name, "error", err)
 		}
 	}
 	kubeletSock := filepath.Join(p.cfg.Dir, filepath.Base(pluginapi.KubeletSocket))
@@ -160,7 +160,7 @@ func (p *Plugin) reconcile(ctx context.Context, servers []*resourceServer, regis
 			continue
 		}
 		if err := register(ctx, kubeletSock, s.name, s.endpoint); err != nil {
-			p.log.Warn("registration with kubelet failed; retrying", "resource", s.name, "err", err)
+			p.log.Warn("registration with kubelet failed; retrying", "resource", s.name, "error", err)
 			continue
 		}
 		registered[i] = true

@@ -33,7 +33,7 @@ func startGPUSource(ctx context.Context, clients *kubeclient.Clients, cfg *confi
 		}
 		src.Kubelet, close = pods, func() { _ = pods.Close() }
 	}
-	slices, err := draslices.Start(ctx, clients, draslices.Options{Node: cfg.NodeName, Drivers: cfg.GPUDRADrivers, Log: log.With("part", "dra")})
+	slices, err := draslices.Start(ctx, clients, draslices.Options{Node: cfg.NodeName, Drivers: cfg.GPUDRADrivers, Log: log.With("component", "dra")})
 	if err != nil {
 		close()
 		return nil, nil, fmt.Errorf("DRA GPUs: %w", err)

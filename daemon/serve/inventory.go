@@ -25,7 +25,7 @@ const rescanInterval = 30 * time.Second
 func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, changed ...func()) {
 	events, err := inventory.LinkEvents(ctx, netns.None())
 	if err != nil {
-		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "reason", err)
+		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "error", err)
 	}
 	go inv.Run(ctx, inventory.Watch{
 		Interval: rescanInterval,
@@ -40,7 +40,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 			reportChanges(s, log)
 			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod)
 		},
-		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "reason", err) },
+		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "error", err) },
 	})
 }
 
@@ -48,7 +48,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 // costs only the memory of NICs moved into pods before the next save.
 func saveRecords(inv *inventory.Inventory, path string, log *slog.Logger) {
 	if err := inv.SaveRecords(path); err != nil {
-		log.Warn("cannot save the NICs' host records", "reason", err)
+		log.Warn("cannot save the NICs' host records", "error", err)
 	}
 }
 
@@ -60,12 +60,12 @@ func saveRecords(inv *inventory.Inventory, path string, log *slog.Logger) {
 // first lease of this run can move it.
 func adoptLeases(inv *inventory.Inventory, alloc *ipam.Allocator, stateDir string, log *slog.Logger) {
 	if err := inv.Restore(statedir.RecordsFile(stateDir)); err != nil {
-		log.Warn("NIC records not used", "reason", err)
+		log.Warn("NIC records not used", "error", err)
 	}
 	inv.SetHolders(func() map[string]string { return leaseHolders(alloc.Leases()) })
 	snap, err := inv.Rescan("leases loaded")
 	if err != nil {
-		log.Warn("node rescan failed; the last snapshot stays", "reason", err)
+		log.Warn("node rescan failed; the last snapshot stays", "error", err)
 		return
 	}
 	saveRecords(inv, statedir.RecordsFile(stateDir), log)

@@ -90,7 +90,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer alloc.Close()
-	adoptLeases(inv, alloc, cfg.StateDir, log.With("part", "inventory"))
+	adoptLeases(inv, alloc, cfg.StateDir, log.With("component", "inventory"))
 	machine := inv.Machine()
 	rails, err := placement.RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), machine)
 	if err != nil {
@@ -107,14 +107,14 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m
 	m.WatchNode(nodeState(inv))
-	k, err := newKube(clients, cfg, m, log.With("part", "kube"))
+	k, err := newKube(clients, cfg, m, log.With("component", "kube"))
 	if err != nil {
 		return err
 	}
 	if k != nil {
 		opt.PodMeta = k.Pods
 	}
-	if opt.Reporter, err = startPodReport(ctx, clients, cfg.NodeName, m, log.With("part", "podreport")); err != nil {
+	if opt.Reporter, err = startPodReport(ctx, clients, cfg.NodeName, m, log.With("component", "podreport")); err != nil {
 		return err
 	}
 	if svc, err = service.New(opt); err != nil {
@@ -135,11 +135,11 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		return err
 	}
 	srv := server.New(svc, m, log)
-	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("part", "cni"))
+	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("component", "cni"))
 	var changed []func() // readers woken by each new snapshot
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
-	go reconcileLoop(ctx, svc, log.With("part", "reconcile"))
+	go reconcileLoop(ctx, svc, log.With("component", "reconcile"))
 	k.run(ctx)
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
@@ -165,7 +165,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		changed = append(changed, dp.MachineChanged)
 		go func() { errs <- dp.Run(ctx) }()
 	}
-	watchNode(ctx, inv, statedir.RecordsFile(cfg.StateDir), log.With("part", "inventory"), changed...)
+	watchNode(ctx, inv, statedir.RecordsFile(cfg.StateDir), log.With("component", "inventory"), changed...)
 	select {
 	case <-ctx.Done():
 	case err = <-errs:
