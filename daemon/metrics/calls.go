@@ -39,15 +39,37 @@ func newCalls(prefix, counted, timed string) *Calls {
 // ok). A nil Calls observes nothing, so tests and tools may leave metrics
 // out.
 func (c *Calls) Observe(call string, start time.Time, err error) {
+	c.Call(call).Observe(start, err)
+}
+
+// Call is the instruments of one call name, looked up once so a hot path
+// only counts and observes.
+type Call struct {
+	ok, failed prometheus.Counter
+	took       prometheus.Observer
+}
+
+// Call looks up the instruments of one call name (nil for a nil Calls).
+func (c *Calls) Call(name string) *Call {
+	if c == nil {
+		return nil
+	}
+	return &Call{ok: c.Total.WithLabelValues(name, ResultOK), failed: c.Total.WithLabelValues(name, ResultError),
+		took: c.Duration.WithLabelValues(name)}
+}
+
+// Observe counts one call that began at start and failed with err (nil:
+// ok); a nil Call observes nothing.
+func (c *Call) Observe(start time.Time, err error) {
 	if c == nil {
 		return
 	}
-	result := ResultOK
 	if err != nil {
-		result = ResultError
+		c.failed.Inc()
+	} else {
+		c.ok.Inc()
 	}
-	c.Total.WithLabelValues(call, result).Inc()
-	c.Duration.WithLabelValues(call).Observe(time.Since(start).Seconds())
+	c.took.Observe(time.Since(start).Seconds())
 }
 
 func (c *Calls) collectors() []prometheus.Collector {

@@ -47,7 +47,8 @@ func TestCallsObserve(t *testing.T) {
 	}
 }
 
-// TestCallsOnTheRegistry: both kinds are scraped under their names.
+// TestCallsOnTheRegistry: both kinds are scraped under their names; a
+// call name once used shows both results, the other at 0.
 func TestCallsOnTheRegistry(t *testing.T) {
 	m := New(func() []api.PoolStatus { return nil })
 	m.NRIHooks.Observe("CreateContainer", time.Now(), nil)
@@ -56,8 +57,10 @@ func TestCallsOnTheRegistry(t *testing.T) {
 # HELP rail_deviceplugin_calls_total Device plugin calls from the kubelet (a ListAndWatch stream counts each list it sends), by call and result (ok, error).
 # TYPE rail_deviceplugin_calls_total counter
 rail_deviceplugin_calls_total{call="Allocate",result="error"} 1
+rail_deviceplugin_calls_total{call="Allocate",result="ok"} 0
 # HELP rail_nri_hooks_total NRI hooks the runtime called, by call and result (ok, error).
 # TYPE rail_nri_hooks_total counter
+rail_nri_hooks_total{call="CreateContainer",result="error"} 0
 rail_nri_hooks_total{call="CreateContainer",result="ok"} 1
 `
 	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "rail_nri_hooks_total", "rail_deviceplugin_calls_total"); err != nil {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	nriapi "github.com/containerd/nri/pkg/api"
+
+	"github.com/railcni/rail/daemon/metrics"
 )
 
 // The hooks the plugin implements, as metrics and logs name them.
@@ -15,6 +17,16 @@ const (
 	hookRemovePodSandbox = "RemovePodSandbox"
 	hookSynchronize      = "Synchronize"
 )
+
+// hookMetrics looks up each hook's instruments once (nil calls: not
+// measured).
+func hookMetrics(calls *metrics.Calls) map[string]*metrics.Call {
+	out := map[string]*metrics.Call{}
+	for _, h := range []string{hookRunPodSandbox, hookCreateContainer, hookStopPodSandbox, hookRemovePodSandbox, hookSynchronize} {
+		out[h] = calls.Call(h)
+	}
+	return out
+}
 
 // hookCall is one call of an NRI hook: it reads one node table, logs with
 // one logger that carries the pod (and the container), and is counted and
@@ -66,5 +78,5 @@ func (c *hookCall) end(err error) {
 	if err != nil {
 		c.log().Error(c.hook+" failed", "error", err)
 	}
-	c.p.hooks.Observe(c.hook, c.start, err)
+	c.p.hooks[c.hook].Observe(c.start, err)
 }

@@ -64,7 +64,7 @@ type Plugin struct {
 	machine func() *topology.Machine
 	state   State
 	log     *slog.Logger
-	hooks   *metrics.Calls
+	hooks   map[string]*metrics.Call   // by hook name
 	node    atomic.Pointer[nodeTables] // built from the last machine a hook read
 	kubelet *kubeletGPUs               // nil: no gpuAutoInject or no kubelet
 	gids    *gidCache
@@ -105,7 +105,7 @@ func New(opt Options) (*Plugin, error) {
 		machine:  opt.Machine,
 		state:    opt.State,
 		log:      log,
-		hooks:    opt.Hooks,
+		hooks:    hookMetrics(opt.Hooks),
 		gids:     newGIDCache(opt.Machine().Root),
 		releases: map[string]*pendingRelease{},
 	}
