@@ -78,11 +78,11 @@ func (w *Watcher) report(res Result, err error) {
 func (w *Watcher) logTransition(prev, next State) {
 	switch {
 	case next.Phase == PhaseStopped:
-		w.log.Error("stopped keeping rail's entry in the primary's CNI config", "dir", w.dir, "err", next.Err)
+		w.log.Error("stopped keeping rail's entry in the primary's CNI config", "dir", w.dir, "error", next.Err)
 	case next.Err != nil && (prev.Err == nil || prev.Err.Error() != next.Err.Error()):
-		w.log.Warn("rail's entry is not in the primary's CNI config; retrying", "dir", w.dir, "err", next.Err)
+		w.log.Warn("rail's entry is not in the primary's CNI config; retrying", "dir", w.dir, "error", next.Err)
 	case next.Err != nil:
-		w.log.Debug("still retrying", "dir", w.dir, "err", next.Err)
+		w.log.Debug("still retrying", "dir", w.dir, "error", next.Err)
 	case prev.Phase != PhaseInPlace:
 		w.log.Info("rail's entry is in place", "file", next.File)
 	}

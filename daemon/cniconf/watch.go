@@ -87,7 +87,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				timer.Reset(w.opt.Debounce)
 			}
 		case err := <-dw.errors():
-			w.log.Warn("conf dir watch", "dir", w.dir, "err", err)
+			w.log.Warn("conf dir watch", "dir", w.dir, "error", err)
 			timer.Reset(w.opt.Debounce)
 		case <-timer.C:
 			err := w.pass(&dw)

@@ -49,7 +49,7 @@ func unusable(n NIC, req Request, sel selector) string {
 		return "link layer " + have + " (want " + string(req.LinkLayer) + ")"
 	}
 	switch n.State {
-	case "ACTIVE":
+	case PortActive:
 	case "":
 		return "port state unknown"
 	default:

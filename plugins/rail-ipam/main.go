@@ -30,7 +30,7 @@ func load(args *skel.CmdArgs) (*netconf.IPAMConf, *api.Client, error) {
 }
 
 func attachment(args *skel.CmdArgs, conf *netconf.IPAMConf) api.AttachmentRequest {
-	return api.AttachmentRequest{Sandbox: args.ContainerID, IfName: args.IfName, Network: conf.Name}
+	return api.AttachmentRequest{Sandbox: args.ContainerID, CNIIfName: args.IfName, Network: conf.Name}
 }
 
 func cmdAdd(args *skel.CmdArgs) error {
@@ -43,7 +43,7 @@ func cmdAdd(args *skel.CmdArgs) error {
 		return err
 	}
 	plan, err := client.Allocate(context.Background(), api.AllocateRequest{
-		Sandbox: args.ContainerID, Netns: args.Netns, IfName: args.IfName, Network: conf.Name,
+		Sandbox: args.ContainerID, Netns: args.Netns, CNIIfName: args.IfName, Network: conf.Name,
 		PodNamespace: keys.Namespace, PodName: keys.Name, PodUID: keys.UID,
 		Mode: api.ModeIPAM, Pool: conf.IPAM.Pool, Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
 	})
