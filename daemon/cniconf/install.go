@@ -121,10 +121,21 @@ func (in *Installer) plan() (*change, error) {
 		// The list rail made, read first by the runtime: kept in step
 		// with the file it is made from (tidy removed it if that is gone).
 		ch.status.Target = src
+		ch, err := in.planFile(ch)
+		if err != nil {
+			return ch, dropConverted(path, err)
+		}
+		return ch, nil
 	}
-	path = ch.status.Target
+	return in.planFile(ch)
+}
+
+// planFile reads Target and plans the edit.
+func (in *Installer) planFile(ch *change) (*change, error) {
+	path := ch.status.Target
 	ch.hadBackup = exists(path + backupSuffix)
 	ch.perm = fileMode(path, 0o644)
+	var err error
 	if ch.source, err = readConf(path); err != nil {
 		return ch, err
 	}
@@ -143,6 +154,20 @@ func (in *Installer) plan() (*change, error) {
 		}
 	}
 	return ch, nil
+}
+
+// dropConverted removes the list rail made from a single-plugin file that
+// no longer gives one (its writer made it invalid, as Multus' entrypoint
+// does when it stops, or changed it beyond what rail accepts): the runtime
+// is to read that file as its writer left it, not rail's copy of its past.
+func dropConverted(list string, why error) error {
+	if err := removeFile(list); err != nil {
+		return errors.Join(why, err)
+	}
+	if err := syncDir(filepath.Dir(list)); err != nil {
+		return errors.Join(why, err)
+	}
+	return fmt.Errorf("%w; removed %s, made from it, so the runtime reads it as it is", why, list)
 }
 
 func (in *Installer) planList(ch *change) (err error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -42,8 +43,7 @@ func (in *Installer) tidy() error {
 	if err != nil {
 		return fmt.Errorf("read conf dir %s: %w", in.dir, err)
 	}
-	var errs []error
-	var backups []string
+	var gone, backups []string
 	for _, e := range entries {
 		path := filepath.Join(in.dir, e.Name())
 		switch {
@@ -51,19 +51,27 @@ func (in *Installer) tidy() error {
 			backups = append(backups, path)
 		case strings.HasSuffix(e.Name(), convertedSuffix):
 			if src := convertedSource(path); src != "" && !exists(src) {
-				errs = append(errs, removeFile(path), removeFile(src+backupSuffix))
+				gone = append(gone, path, src+backupSuffix)
 			}
 		}
 	}
+	var errs []error
+	for _, path := range gone {
+		errs = append(errs, removeFile(path))
+	}
 	for _, backup := range backups {
-		if stale(strings.TrimSuffix(backup, backupSuffix)) {
+		if !slices.Contains(gone, backup) && stale(strings.TrimSuffix(backup, backupSuffix)) {
+			gone = append(gone, backup)
 			errs = append(errs, removeFile(backup))
 		}
+	}
+	if len(gone) > 0 {
+		errs = append(errs, syncDir(in.dir))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("tidy conf dir: %w", err)
 	}
-	return syncDir(in.dir)
+	return nil
 }
 
 // stale says whether a backup of file belongs to nothing in the conf dir:

@@ -427,6 +427,28 @@ func TestWatcherFollowsConfRemoval(t *testing.T) {
 	}
 }
 
+// Multus' entrypoint, when it stops, makes its .conf invalid on purpose
+// so that no pod starts: the list made from it goes, and the runtime reads
+// the invalid file, as it would without rail. A valid .conf again gets
+// its list back.
+func TestWatcherFollowsConfInvalidated(t *testing.T) {
+	dir := confDir(t)
+	conf := multusThick.place(t, dir)
+	w := startWatcher(t, dir, testOptions)
+	st := waitFor(t, w, "converted", func(st State) bool { return st.Writes == 1 && inPlace(st) })
+	list := st.File
+	invalid := []byte("{Multus configuration intentionally invalidated to prevent pods from being scheduled.}\n")
+	if err := os.WriteFile(conf, invalid, multusThick.perm); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, w, "unparsable", func(st State) bool { return errors.Is(st.Err, ErrUnparsable) })
+	if first, err := runtimeFile(dir); err != nil || first != conf || exists(list) {
+		t.Fatalf("the runtime reads %s (%v); want %s, and %s gone", first, err, conf, list)
+	}
+	multusThick.place(t, dir)
+	waitFor(t, w, "converted again", func(st State) bool { return st.Writes == 2 && inPlace(st) && st.File == list })
+}
+
 // steppingClock advances by step at every reading.
 func steppingClock(step time.Duration) func() time.Time {
 	var n atomic.Int64
