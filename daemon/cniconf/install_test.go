@@ -188,10 +188,12 @@ func TestConvertedListFollowsItsSource(t *testing.T) {
 	}
 }
 
-// A list made by rail's earlier versions (NAME.conflist, the .conf
-// removed) is still taken back by uninstall: the .conf comes back.
-func TestUninstallLegacyConversion(t *testing.T) {
-	dir := confDir(t)
+// legacyConversion lays out what rail's earlier versions made of Multus
+// thick's .conf: NAME.conflist with rail's entry, the .conf removed, its
+// bytes in the backup.
+func legacyConversion(t *testing.T) (dir, legacy string, in *Installer) {
+	t.Helper()
+	dir = confDir(t)
 	original := multusThick.bytes(t)
 	list, err := listFromConf(original)
 	if err != nil {
@@ -201,18 +203,47 @@ func TestUninstallLegacyConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := anyVersionInstaller(t, dir)
+	in = anyVersionInstaller(t, dir)
 	withRail, err := appendPlugin(doc, in.entry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	legacy := filepath.Join(dir, "00-multus.conflist")
+	legacy = filepath.Join(dir, "00-multus.conflist")
 	if err := os.WriteFile(legacy, withRail, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, multusThick.file+backupSuffix), original, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dir, legacy, in
+}
+
+// The writer of a .conf that rail's earlier versions converted writes it
+// again: the old list goes, the new layout takes over, and the writer's
+// removal of its .conf then leaves nothing of rail's.
+func TestLegacyConversionReplaced(t *testing.T) {
+	dir, legacy, in := legacyConversion(t)
+	conf := multusThick.place(t, dir)
+	res, err := in.Install(nil)
+	if err != nil || !res.Changed || res.Target != conf || res.File != filepath.Join(dir, "00-multus-rail.conflist") {
+		t.Fatalf("Install = %+v, %v", res, err)
+	}
+	if exists(legacy) {
+		t.Fatalf("%s, made from the .conf's past, is still there", legacy)
+	}
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Install(nil); !errors.Is(err, ErrNoPrimary) {
+		t.Fatalf("Install = %v; want no primary left", err)
+	}
+}
+
+// A list made by rail's earlier versions (NAME.conflist, the .conf
+// removed) is still taken back by uninstall: the .conf comes back.
+func TestUninstallLegacyConversion(t *testing.T) {
+	dir, _, in := legacyConversion(t)
+	original := multusThick.bytes(t)
 	// Installs leave it be (the backup is not stale while the list is there).
 	if res, err := in.Install(nil); err != nil || res.Changed {
 		t.Fatalf("Install = %+v, %v", res, err)

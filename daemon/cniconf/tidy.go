@@ -1,6 +1,7 @@
 package cniconf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -55,6 +56,11 @@ func (in *Installer) tidy() error {
 			}
 		}
 	}
+	for _, backup := range backups {
+		if in.legacyReplaced(strings.TrimSuffix(backup, backupSuffix)) {
+			gone = append(gone, legacyConvertedName(strings.TrimSuffix(backup, backupSuffix)))
+		}
+	}
 	var errs []error
 	for _, path := range gone {
 		errs = append(errs, removeFile(path))
@@ -72,6 +78,27 @@ func (in *Installer) tidy() error {
 		return fmt.Errorf("tidy conf dir: %w", err)
 	}
 	return nil
+}
+
+// legacyReplaced says whether file is a single-plugin file that rail's
+// earlier versions made NAME.conflist from (and removed), written again by
+// its writer since: that list is then a copy of the past, which would be
+// left as the runtime's file once the writer removes file again.
+func (in *Installer) legacyReplaced(file string) bool {
+	if ext := filepath.Ext(file); ext != ".conf" && ext != ".json" || !exists(file) {
+		return false
+	}
+	list, err := readConf(legacyConvertedName(file))
+	if err != nil {
+		return false
+	}
+	backup, err := readConf(file + backupSuffix)
+	if err != nil {
+		return false
+	}
+	primary, err := in.withoutEntry(list)
+	was, errConv := listFromConf(backup)
+	return err == nil && errConv == nil && !bytes.Equal(primary, list) && bytes.Equal(primary, was)
 }
 
 // stale says whether a backup of file belongs to nothing in the conf dir:
