@@ -59,8 +59,8 @@ type Watcher struct {
 	log   *slog.Logger
 	guard *guard
 
-	// Run's own: whether the start's stale uninstall marker is dealt with,
-	// and the current pause after a fight, from when it ended.
+	// Run's own: whether the conf dir was prepared (begin), the current
+	// pause after a fight, and when the last pause ended.
 	begun   bool
 	pause   time.Duration
 	resumed time.Time
