@@ -74,7 +74,8 @@ type change struct {
 
 // Install puts rail's entry into the runtime's file, unless it is there
 // already. guard, when set, is told how the file stands and may refuse any
-// write. The conf dir is locked against other raild processes meanwhile;
+// write (after an uninstall it is told so even when the file cannot be
+// read). The conf dir is locked against other raild processes meanwhile;
 // what rail left there that no longer belongs to a file is removed first
 // (tidy).
 func (in *Installer) Install(guard func(Status) error) (Result, error) {
@@ -87,13 +88,13 @@ func (in *Installer) Install(guard func(Status) error) (Result, error) {
 		return Result{}, err
 	}
 	ch, err := in.plan()
-	if err != nil {
-		return Result{Status: ch.status}, err
-	}
-	if guard != nil {
+	if guard != nil && (err == nil || ch.status.Uninstalled) {
 		if err := guard(ch.status); err != nil {
 			return Result{Status: ch.status}, err
 		}
+	}
+	if err != nil {
+		return Result{Status: ch.status}, err
 	}
 	if ch.status.Entry == EntryCurrent {
 		return Result{Status: ch.status}, nil
@@ -112,11 +113,12 @@ func (in *Installer) lock() (func(), error) {
 }
 
 func (in *Installer) plan() (*change, error) {
+	ch := &change{status: Status{Uninstalled: exists(filepath.Join(in.dir, uninstallMarker))}}
 	path, err := runtimeFile(in.dir)
 	if err != nil {
-		return &change{}, err
+		return ch, err
 	}
-	ch := &change{status: Status{Target: path, File: path, Uninstalled: exists(filepath.Join(in.dir, uninstallMarker))}}
+	ch.status.Target, ch.status.File = path, path
 	if src := convertedSource(path); src != "" {
 		// The list rail made, read first by the runtime: kept in step
 		// with the file it is made from (tidy removed it if that is gone).

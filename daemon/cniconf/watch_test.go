@@ -284,23 +284,38 @@ func TestWatcherStartsAfterUninstall(t *testing.T) {
 }
 
 // The uninstall happens while the primary's file does not parse (written
-// in place, half done): the watcher stops all the same.
-func TestWatcherUninstallWhileUnparsable(t *testing.T) {
+// in place, half done) or is gone: the watcher stops all the same, at once.
+func TestWatcherUninstallWhileNoPrimary(t *testing.T) {
 	f := listFixtures[0]
-	dir, path, w := watching(t, f, testOptions)
-	if err := os.WriteFile(path, f.bytes(t)[:30], f.perm); err != nil {
-		t.Fatal(err)
+	breaks := []struct {
+		name    string
+		wantErr error
+		spoil   func(t *testing.T, path string)
+	}{
+		{"half written", ErrUnparsable, func(t *testing.T, path string) {
+			if err := os.WriteFile(path, f.bytes(t)[:30], f.perm); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"removed", ErrNoPrimary, func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
-	waitFor(t, w, "unparsable", func(st State) bool { return errors.Is(st.Err, ErrUnparsable) })
-	if _, err := NewInstaller(chainedConfig(t, dir)).Uninstall(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, f.bytes(t), f.perm); err != nil {
-		t.Fatal(err)
-	}
-	st := waitFor(t, w, "stopped", func(st State) bool { return st.Phase == PhaseStopped || st.Writes > 1 })
-	if st.Phase != PhaseStopped || !bytes.Equal(readFile(t, path), f.bytes(t)) {
-		t.Fatalf("state %+v; the entry was put back after the uninstall", st)
+	for _, br := range breaks {
+		t.Run(br.name, func(t *testing.T) {
+			dir, path, w := watching(t, f, testOptions)
+			br.spoil(t, path)
+			waitFor(t, w, br.name, func(st State) bool { return errors.Is(st.Err, br.wantErr) })
+			if _, err := NewInstaller(chainedConfig(t, dir)).Uninstall(); err != nil {
+				t.Fatal(err)
+			}
+			st := waitFor(t, w, "stopped", func(st State) bool { return st.Phase == PhaseStopped || st.Writes > 1 })
+			if st.Phase != PhaseStopped || !errors.Is(st.Err, ErrUninstalled) {
+				t.Fatalf("state %+v; want stopped by the uninstall", st)
+			}
+		})
 	}
 }
 
