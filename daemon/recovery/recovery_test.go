@@ -187,7 +187,7 @@ func TestRecoverLeasesFromPods(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, l := range alloc.Leases() {
-		got[l.Address.Addr().String()] = fmt.Sprintf("%s/%s %s %s %v %s %s", l.Sandbox, l.IfName, l.Attachment, l.Network, l.NICs, l.Mode, l.Netns)
+		got[l.Address.Addr().String()] = fmt.Sprintf("%s/%s %s %s %v %s %s", l.Sandbox, l.IfName, l.CNIIfName, l.Network, l.NICs, l.Mode, l.Netns)
 		if l.Pool != "prefill" || l.Address.Bits() != 24 {
 			t.Errorf("lease %s: pool %q, prefix /%d; want prefill, /24", l.Address, l.Pool, l.Address.Bits())
 		}

@@ -18,7 +18,7 @@ func TestPlanSaysWhetherItsLeasesAreFresh(t *testing.T) {
 		req  api.AllocateRequest
 	}{
 		{"move", allocReq("s1", "0")},
-		{"ipam", api.AllocateRequest{Sandbox: "s1", IfName: "net1", Network: "ipam-net", Mode: api.ModeIPAM}},
+		{"ipam", api.AllocateRequest{Sandbox: "s1", CNIIfName: "net1", Network: "ipam-net", Mode: api.ModeIPAM}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +48,7 @@ func TestPlanSaysWhetherItsLeasesAreFresh(t *testing.T) {
 			if n != 1 {
 				t.Errorf("%d of %d concurrent Allocates of one attachment said Fresh, want exactly 1", n, calls)
 			}
-			checked, err := svc.Check(ctx, api.AttachmentRequest{Sandbox: tt.req.Sandbox, IfName: tt.req.IfName, Network: tt.req.Network})
+			checked, err := svc.Check(ctx, api.AttachmentRequest{Sandbox: tt.req.Sandbox, CNIIfName: tt.req.CNIIfName, Network: tt.req.Network})
 			if err != nil || checked.Fresh {
 				t.Errorf("Check = %+v, %v; want the plan, not fresh", checked, err)
 			}

@@ -43,7 +43,7 @@ func Status(ctx context.Context, raild Raild, pool string, tolerateDown bool) er
 func GC(ctx context.Context, raild Raild, network string, valid []types.GCAttachment) error {
 	req := api.GCRequest{Network: network, Valid: make([]api.Attachment, 0, len(valid))}
 	for _, a := range valid {
-		req.Valid = append(req.Valid, api.Attachment{Sandbox: a.ContainerID, IfName: a.IfName})
+		req.Valid = append(req.Valid, api.Attachment{Sandbox: a.ContainerID, CNIIfName: a.IfName})
 	}
 	if _, err := raild.GC(ctx, req); err != nil {
 		return netconf.CNIError("raild gc", err)

@@ -13,7 +13,7 @@ import (
 )
 
 func attachment(args *skel.CmdArgs, conf *netconf.IPAMConf) api.AttachmentRequest {
-	return api.AttachmentRequest{Sandbox: args.ContainerID, IfName: args.IfName, Network: conf.Name}
+	return api.AttachmentRequest{Sandbox: args.ContainerID, CNIIfName: args.IfName, Network: conf.Name}
 }
 
 // add leases the attachment's address and reports it. When the answer
@@ -30,7 +30,7 @@ func (p *plugin) add(args *skel.CmdArgs) (retErr error) {
 	}
 	ctx := context.Background()
 	plan, err := raild.Allocate(ctx, api.AllocateRequest{
-		Sandbox: args.ContainerID, Netns: args.Netns, IfName: args.IfName, Network: conf.Name,
+		Sandbox: args.ContainerID, Netns: args.Netns, CNIIfName: args.IfName, Network: conf.Name,
 		PodNamespace: keys.Namespace, PodName: keys.Name, PodUID: keys.UID,
 		Mode: api.ModeIPAM, Pool: conf.IPAM.Pool, Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
 	})

@@ -94,7 +94,7 @@ func ipamPlan(fresh bool, cidrs ...string) *api.Plan {
 	for _, c := range cidrs {
 		iface.Addresses = append(iface.Addresses, api.Address{CIDR: c, Gateway: "10.77.0.1"})
 	}
-	return &api.Plan{Sandbox: "c1", IfName: "net1", Network: "macnet", Mode: api.ModeIPAM, Interfaces: []api.PlanInterface{iface}, Fresh: fresh}
+	return &api.Plan{Sandbox: "c1", CNIIfName: "net1", Network: "macnet", Mode: api.ModeIPAM, Interfaces: []api.PlanInterface{iface}, Fresh: fresh}
 }
 
 func unreachable() error {
@@ -184,7 +184,7 @@ func TestVerbs(t *testing.T) {
 				t.Errorf("raild calls %q, want %q", got, tt.wantCalls)
 			}
 			if raild.alloc.Sandbox != "" && (raild.alloc.Mode != api.ModeIPAM || raild.alloc.Pool != "decode" ||
-				raild.alloc.PodName != "web-0" || raild.alloc.IfName != "net1" || raild.alloc.Network != "macnet") {
+				raild.alloc.PodName != "web-0" || raild.alloc.CNIIfName != "net1" || raild.alloc.Network != "macnet") {
 				t.Errorf("allocate asked %+v, want mode ipam, pool decode, pod web-0, net1 of macnet", raild.alloc)
 			}
 			if raild.gc.Network != "" && (raild.gc.Network != "macnet" || len(raild.gc.Valid) != 1 || raild.gc.Valid[0].Sandbox != "c1") {

@@ -74,7 +74,7 @@ func withoutPrevResult(stdin []byte) ([]byte, bool) {
 // allocateRequest is what raild needs to know about this ADD.
 func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKeys, chained bool) api.AllocateRequest {
 	return api.AllocateRequest{
-		Sandbox: args.ContainerID, Netns: args.Netns, IfName: args.IfName, Network: conf.Name,
+		Sandbox: args.ContainerID, Netns: args.Netns, CNIIfName: args.IfName, Network: conf.Name,
 		PodNamespace: keys.Namespace, PodName: keys.Name, PodUID: keys.UID,
 		Mode: conf.Mode, Pool: conf.Pool,
 		Selector:    api.Selector{NICs: conf.SelectorNICs(), Rail: conf.Rail, LinkLayer: conf.LinkLayer},
@@ -85,7 +85,7 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKey
 }
 
 func attachmentRequest(args *skel.CmdArgs, conf *netconf.Rail) api.AttachmentRequest {
-	return api.AttachmentRequest{Sandbox: args.ContainerID, IfName: args.IfName, Network: conf.Name}
+	return api.AttachmentRequest{Sandbox: args.ContainerID, CNIIfName: args.IfName, Network: conf.Name}
 }
 
 // describePlan names every interface of a plan with its NIC.

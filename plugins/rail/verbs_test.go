@@ -40,7 +40,7 @@ func netconfJSON(v string, extra map[string]any, prevIfaces ...string) []byte {
 }
 
 func movePlan(names ...string) *api.Plan {
-	plan := &api.Plan{Sandbox: "c1", IfName: "eth0", Network: "railnet", Mode: api.ModeMove, Netns: "/ns/pod"}
+	plan := &api.Plan{Sandbox: "c1", CNIIfName: "eth0", Network: "railnet", Mode: api.ModeMove, Netns: "/ns/pod"}
 	for i, n := range names {
 		plan.Interfaces = append(plan.Interfaces, api.PlanInterface{Name: n, Pool: "p",
 			NIC:       &api.NIC{RDMADevice: "mlx5_" + string(rune('0'+i)), Netdev: "ib" + string(rune('0'+i))},
