@@ -14,22 +14,13 @@ import (
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // TestSecondRaildRefused: a raild started next to a live one, on the same
 // socket or the same state dir, refuses to start, and the live one keeps
 // its socket and answers; when the live one stops, its socket goes.
 func TestSecondRaildRefused(t *testing.T) {
-	dir, err := os.MkdirTemp("", "rf-serve-") // short: unix socket paths are limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	root := filepath.Join(dir, "root")
-	if _, err := fakesys.Write(root, "lab-1x1", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	dir, root := machineDir(t)
 	newCfg := func(socket, state string) *config.Config {
 		cfg := &config.Config{Root: root, Socket: filepath.Join(dir, socket), StateDir: filepath.Join(dir, state), NodeName: "n1",
 			Pools: []ipam.PoolConfig{{Name: "p", Subnet: "10.9.0.0/24"}}}
