@@ -23,13 +23,8 @@ func TestCheckLostStore(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create network namespaces")
 	}
-	host := newNetns(t, t.TempDir())
-	parent := rsName(t)
-	addVeth(t, host, parent)
 	podDir, otherDir, emptyDir := t.TempDir(), t.TempDir(), t.TempDir()
-	pod := newNetns(t, podDir)
-	attachIn(t, host, pod, attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0",
-		Addresses: []netip.Prefix{netip.MustParsePrefix("10.66.0.5/24")}, Owner: attach.Owner{Sandbox: "4f0c9a11", Pool: "prefill"}})
+	pod, host, parent := railPod(t, podDir, "10.66.0.5/24")
 	other := newNetns(t, otherDir)
 	addVeth(t, other, "eth0", "10.66.0.9/24") // no rail alias: another plugin's, no proof
 	attachIn(t, host, other, attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0",
@@ -98,6 +93,20 @@ func TestCheckLostStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// railPod makes a pod netns under nsDir holding rail0, a macvlan rail made
+// (its alias records the owner, pool prefill) with addr; its parent sits
+// in a stand-in host netns.
+func railPod(t *testing.T, nsDir, addr string) (pod, host, parent string) {
+	t.Helper()
+	host = newNetns(t, t.TempDir())
+	parent = rsName(t)
+	addVeth(t, host, parent)
+	pod = newNetns(t, nsDir)
+	attachIn(t, host, pod, attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0",
+		Addresses: []netip.Prefix{netip.MustParsePrefix(addr)}, Owner: attach.Owner{Sandbox: "4f0c9a11", Pool: "prefill"}})
+	return pod, host, parent
 }
 
 func writeFile(t *testing.T, path, data string) {

@@ -46,6 +46,9 @@ func newStateDirEnv(t *testing.T) *stateDirEnv {
 	if err := cfg.Finish(); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(cfg.NetnsDir, 0o700); err != nil { // no pods: a first start looks and finds none
+		t.Fatal(err)
+	}
 	e := &stateDirEnv{cfg: cfg, outside: filepath.Join(dir, "precious")}
 	if err := os.WriteFile(e.outside, []byte("precious"), 0o644); err != nil {
 		t.Fatal(err)
