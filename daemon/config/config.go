@@ -1,5 +1,5 @@
 // Package config reads raild's YAML configuration. Command-line flags
-// override it; see README.md for every key.
+// override it; see docs/configuration.md for every key.
 package config
 
 import (
@@ -41,8 +41,11 @@ type Rails struct {
 type Config struct {
 	NodeName string `json:"nodeName,omitempty"`
 	Root     string `json:"root,omitempty"`
-	Socket   string `json:"socket,omitempty"`
-	StateDir string `json:"stateDir,omitempty"`
+	// TopologyFile is the node's NCCL topology file (NCCL_TOPO_FILE
+	// format): its distances win over sysfs for the pairs it names.
+	TopologyFile string `json:"topologyFile,omitempty"`
+	Socket       string `json:"socket,omitempty"`
+	StateDir     string `json:"stateDir,omitempty"`
 	// NetnsDir is where the runtime keeps the pods' netns: raild looks
 	// there for its pods when it starts without a lease store, and
 	// `raild recover` rebuilds the store from them.
@@ -77,7 +80,7 @@ func Load(path string) (*Config, error) {
 			err = api.DecodeStrict(asJSON, cfg)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("config %s: %w (see README.md, \"Configuration\", for the keys)", path, err)
+			return nil, fmt.Errorf("config %s: %w (see docs/configuration.md for the keys)", path, err)
 		}
 	}
 	return cfg, nil
@@ -173,7 +176,7 @@ func (c *Config) checkPoolDistances() error {
 			continue
 		}
 		if _, err := topology.ParseClass(p.MaxDistance); err != nil {
-			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
+			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, P2C, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
 				i, p.MaxDistance, p.Name))
 		}
 	}

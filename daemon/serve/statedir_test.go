@@ -13,24 +13,7 @@ import (
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
-
-// machineDir is a short temp dir (unix socket paths are limited) holding a
-// fake machine at root, removed when the test ends.
-func machineDir(t *testing.T) (dir, root string) {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "rs-serve-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	root = filepath.Join(dir, "root")
-	if _, err := fakesys.Write(root, "lab-1x1", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return dir, root
-}
 
 // stateDirEnv is a fake machine and a raild config around one state dir.
 type stateDirEnv struct {
@@ -40,7 +23,7 @@ type stateDirEnv struct {
 
 func newStateDirEnv(t *testing.T) *stateDirEnv {
 	t.Helper()
-	dir, root := machineDir(t)
+	dir, root := machineDir(t, "lab-1x1")
 	cfg := &config.Config{Root: root, Socket: filepath.Join(dir, "s.sock"), StateDir: filepath.Join(dir, "state"),
 		NetnsDir: filepath.Join(dir, "netns"), NodeName: "n1", Pools: []ipam.PoolConfig{{Name: "p", Subnet: "10.9.0.0/24"}}}
 	if err := cfg.Finish(); err != nil {
