@@ -24,8 +24,9 @@ const maxNamed = 3
 // state dir, or a rail interface in a pod netns holding an address of one
 // of raild's pools, say pods hold addresses an empty store would hand out
 // again, and raild is refused with the way out (`raild recover`). Netns
-// that cannot be read (raild without CAP_SYS_ADMIN) are returned as
-// problems to log: they neither prove nor disprove a first start.
+// that cannot be read (all of them for a raild without CAP_SYS_ADMIN) are
+// returned as problems to log: they neither prove nor disprove a first
+// start.
 func CheckLostStore(cfg *config.Config, pools *ipam.Pools) (problems []string, err error) {
 	store := statedir.LeaseStorePath(cfg.StateDir)
 	exists, err := ipam.StoreExists(store)
@@ -57,6 +58,9 @@ func podsHolding(dir string, pools *ipam.Pools) (found, problems []string, err e
 		return nil, nil, nil
 	}
 	links, problems, err := scanNetnsDir(dir)
+	if errors.Is(err, errNetnsDenied) {
+		return nil, []string{err.Error()}, nil // the chart's raild: only the NIC records can tell
+	}
 	if err != nil {
 		return nil, nil, err
 	}

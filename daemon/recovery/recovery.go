@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -62,6 +63,9 @@ func Recover(fs *flag.FlagSet, f Flags, out io.Writer) error {
 		return err
 	}
 	links, problems, err := scanNetnsDir(cfg.NetnsDir)
+	if errors.Is(err, errNetnsDenied) {
+		return fmt.Errorf("cannot read the pods' addresses: %w: run raild recover as root on the host (or in a privileged container); a store rebuilt without them would hand them out again", err)
+	}
 	if err != nil {
 		return err
 	}
