@@ -30,7 +30,7 @@ func LockDir(dir string) (*Lock, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, lockFileName)
-	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE)
+	f, err := openFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("state dir lock: %w", err)
 	}

@@ -18,11 +18,11 @@ func Ensure(dir string) error {
 		Fix: fmt.Sprintf("raild's state dir must be a directory only root can write to: chown root %[1]s && chmod 0700 %[1]s, or give raild another --state-dir (a missing one is created 0700)", dir)})
 }
 
-// OpenFile opens a file in the state dir, never through a symbolic link
+// openFile opens a file in the state dir, never through a symbolic link
 // (O_NOFOLLOW), and refuses anything but a regular file: a link or a FIFO
 // planted there must not make raild write or block elsewhere. New files
 // are created 0600.
-func OpenFile(path string, flag int) (*os.File, error) {
+func openFile(path string, flag int) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s: a symbolic link: raild opens nothing in its state dir through a link; remove it", path)
