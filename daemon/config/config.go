@@ -63,8 +63,22 @@ type Config struct {
 	DevicePlugin  deviceplugin.Config `json:"devicePlugin,omitempty"`
 	CNI           cniconf.Config      `json:"cni,omitempty"`
 	Kubernetes    Kubernetes          `json:"kubernetes,omitempty"`
+	// NICs are the NICs rail may place on this node (RDMA names or PCI
+	// addresses; empty: every NIC); Modes the attach modes it may serve
+	// (empty: every mode). Node classes set them per kind of node.
+	NICs  []string   `json:"nics,omitempty"`
+	Modes []api.Mode `json:"modes,omitempty"`
+	// AllowProtectedNICs are the node's own NICs (its address, routes,
+	// bond) rail may still share with pods in child modes (macvlan,
+	// ipoib), by RDMA name or PCI address. They are never moved.
+	AllowProtectedNICs []string `json:"allowProtectedNICs,omitempty"`
+	// NodeClasses override the keys above (and rails, attachPolicy, the
+	// pools' NIC binding) on the nodes their nodeSelector matches.
+	NodeClasses []NodeClass `json:"nodeClasses,omitempty"`
 
 	CooldownDuration time.Duration `json:"-"`
+	// NodeClass is the class ApplyNodeClass chose ("" none).
+	NodeClass string `json:"-"`
 }
 
 // Load reads and validates a config file; an empty path gives the defaults.
@@ -125,13 +139,10 @@ func (c *Config) Finish() error {
 	if !strings.HasPrefix(c.Socket, "/") {
 		errs = append(errs, fmt.Errorf("socket %q: want an absolute path", c.Socket))
 	}
-	for nic, rail := range c.Rails.NICs {
-		if rail < 0 || rail > 63 {
-			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
-		}
-	}
+	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
+		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
 	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
-		c.Kubernetes.finish(os.Getenv), c.checkKubeNode())
+		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses())
 	return errors.Join(errs...)
 }
 

@@ -45,6 +45,8 @@ func Run(args []string) error {
 	if live != nil {
 		checks = append(checks, compareLive(*live, machine)...)
 	}
+	protected, problems := nodeNICs(live, machine, *root)
+	checks = append(append(checks, problems...), protectedChecks(protected)...)
 	checks = append(checks, rdmaModeCheck(), socketCheck(*socket),
 		fileCheck(filepath.Join(*cniBin, "rail"), "rail CNI plugin", "run `raild install-cni`"),
 		fileCheck(*nriSocket, "NRI socket", "enable NRI in containerd ([plugins.'io.containerd.nri.v1.nri'] disable = false)"))

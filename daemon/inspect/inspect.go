@@ -11,6 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/daemon/nodenics"
 	"github.com/railcni/rail/daemon/recovery"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
@@ -44,6 +47,10 @@ func Topo(args []string) error {
 	return topology.WriteText(os.Stdout, report)
 }
 
+// topoReport is raild's report when it answers (and neither root nor
+// file is given), else a read of root. A read of this host ("/") finds the
+// node's own NICs by their addresses and routes too; a read of another
+// root by what its sysfs shows (its netdevs are not this netns's).
 func topoReport(root, socket, file string) (topology.Report, error) {
 	var report topology.Report
 	if root == "" && file == "" {
@@ -54,11 +61,31 @@ func topoReport(root, socket, file string) (topology.Report, error) {
 	if root == "" {
 		root = "/"
 	}
+	var host *nodenics.Reader
+	if root == "/" {
+		host = &nodenics.Reader{NS: netns.None()}
+	}
+	return readReport(root, file, host)
+}
+
+// readReport reads root (with the NCCL topology file, if any); with host,
+// the protection of the node's own NICs includes their addresses and
+// routes as host reads them.
+func readReport(root, file string, host *nodenics.Reader) (topology.Report, error) {
 	m, err := topology.DiscoverFile(root, file)
 	if err != nil {
-		return report, fmt.Errorf("discover %s: %w", root, err)
+		return topology.Report{}, fmt.Errorf("discover %s: %w", root, err)
 	}
-	return m.Report(), nil
+	if host == nil {
+		return m.Report(), nil
+	}
+	protected, err := host.All(m)
+	if err != nil {
+		r := m.Report()
+		r.Problems = append(r.Problems, topology.Problem{Device: "node NICs", Reason: err.Error() + " (protection from sysfs alone)"})
+		return r, nil
+	}
+	return m.ReportWith(protected), nil
 }
 
 // Leases is `raild leases`; with --recover it is `raild recover`, whose

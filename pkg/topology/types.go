@@ -84,6 +84,9 @@ type NIC struct {
 	Ports       []Port    `json:"ports"` // this target's port (none when the device shows none)
 	Root        string    `json:"root,omitempty"`
 	Path        []string  `json:"-"`
+
+	// Links are the netdev's master, uppers and bonding (nil: none).
+	Links *NetdevLinks `json:"links,omitempty"`
 }
 
 // Problem is a device that was skipped or reported partially, with why.
