@@ -30,12 +30,9 @@ Usage:
                     the primary's conflist; --uninstall: take it out again
 `
 
-func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
-	}
-	commands := map[string]func([]string) error{
+// commands are raild's commands, each a package of its own.
+func commands() map[string]func([]string) error {
+	return map[string]func([]string) error{
 		"serve":       serve.Run,
 		"topo":        inspect.Topo,
 		"leases":      inspect.Leases,
@@ -44,12 +41,19 @@ func main() {
 		"doctor":      doctor.Run,
 		"install-cni": installcni.Run,
 	}
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {
 		fmt.Print(usage)
 		return
 	}
-	run, ok := commands[name]
+	run, ok := commands()[name]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "raild: unknown command %q\n\n%s", name, usage)
 		os.Exit(2)
