@@ -22,6 +22,7 @@ import (
 // Defaults for the daemon.
 const (
 	DefaultStateDir           = "/var/lib/rail"
+	DefaultNetnsDir           = "/var/run/netns"
 	DefaultPodResourcesSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
 	DefaultGPUResource        = "nvidia.com/gpu"
 	DefaultCooldown           = 30 * time.Second
@@ -42,9 +43,13 @@ type Config struct {
 	Root     string `json:"root,omitempty"`
 	// TopologyFile is the node's NCCL topology file (NCCL_TOPO_FILE
 	// format): its distances win over sysfs for the pairs it names.
-	TopologyFile       string   `json:"topologyFile,omitempty"`
-	Socket             string   `json:"socket,omitempty"`
-	StateDir           string   `json:"stateDir,omitempty"`
+	TopologyFile string `json:"topologyFile,omitempty"`
+	Socket       string `json:"socket,omitempty"`
+	StateDir     string `json:"stateDir,omitempty"`
+	// NetnsDir is where the runtime keeps the pods' netns: raild looks
+	// there for its pods when it starts without a lease store, and
+	// `raild recover` rebuilds the store from them.
+	NetnsDir           string   `json:"netnsDir,omitempty"`
 	PodResourcesSocket string   `json:"podResourcesSocket,omitempty"`
 	MetricsAddr        string   `json:"metricsAddr,omitempty"`
 	GPUResources       []string `json:"gpuResources,omitempty"`
@@ -105,6 +110,9 @@ func (c *Config) Finish() error {
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir
+	}
+	if c.NetnsDir == "" {
+		c.NetnsDir = DefaultNetnsDir
 	}
 	if c.NodeName == "" {
 		c.NodeName = os.Getenv("NODE_NAME")

@@ -88,15 +88,25 @@ func readReport(root, file string, host *nodenics.Reader) (topology.Report, erro
 	return m.ReportWith(protected), nil
 }
 
-// Leases is `raild leases` (and, with --recover, `raild recover`).
+// Leases is `raild leases`; with --recover it is `raild recover`, whose
+// flags it takes too.
 func Leases(args []string) error {
-	if recovery.Requested(args) {
-		return recovery.Run(args)
-	}
 	fs := newFlags("leases")
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	asJSON := fs.Bool("json", false, "print JSON")
+	rebuild := fs.Bool("recover", false, "rebuild the lease store from the pods on this node (raild stopped): the same as raild recover, whose flags follow")
+	var rf recovery.Flags
+	rf.Define(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: raild leases takes flags only", fs.Arg(0))
+	}
+	if *rebuild {
+		return recovery.Recover(fs, rf, os.Stdout)
+	}
+	if err := onlyListFlags(fs); err != nil {
 		return err
 	}
 	leases, err := client(*socket).Leases(context.Background())
@@ -116,6 +126,18 @@ func Leases(args []string) error {
 			strings.Join(l.NICs, ","), l.Mode)
 	}
 	return tw.Flush()
+}
+
+// onlyListFlags refuses recover's flags without --recover: `raild leases
+// --dry-run` must not list leases as if the flag meant something.
+func onlyListFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "socket" && f.Name != "json" && f.Name != "recover" && err == nil {
+			err = fmt.Errorf("--%s is a flag of raild recover: run raild recover (or raild leases --recover) with it", f.Name)
+		}
+	})
+	return err
 }
 
 // Pools is `raild pools`.

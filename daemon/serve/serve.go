@@ -34,6 +34,7 @@ func Run(args []string) error {
 	fs.StringVar(&f.Root, "root", "", "root of /sys, /proc and /dev (default /)")
 	fs.StringVar(&f.Socket, "socket", "", "API socket (default /run/rail/raild.sock)")
 	fs.StringVar(&f.StateDir, "state-dir", "", "lease store directory (default "+config.DefaultStateDir+")")
+	fs.StringVar(&f.NetnsDir, "netns-dir", "", "where the runtime keeps pod netns (default "+config.DefaultNetnsDir+")")
 	fs.StringVar(&f.NodeName, "node-name", "", "this node's name (default $NODE_NAME)")
 	fs.StringVar(&f.PodResources, "pod-resources-socket", "", "kubelet PodResources socket (empty: GPUs from annotations and cni-args only)")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (empty: off)")
@@ -97,6 +98,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer lock.Unlock()
+	if err := checkLostStore(cfg, pools, log); err != nil {
+		return err
+	}
 	alloc, err := statedir.OpenLeaseStore(cfg, pools)
 	if err != nil {
 		return err
