@@ -131,6 +131,7 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 	}
 	s.recordAllocation(leases, nil)
 	plan := s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan.Fresh = true
 	s.reportAttached(req, plan, nil)
 	return plan, nil
 }
@@ -162,6 +163,7 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	}
 	s.recordAllocation(leases, picks)
 	plan := s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan.Fresh = true
 	annotatePlan(plan, picks)
 	s.reportAttached(req, plan, gpus)
 	return plan, nil

@@ -129,6 +129,13 @@ type Plan struct {
 	// plugin returns the previous result as is. Reason says why.
 	PassThrough bool   `json:"passThrough,omitempty"`
 	Reason      string `json:"reason,omitempty"`
+	// Fresh is true when this Allocate made the leases; false when it
+	// answered from leases an earlier ADD of the attachment made (a
+	// repeated or concurrent ADD), and on Check. A plugin whose ADD fails
+	// releases only a fresh plan's leases: the others belong to the ADD
+	// that made them. A raild that predates the field never says true, so
+	// a newer plugin then leaves the release to the runtime's DEL.
+	Fresh bool `json:"fresh,omitempty"`
 }
 
 // Attachment is one valid (container, interface) pair of the CNI GC verb.
