@@ -156,7 +156,7 @@ func (in *Installer) planList(ch *change) (err error) {
 // planConf turns a single-plugin file into a list next to it, with rail's
 // entry; the single-plugin file is then removed (its bytes stay in the backup).
 func (in *Installer) planConf(ch *change) error {
-	conf, err := libcni.ConfFromBytes(ch.before)
+	conf, err := libcni.NetworkPluginConfFromBytes(ch.before)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnparsable, err)
 	}
