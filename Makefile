@@ -4,6 +4,11 @@ BIN      := bin
 GOFLAGS_BUILD := -trimpath -ldflags "-s -w"
 export CGO_ENABLED ?= 0
 
+# Lint tools, pinned and installed like the rigs' tools: outside the repo, keyed by version.
+STATICCHECK_VERSION := v0.8.2
+RAIL_TOOLS ?= $(HOME)/.cache/rail-tools
+STATICCHECK := $(RAIL_TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+
 # One image name everywhere: the Helm chart's appVersion, the kustomize base and the README use it too
 # (integration/k8s checks that they agree).
 VERSION  := 0.1.0
@@ -62,9 +67,15 @@ bench: build
 bench-micro:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...
 
-lint:
+# gofmt, go vet, staticcheck (pinned) and the import rules of DESIGN.md (integration/importrules).
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	$(GO) test -count=1 ./integration/importrules/
+
+$(STATICCHECK):
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 image:
 	docker build -t $(IMAGE) .
