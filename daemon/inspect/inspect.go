@@ -11,6 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/daemon/nodenics"
 	"github.com/railcni/rail/daemon/recovery"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
@@ -22,17 +25,19 @@ func newFlags(name string) *flag.FlagSet {
 
 func client(socket string) *api.Client { return api.NewClient(socket, 5*time.Second) }
 
-// Topo is `raild topo`: it prints the topology: from --root when given, else from a running
-// raild when its socket answers, else from /.
+// Topo is `raild topo`: it prints the topology: from --root (or with
+// --topology-file) when given, else from a running raild when its socket
+// answers, else from /.
 func Topo(args []string) error {
 	fs := newFlags("topo")
 	root := fs.String("root", "", "sysfs/procfs/dev root to read (default: ask raild, else /)")
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	asJSON := fs.Bool("json", false, "print JSON")
+	file := fs.String("topology-file", "", "an NCCL topology file to read the machine with (default: raild's, when it answers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	report, err := topoReport(*root, *socket)
+	report, err := topoReport(*root, *socket, *file)
 	if err != nil {
 		return err
 	}
@@ -42,19 +47,45 @@ func Topo(args []string) error {
 	return topology.WriteText(os.Stdout, report)
 }
 
-func topoReport(root, socket string) (topology.Report, error) {
+// topoReport is raild's report when it answers (and neither root nor
+// file is given), else a read of root. A read of this host ("/") finds the
+// node's own NICs by their addresses and routes too; a read of another
+// root by what its sysfs shows (its netdevs are not this netns's).
+func topoReport(root, socket, file string) (topology.Report, error) {
 	var report topology.Report
-	if root == "" {
+	if root == "" && file == "" {
 		if raw, err := client(socket).Topology(context.Background()); err == nil {
 			return report, json.Unmarshal(raw, &report)
 		}
+	}
+	if root == "" {
 		root = "/"
 	}
-	m, err := topology.Discover(root)
-	if err != nil {
-		return report, fmt.Errorf("discover %s: %w", root, err)
+	var host *nodenics.Reader
+	if root == "/" {
+		host = &nodenics.Reader{NS: netns.None()}
 	}
-	return m.Report(), nil
+	return readReport(root, file, host)
+}
+
+// readReport reads root (with the NCCL topology file, if any); with host,
+// the protection of the node's own NICs includes their addresses and
+// routes as host reads them.
+func readReport(root, file string, host *nodenics.Reader) (topology.Report, error) {
+	m, err := topology.DiscoverFile(root, file)
+	if err != nil {
+		return topology.Report{}, fmt.Errorf("discover %s: %w", root, err)
+	}
+	if host == nil {
+		return m.Report(), nil
+	}
+	protected, err := host.All(m)
+	if err != nil {
+		r := m.Report()
+		r.Problems = append(r.Problems, topology.Problem{Device: "node NICs", Reason: err.Error() + " (protection from sysfs alone)"})
+		return r, nil
+	}
+	return m.ReportWith(protected), nil
 }
 
 // Leases is `raild leases` (and, with --recover, `raild recover`).

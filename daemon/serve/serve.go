@@ -66,7 +66,11 @@ func newLogger(level string) (*slog.Logger, error) {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	inv, err := inventory.New(cfg.Root, nil, nil)
+	discover, err := discoverer(cfg.TopologyFile, log)
+	if err != nil {
+		return err
+	}
+	inv, err := inventory.New(cfg.Root, discover, nil)
 	if err != nil {
 		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
 	}
@@ -77,6 +81,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer cancel()
 	clients, err := connectKube(cfg) // nil: raild runs without an API server
 	if err != nil {
+		return err
+	}
+	nodeIPs, err := readNode(ctx, cfg, clients, log) // applies the node class
+	if err != nil {
+		return err
+	}
+	if err := protectNodeNICs(inv, cfg, nodeIPs, log); err != nil {
 		return err
 	}
 	pools, followPools, err := nodePools(ctx, cfg, clients, log)
@@ -95,12 +106,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer alloc.Close()
 	adoptLeases(inv, alloc, cfg.StateDir, log.With("part", "inventory"))
 	machine := inv.Machine()
-	rails, err := placement.RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), machine)
+	rails, err := placement.RailIndexWithout(cfg.Rails.NICs, cfg.UseAffinityRails(), machine, topology.Unplaceable(inv.Protected()))
 	if err != nil {
 		return err
 	}
 	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources,
-		Policy: cfg.AttachPolicy, DeviceMoves: deviceMoves(log), Log: log}
+		Policy: cfg.AttachPolicy, DeviceMoves: deviceMoves(log), Log: log, Guard: inv, Limits: limits(cfg)}
 	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
 	if cfg.PodResourcesSocket != "" {
 		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
@@ -132,7 +143,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	inv.SetHolders(svc.NICHolders)
-	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
+	log.Info("raild starting", "node", cfg.NodeName, "nodeClass", cfg.NodeClass, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
 	go followPools(ctx)
 	return run(ctx, cfg, inv, svc, m, kubelet, k, log)

@@ -60,6 +60,11 @@ type Options struct {
 	// Reporter, when set, tells the cluster what raild did for each pod
 	// (Events, network-status); nil: nothing is reported.
 	Reporter Reporter
+	// Guard says which NICs are the node's own (the inventory); nil: what
+	// sysfs shows of the machine.
+	Guard placement.Guard
+	// Limits are the NICs and modes this node serves (config, node class).
+	Limits placement.Limits
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which
@@ -127,13 +132,18 @@ func (s *Service) Machine() *topology.Machine {
 
 // node is the placement view of the node now.
 func (s *Service) node() *placement.Node {
-	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.DeviceMoves}
+	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.DeviceMoves, Guard: s.opt.Guard, Limits: s.opt.Limits}
 }
 
 // Topology is the report of `raild topo`.
-// It is the live machine, with the pods holding each NIC in use.
+// It is the live machine, with the pods holding each NIC in use and the
+// node's own NICs.
 func (s *Service) Topology() topology.Report {
-	r := s.Machine().Report()
+	m := s.Machine()
+	r := m.Report()
+	if s.opt.Guard != nil {
+		r = m.ReportWith(s.opt.Guard.Protected())
+	}
 	if holders := s.NICHolders(); len(holders) > 0 {
 		r.Holders = holders
 	}
