@@ -23,6 +23,9 @@ type Use struct {
 // not a VAR=value assignment).
 var targetName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
+// assignment is a VAR=value word before a command.
+var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
 // inlineCode matches one code span on a line.
 var inlineCode = regexp.MustCompile("`+[^`]+`+")
 
@@ -78,20 +81,23 @@ func Scan(path string) ([]Use, error) {
 
 // Targets returns the targets of every make command in a piece of shell:
 // `sudo make bench`, `FUZZTIME=1m make fuzz`, `make -C dir build test`.
-// A comment ends the line; ;, &&, || and | end a command.
+// make counts only where a command starts (after a prompt, sudo or
+// VAR=value assignments), so prose in a code block ("every make target")
+// is no command. A comment ends the line; ;, &&, || and | end a command.
 func Targets(shell string) []string {
 	if i := strings.Index(shell, "#"); i >= 0 {
 		shell = shell[:i]
 	}
 	var targets []string
-	inMake, skipNext := false, false
+	start, inMake, skipNext := true, false, false
 	for _, w := range strings.Fields(shell) {
 		switch {
-		case w == "make":
-			inMake = true
-		case !inMake:
 		case w == ";" || w == "&&" || w == "||" || w == "|":
-			inMake = false
+			start, inMake = true, false
+		case start && (w == "$" || w == "sudo" || assignment.MatchString(w)):
+		case start:
+			start, inMake = false, w == "make"
+		case !inMake:
 		case skipNext:
 			skipNext = false
 		case w == "-C" || w == "-f":

@@ -66,7 +66,7 @@ func TestScan(t *testing.T) {
 	for _, u := range uses {
 		got = append(got, fmt.Sprintf("%d %s", u.Line, u.Target))
 	}
-	want := []string{"3 demo", "6 build", "7 bench", "8 fuzz", "8 test-cri", "8 lint", "11 test", "11 image-name"}
+	want := []string{"3 demo", "6 build", "7 bench", "8 fuzz", "8 test-cri", "8 lint", "12 test", "12 image-name"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Scan = %q, want %q", got, want)
 	}
@@ -87,6 +87,10 @@ func TestTargets(t *testing.T) {
 		{"go test ./... ; ip netns add x", nil},
 		{"cmake install", nil},
 		{"make", nil},
+		{"$ sudo make demo", []string{"demo"}},
+		{"go vet ./... && make lint", []string{"lint"}},
+		{"who imports whom, maketargets that every documented make target exists", nil},
+		{"runs make -n on every target", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.shell, func(t *testing.T) {
