@@ -9,6 +9,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // openStore opens the lease file at path, creating it when neither it nor
@@ -126,7 +127,7 @@ func openBolt(path string) (*bolt.DB, *os.File, error) {
 	switch {
 	case errors.Is(err, ErrDamaged):
 		return nil, nil, err
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, nil, fmt.Errorf("ipam: open %s: locked by another process (is raild already running?): %w", path, err)
 	case errors.As(err, &pathErr):
 		return nil, nil, fmt.Errorf("ipam: open %s: %w", path, err)

@@ -207,7 +207,7 @@ func (in *Installer) planList(ch *change) (err error) {
 // later edits are seen and its removal of the file (Multus thick, when it
 // stops) takes the list away too.
 func (in *Installer) planConf(ch *change) error {
-	conf, err := libcni.ConfFromBytes(ch.source)
+	conf, err := libcni.NetworkPluginConfFromBytes(ch.source)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnparsable, err)
 	}

@@ -17,9 +17,8 @@ import (
 // liveNode is a fake machine under a running inventory whose snapshots
 // reach the plugin as in raild (watchNode: Published -> MachineChanged).
 type liveNode struct {
-	root      string
-	spec      *fakesys.Spec
-	linkEvent func(t *testing.T) // a link changes: the inventory rescans
+	root string
+	spec *fakesys.Spec
 }
 
 // startLiveNode writes the machine, starts the plugin on its inventory and

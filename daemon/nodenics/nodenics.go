@@ -47,7 +47,7 @@ func (r Reader) Of(nics []topology.NIC) (map[string]topology.Protection, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer h.Delete()
+	defer h.Close()
 	hn, err := readHost(h, nics)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	nriapi "github.com/containerd/nri/pkg/api"
 
 	"github.com/railcni/rail/daemon/podinfo"
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -218,7 +218,7 @@ func TestKubeletAskedOncePerSandbox(t *testing.T) {
 // TestAutoInjectWithPodinfo wires the real PodResources client against the
 // kubelet stand-in.
 func TestAutoInjectWithPodinfo(t *testing.T) {
-	client := stubKubelet(t, []kubeletstub.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []kubeletstub.Container{
+	client := stubKubelet(t, []podinfotest.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []podinfotest.Container{
 		{Name: "app", Devices: map[string][]string{"nvidia.com/gpu": {"GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"}}},
 		{Name: "sidecar"},
 	}}})
@@ -236,10 +236,10 @@ func TestAutoInjectWithPodinfo(t *testing.T) {
 
 // stubKubelet serves pods from the kubelet stand-in and dials it with the
 // real PodResources client.
-func stubKubelet(t *testing.T, pods []kubeletstub.Pod) *podinfo.Client {
+func stubKubelet(t *testing.T, pods []podinfotest.Pod) *podinfo.Client {
 	t.Helper()
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	stub, err := kubeletstub.Start(socket, pods)
+	stub, err := podinfotest.Start(socket, pods)
 	if err != nil {
 		t.Fatal(err)
 	}

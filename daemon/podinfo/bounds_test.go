@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/daemon/podinfo"
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 // ids is n device IDs made by format.
@@ -21,16 +21,16 @@ func ids(n int, format string) []string {
 	return out
 }
 
-func claimDevices(n int) []kubeletstub.ClaimDevice {
-	out := make([]kubeletstub.ClaimDevice, n)
+func claimDevices(n int) []podinfotest.ClaimDevice {
+	out := make([]podinfotest.ClaimDevice, n)
 	for i := range out {
-		out[i] = kubeletstub.ClaimDevice{Driver: draDriver, Pool: "node-1", Device: fmt.Sprintf("gpu-%d", i)}
+		out[i] = podinfotest.ClaimDevice{Driver: draDriver, Pool: "node-1", Device: fmt.Sprintf("gpu-%d", i)}
 	}
 	return out
 }
 
-func gpuContainer(name string, deviceIDs []string) kubeletstub.Container {
-	return kubeletstub.Container{Name: name, Devices: map[string][]string{gpuResource: deviceIDs}}
+func gpuContainer(name string, deviceIDs []string) podinfotest.Container {
+	return podinfotest.Container{Name: name, Devices: map[string][]string{gpuResource: deviceIDs}}
 }
 
 // TestDeviceBounds: a kubelet answer with more devices than any node has
@@ -40,15 +40,15 @@ func gpuContainer(name string, deviceIDs []string) kubeletstub.Container {
 // resources raild was not asked about do not count, and a pod at the
 // bounds is read in full.
 func TestDeviceBounds(t *testing.T) {
-	wide := make([]kubeletstub.Container, 5) // 5 × 250: each container within, the pod beyond
+	wide := make([]podinfotest.Container, 5) // 5 × 250: each container within, the pod beyond
 	for i := range wide {
 		wide[i] = gpuContainer(fmt.Sprintf("c%d", i), ids(250, fmt.Sprintf("GPU-%d-%%d", i)))
 	}
-	pod := func(name string, containers ...kubeletstub.Container) kubeletstub.Pod {
-		return kubeletstub.Pod{Namespace: "default", Name: name, Containers: containers}
+	pod := func(name string, containers ...podinfotest.Container) podinfotest.Pod {
+		return podinfotest.Pod{Namespace: "default", Name: name, Containers: containers}
 	}
 	tests := []struct {
-		pod     kubeletstub.Pod
+		pod     podinfotest.Pod
 		want    []string // in the error; none: read in full
 		wantIDs int
 	}{
@@ -57,25 +57,25 @@ func TestDeviceBounds(t *testing.T) {
 		{pod: pod("huge-uuids", gpuContainer("main", ids(100_000, "GPU-8b3f1c2e-4d5a-11ee-be56-%012d"))), // beyond what raild reads of one Get
 			want: []string{"default/huge-uuids"}},
 		{pod: pod("wide", wide...), want: []string{"pod default/wide:", "1250 devices", "at most 1024 per pod"}},
-		{pod: pod("claims", kubeletstub.Container{Name: "main", Claims: []kubeletstub.Claim{
+		{pod: pod("claims", podinfotest.Container{Name: "main", Claims: []podinfotest.Claim{
 			{Namespace: "default", Name: "all", Devices: claimDevices(podinfo.MaxDevicesPerContainer + 1)}}}),
 			want: []string{"pod default/claims container \"main\"", "257 devices"}},
 		{pod: pod("at-bound", gpuContainer("main", ids(podinfo.MaxDevicesPerContainer, "GPU-%d"))), wantIDs: podinfo.MaxDevicesPerContainer},
-		{pod: pod("many-others", kubeletstub.Container{Name: "main",
+		{pod: pod("many-others", podinfotest.Container{Name: "main",
 			Devices: map[string][]string{gpuResource: {"GPU-a"}, hcaResource: ids(20_000, "hca-%d")}}), wantIDs: 1},
 	}
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	stub, err := kubeletstub.Start(socket, nil)
+	stub, err := podinfotest.Start(socket, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stub.Stop)
 	client := dial(t, socket)
 	for _, tt := range tests {
-		if err := stub.SetPods([]kubeletstub.Pod{tt.pod}); err != nil { // alone: List answers with it only
+		if err := stub.SetPods([]podinfotest.Pod{tt.pod}); err != nil { // alone: List answers with it only
 			t.Fatal(err)
 		}
-		for _, mode := range []kubeletstub.GetMode{kubeletstub.GetServed, kubeletstub.GetUnimplemented} {
+		for _, mode := range []podinfotest.GetMode{podinfotest.GetServed, podinfotest.GetUnimplemented} {
 			stub.SetGetMode(mode)
 			t.Run(fmt.Sprintf("%s/mode%d", tt.pod.Name, mode), func(t *testing.T) {
 				devices, podErr := client.PodGPUs(context.Background(), "default", tt.pod.Name, nil)

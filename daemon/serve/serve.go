@@ -26,7 +26,8 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// Run is `raild serve`: it parses the flags and serves until SIGTERM or SIGINT.
+// Run is `raild serve`: it parses the flags and serves until SIGTERM or
+// SIGINT. SIGHUP is logged and otherwise ignored (see ignoreHangups).
 func Run(args []string) error {
 	fs := flag.NewFlagSet("raild serve", flag.ContinueOnError)
 	var f config.Flags
@@ -53,6 +54,7 @@ func Run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	ignoreHangups(ctx, log)
 	return serve(ctx, cfg, log)
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // StandIn is one netdev to create: a veth named Name (its peer is
@@ -64,7 +66,7 @@ func newNamed(t testing.TB, name string) netns.NsHandle {
 		t.Fatal(err)
 	}
 	defer origin.Close()
-	ns, err := netns.NewNamed(name)
+	ns, err := netnstest.NewNamed(name)
 	if setErr := netns.Set(origin); setErr != nil {
 		t.Fatalf("back to the test's netns: %v", setErr)
 	}

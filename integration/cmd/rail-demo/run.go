@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 	"github.com/railcni/rail/integration/harness"
-	"github.com/railcni/rail/integration/kubeletstub"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -39,7 +39,7 @@ func run(ctx context.Context, opt options, out io.Writer) (retErr error) {
 	if err != nil {
 		return err
 	}
-	node, err := harness.NewNode(harness.NodeOptions{Machine: opt.machine, Bins: bins, Kubelet: []kubeletstub.Pod{},
+	node, err := harness.NewNode(harness.NodeOptions{Machine: opt.machine, Bins: bins, Kubelet: []podinfotest.Pod{},
 		TopologyFile: opt.topologyFile})
 	if err != nil {
 		return fmt.Errorf("set up the simulated node: %w", err)
@@ -96,14 +96,14 @@ func prepareBins(opt options, out io.Writer) (harness.Bins, error) {
 // setKubelet tells the PodResources stand-in which GPUs (by UUID, as the
 // NVIDIA device plugin reports them) each pod holds.
 func setKubelet(node *harness.Node, pods []*demoPod) error {
-	var stub []kubeletstub.Pod
+	var stub []podinfotest.Pod
 	for _, p := range pods {
 		uuids, err := node.Machine.GPUUUIDs(p.gpus...)
 		if err != nil {
 			return err
 		}
-		stub = append(stub, kubeletstub.Pod{Namespace: "default", Name: p.name,
-			Containers: []kubeletstub.Container{{Name: "main", Devices: map[string][]string{"nvidia.com/gpu": uuids}}}})
+		stub = append(stub, podinfotest.Pod{Namespace: "default", Name: p.name,
+			Containers: []podinfotest.Container{{Name: "main", Devices: map[string][]string{"nvidia.com/gpu": uuids}}}})
 	}
 	return node.Kubelet.SetPods(stub)
 }

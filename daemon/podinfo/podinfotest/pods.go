@@ -1,4 +1,4 @@
-package kubeletstub
+package podinfotest
 
 import (
 	"errors"

@@ -1,7 +1,9 @@
-// Package kubeletstub serves the kubelet's PodResources API (v1) from an
+// Package podinfotest serves the kubelet's PodResources API (v1) from an
 // in-memory set of pods on a unix socket, for tests and the demo: the real
 // generated gRPC service, so clients are exercised as against a kubelet.
-package kubeletstub
+// It sits beside podinfo (not under integration/, which product code and
+// product tests must not import) so daemon's own tests can use it too.
+package podinfotest
 
 import (
 	"errors"
@@ -30,10 +32,10 @@ type Server struct {
 // replacing a stale socket file, as the kubelet does) and serves.
 func Start(socket string, pods []Pod) (*Server, error) {
 	if socket == "" {
-		return nil, errors.New("kubeletstub: socket path is empty")
+		return nil, errors.New("podinfotest: socket path is empty")
 	}
 	if err := ValidatePods(pods); err != nil {
-		return nil, fmt.Errorf("kubeletstub: %w", err)
+		return nil, fmt.Errorf("podinfotest: %w", err)
 	}
 	listener, err := listen(socket)
 	if err != nil {
@@ -57,7 +59,7 @@ func (s *Server) Socket() string { return s.socket }
 // previous set stays.
 func (s *Server) SetPods(pods []Pod) error {
 	if err := ValidatePods(pods); err != nil {
-		return fmt.Errorf("kubeletstub: %w", err)
+		return fmt.Errorf("podinfotest: %w", err)
 	}
 	s.store.setPods(clonePods(pods))
 	return nil
@@ -91,25 +93,25 @@ func (s *Server) Stop() {
 // answers on or a path that is not a socket, and removes a stale socket.
 func listen(socket string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(socket), 0o750); err != nil {
-		return nil, fmt.Errorf("kubeletstub: socket directory: %w", err)
+		return nil, fmt.Errorf("podinfotest: socket directory: %w", err)
 	}
 	info, err := os.Lstat(socket)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("kubeletstub: socket %s: %w", socket, err)
+		return nil, fmt.Errorf("podinfotest: socket %s: %w", socket, err)
 	case info.Mode().Type() != fs.ModeSocket:
-		return nil, fmt.Errorf("kubeletstub: %s exists and is not a socket; remove it or choose another --socket", socket)
+		return nil, fmt.Errorf("podinfotest: %s exists and is not a socket; remove it or choose another --socket", socket)
 	case answers(socket):
-		return nil, fmt.Errorf("kubeletstub: socket %s is in use by a running server", socket)
+		return nil, fmt.Errorf("podinfotest: socket %s is in use by a running server", socket)
 	default:
 		if err := os.Remove(socket); err != nil {
-			return nil, fmt.Errorf("kubeletstub: remove stale socket: %w", err)
+			return nil, fmt.Errorf("podinfotest: remove stale socket: %w", err)
 		}
 	}
 	listener, err := net.Listen("unix", socket)
 	if err != nil {
-		return nil, fmt.Errorf("kubeletstub: listen on %s: %w", socket, err)
+		return nil, fmt.Errorf("podinfotest: listen on %s: %w", socket, err)
 	}
 	return listener, nil
 }
