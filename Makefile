@@ -2,7 +2,13 @@
 GO       ?= go
 BIN      := bin
 GOFLAGS_BUILD := -trimpath -ldflags "-s -w"
-export CGO_ENABLED ?= 0
+# The product binaries are static, so build turns cgo off on its own lines; nothing else does
+# (-race needs cgo: make test, bench-micro and the rigs' scripts set what they need).
+
+# Lint tools, pinned and installed like the rigs' tools: outside the repo, keyed by version.
+STATICCHECK_VERSION := v0.8.2
+RAIL_TOOLS ?= $(HOME)/.cache/rail-tools
+STATICCHECK := $(RAIL_TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 # One image name everywhere: the Helm chart's appVersion, the kustomize base and the README use it too
 # (integration/k8s checks that they agree).
@@ -15,9 +21,9 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build $(GOFLAGS_BUILD) -o $(BIN)/raild ./daemon
-	$(GO) build $(GOFLAGS_BUILD) -o $(BIN)/rail ./plugins/rail
-	$(GO) build $(GOFLAGS_BUILD) -o $(BIN)/rail-ipam ./plugins/rail-ipam
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/raild ./daemon
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/rail ./plugins/rail
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/rail-ipam ./plugins/rail-ipam
 
 # All tests, with the race detector (cgo is needed for -race). Root tests
 # (netns, veth, macvlan) create and remove their own namespaces and links.
@@ -44,16 +50,17 @@ test-k8s: build
 test-vm:
 	bash integration/vm/run.sh
 
-# The main job on a built-in simulated node: two pods, their GPUs, their NICs.
+# The main job on a built-in simulated node: two pods, their GPUs, their NICs. Another node:
+# DEMO_FLAGS="--machine gb200-tray" (or azure-ndh100v5 with --topology-file pkg/topology/testdata/ndv5-topo.xml).
 demo: build
-	$(GO) run ./integration/cmd/rail-demo --bin $(BIN)
+	$(GO) run ./integration/cmd/rail-demo --bin $(BIN) $(DEMO_FLAGS)
 
 # Every fuzz target for FUZZTIME each (default 10s); CI runs this.
 fuzz:
 	bash .ci/fuzz.sh
 
 # One table: rail against the upstream reference plugins through libcni, side by
-# side in one run, with the exec and kernel floors (README, Performance). Fails
+# side in one run, with the exec and kernel floors (docs/performance.md). Fails
 # only on an error or a leak, never on a time. BENCH_FLAGS=--quick for a short run.
 bench: build
 	$(GO) run ./integration/cmd/rail-bench --bin $(BIN) $(BENCH_FLAGS)
@@ -62,9 +69,15 @@ bench: build
 bench-micro:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...
 
-lint:
+# gofmt, go vet, staticcheck (pinned) and the import rules of DESIGN.md (integration/importrules).
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	$(GO) test -count=1 ./integration/importrules/
+
+$(STATICCHECK):
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 image:
 	docker build -t $(IMAGE) .

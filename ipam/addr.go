@@ -28,10 +28,6 @@ func (r AddrRange) String() string {
 	return r.First.String() + "-" + r.Last.String()
 }
 
-func (r AddrRange) overlaps(o AddrRange) bool {
-	return r.First.Compare(o.Last) <= 0 && o.First.Compare(r.Last) <= 0
-}
-
 // prefixRange returns the first and last address of p.
 func prefixRange(p netip.Prefix) AddrRange {
 	p = p.Masked()

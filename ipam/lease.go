@@ -21,11 +21,11 @@ type Lease = store.Lease
 
 // Request asks for a lease for one pod interface.
 type Request struct {
-	Sandbox    string
-	IfName     string
-	Attachment string
-	Network    string
-	Pool       string
+	Sandbox   string
+	IfName    string // in the pod
+	CNIIfName string // CNI_IFNAME
+	Network   string
+	Pool      string
 
 	NICs []string
 	Mode string
@@ -51,12 +51,12 @@ func (r Request) validate(at string) error {
 
 // answers reports whether an existing lease answers r (ADD re-entrant).
 func answers(l Lease, r Request) bool {
-	return l.Pool == r.Pool && l.Network == r.Network && l.Attachment == r.Attachment
+	return l.Pool == r.Pool && l.Network == r.Network && l.CNIIfName == r.CNIIfName
 }
 
 func newLease(r Request, p *Pool, addr netip.Addr, now time.Time) Lease {
 	return Lease{
-		Sandbox: r.Sandbox, IfName: r.IfName, Attachment: r.Attachment, Network: r.Network, Pool: r.Pool,
+		Sandbox: r.Sandbox, IfName: r.IfName, CNIIfName: r.CNIIfName, Network: r.Network, Pool: r.Pool,
 		Address: netip.PrefixFrom(addr, p.Prefix.Bits()), Gateway: p.Gateway,
 		NICs: slices.Clone(r.NICs), Mode: r.Mode,
 		PodNamespace: r.PodNamespace, PodName: r.PodName, PodUID: r.PodUID, Netns: r.Netns,

@@ -51,7 +51,7 @@ func openNoPanic(t *testing.T, path string) (a *Allocator, err error) {
 }
 
 func storedLease(sandbox, pool, addr string) Lease {
-	return Lease{Sandbox: sandbox, IfName: "rail0", Attachment: "eth0", Network: "railnet", Pool: pool,
+	return Lease{Sandbox: sandbox, IfName: "rail0", CNIIfName: "eth0", Network: "railnet", Pool: pool,
 		Address: netip.MustParsePrefix(addr), Created: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 

@@ -41,3 +41,8 @@ func checkKeys(leases []Lease) error {
 	}
 	return nil
 }
+
+// StoreExists says whether a lease store was ever made at path: its file
+// or its side record is there (whatever they hold). Neither is a first
+// start, or a store that was removed whole.
+func StoreExists(path string) (bool, error) { return store.Exists(path) }

@@ -1,5 +1,5 @@
 // Package config reads raild's YAML configuration. Command-line flags
-// override it; see README.md for every key.
+// override it; see docs/configuration.md for every key.
 package config
 
 import (
@@ -22,6 +22,7 @@ import (
 // Defaults for the daemon.
 const (
 	DefaultStateDir           = "/var/lib/rail"
+	DefaultNetnsDir           = "/var/run/netns"
 	DefaultPodResourcesSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
 	DefaultGPUResource        = "nvidia.com/gpu"
 	DefaultCooldown           = 30 * time.Second
@@ -38,10 +39,17 @@ type Rails struct {
 
 // Config is the whole file.
 type Config struct {
-	NodeName           string   `json:"nodeName,omitempty"`
-	Root               string   `json:"root,omitempty"`
-	Socket             string   `json:"socket,omitempty"`
-	StateDir           string   `json:"stateDir,omitempty"`
+	NodeName string `json:"nodeName,omitempty"`
+	Root     string `json:"root,omitempty"`
+	// TopologyFile is the node's NCCL topology file (NCCL_TOPO_FILE
+	// format): its distances win over sysfs for the pairs it names.
+	TopologyFile string `json:"topologyFile,omitempty"`
+	Socket       string `json:"socket,omitempty"`
+	StateDir     string `json:"stateDir,omitempty"`
+	// NetnsDir is where the runtime keeps the pods' netns: raild looks
+	// there for its pods when it starts without a lease store, and
+	// `raild recover` rebuilds the store from them.
+	NetnsDir           string   `json:"netnsDir,omitempty"`
 	PodResourcesSocket string   `json:"podResourcesSocket,omitempty"`
 	MetricsAddr        string   `json:"metricsAddr,omitempty"`
 	GPUResources       []string `json:"gpuResources,omitempty"`
@@ -55,8 +63,22 @@ type Config struct {
 	DevicePlugin  deviceplugin.Config `json:"devicePlugin,omitempty"`
 	CNI           cniconf.Config      `json:"cni,omitempty"`
 	Kubernetes    Kubernetes          `json:"kubernetes,omitempty"`
+	// NICs are the NICs rail may place on this node (RDMA names or PCI
+	// addresses; empty: every NIC); Modes the attach modes it may serve
+	// (empty: every mode). Node classes set them per kind of node.
+	NICs  []string   `json:"nics,omitempty"`
+	Modes []api.Mode `json:"modes,omitempty"`
+	// AllowProtectedNICs are the node's own NICs (its address, routes,
+	// bond) rail may still share with pods in child modes (macvlan,
+	// ipoib), by RDMA name or PCI address. They are never moved.
+	AllowProtectedNICs []string `json:"allowProtectedNICs,omitempty"`
+	// NodeClasses override the keys above (and rails, attachPolicy, the
+	// pools' NIC binding) on the nodes their nodeSelector matches.
+	NodeClasses []NodeClass `json:"nodeClasses,omitempty"`
 
 	CooldownDuration time.Duration `json:"-"`
+	// NodeClass is the class ApplyNodeClass chose ("" none).
+	NodeClass string `json:"-"`
 }
 
 // Load reads and validates a config file; an empty path gives the defaults.
@@ -72,7 +94,7 @@ func Load(path string) (*Config, error) {
 			err = api.DecodeStrict(asJSON, cfg)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("config %s: %w (see README.md, \"Configuration\", for the keys)", path, err)
+			return nil, fmt.Errorf("config %s: %w (see docs/configuration.md for the keys)", path, err)
 		}
 	}
 	return cfg, nil
@@ -88,6 +110,9 @@ func (c *Config) Finish() error {
 	}
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir
+	}
+	if c.NetnsDir == "" {
+		c.NetnsDir = DefaultNetnsDir
 	}
 	if c.NodeName == "" {
 		c.NodeName = os.Getenv("NODE_NAME")
@@ -114,13 +139,10 @@ func (c *Config) Finish() error {
 	if !strings.HasPrefix(c.Socket, "/") {
 		errs = append(errs, fmt.Errorf("socket %q: want an absolute path", c.Socket))
 	}
-	for nic, rail := range c.Rails.NICs {
-		if rail < 0 || rail > 63 {
-			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
-		}
-	}
+	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
+		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
 	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
-		c.Kubernetes.finish(os.Getenv), c.checkKubeNode())
+		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses())
 	return errors.Join(errs...)
 }
 
@@ -165,7 +187,7 @@ func (c *Config) checkPoolDistances() error {
 			continue
 		}
 		if _, err := topology.ParseClass(p.MaxDistance); err != nil {
-			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
+			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, P2C, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
 				i, p.MaxDistance, p.Name))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/railcni/rail/daemon/inventory"
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // netlinkEvents gives real link events: a veth stand-in in a netns of the
@@ -52,7 +53,7 @@ func ownNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
 	origin, err := netns.Get()
 	must(t, err)
 	defer origin.Close()
-	ns, err := netns.NewNamed(name)
+	ns, err := netnstest.NewNamed(name)
 	if setErr := netns.Set(origin); setErr != nil {
 		t.Fatalf("back to the test's netns: %v", setErr)
 	}

@@ -20,14 +20,11 @@ func TestDualPortResources(t *testing.T) {
 	if _, err := fakesys.Write(root, "dualport-2s", fakesys.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := topology.Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := fakesys.SetPortState(root, "mlx4_0", 2, "DOWN"); err != nil {
 		t.Fatal(err)
 	}
-	if m, err = topology.Discover(root); err != nil { // the snapshot after the port went down
+	m, err := topology.Discover(root) // the snapshot after the port went down
+	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := Config{PerRail: true, UMAD: true, Rails: []string{"mlx4_0", "mlx4_0:2", "mlx4_1:2"}}.settings()

@@ -30,6 +30,10 @@ type Snapshot struct {
 	// Changes are the NICs whose port state differs from the previous
 	// snapshot's (added and removed NICs included).
 	Changes []StateChange
+	// Protected are the node's own NICs and why (protect.go);
+	// ProtectErr is why they could not be read this time, if so.
+	Protected  map[string]topology.Protection
+	ProtectErr error
 }
 
 // Holders says which pod holds each NIC, from the lease store.
@@ -47,6 +51,7 @@ type Inventory struct {
 
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
+	protector  Protector               // nil: protection from sysfs alone
 	current    atomic.Pointer[Snapshot]
 }
 
@@ -96,6 +101,7 @@ func (inv *Inventory) Rescan(cause string) (*Snapshot, error) {
 	snap.Holders = inv.holders()
 	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), m, snap.Holders)
 	snap.Changes = stateChanges(prev, snap.Machine)
+	snap.Protected, snap.ProtectErr = inv.protection(prev, snap.Machine)
 	inv.current.Store(snap)
 	return snap, nil
 }

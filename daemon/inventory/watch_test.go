@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -31,7 +32,7 @@ func testNetns(t *testing.T) (netns.NsHandle, *netlink.Handle) {
 		t.Fatal(err)
 	}
 	defer origin.Close()
-	ns, err := netns.NewNamed(name)
+	ns, err := netnstest.NewNamed(name)
 	if setErr := netns.Set(origin); setErr != nil {
 		t.Fatalf("back to the test's netns: %v", setErr)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/daemon/podinfo"
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 // draTable stands in for the node's ResourceSlices: device name -> GPU id.
@@ -22,23 +22,23 @@ func (d draTable) GPUID(_ context.Context, dev podinfo.DRADevice) (string, error
 
 func (draTable) MIGParents() map[string]string { return nil }
 
-func gpuClaim(devices ...string) []kubeletstub.Claim {
-	claim := kubeletstub.Claim{Namespace: "gpu", Name: "gpus"}
+func gpuClaim(devices ...string) []podinfotest.Claim {
+	claim := podinfotest.Claim{Namespace: "gpu", Name: "gpus"}
 	for _, d := range devices {
-		claim.Devices = append(claim.Devices, kubeletstub.ClaimDevice{Driver: podinfo.DefaultDRADriver, Pool: "n1", Device: d})
+		claim.Devices = append(claim.Devices, podinfotest.ClaimDevice{Driver: podinfo.DefaultDRADriver, Pool: "n1", Device: d})
 	}
-	return []kubeletstub.Claim{claim}
+	return []podinfotest.Claim{claim}
 }
 
 // TestAutoInjectDRAGPUs: gpuAutoInject gives a container the NICs of the
 // GPUs its DRA claims hold, resolved through the slices like ADD does; a
 // DRA GPU it cannot resolve injects nothing for it and is logged as a warning.
 func TestAutoInjectDRAGPUs(t *testing.T) {
-	client := stubKubelet(t, []kubeletstub.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []kubeletstub.Container{
+	client := stubKubelet(t, []podinfotest.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []podinfotest.Container{
 		{Name: "dra", Claims: gpuClaim("gpu-1", "gpu-3")},
 		{Name: "ghost", Claims: gpuClaim("gpu-9")},
-		{Name: "nic-only", Claims: []kubeletstub.Claim{{Namespace: "gpu", Name: "nic",
-			Devices: []kubeletstub.ClaimDevice{{Driver: "dra.net", Pool: "n1", Device: "gpu-1"}}}}},
+		{Name: "nic-only", Claims: []podinfotest.Claim{{Namespace: "gpu", Name: "nic",
+			Devices: []podinfotest.ClaimDevice{{Driver: "dra.net", Pool: "n1", Device: "gpu-1"}}}}},
 	}}})
 	slices := draTable{"gpu-1": "0000:21:00.0", "gpu-3": "GPU-00000003-aaaa-bbbb-cccc-dddddddddddd"}
 	tests := []struct {
@@ -52,7 +52,7 @@ func TestAutoInjectDRAGPUs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu"}}
-			p, logs := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), Kubelet{Pods: client, DRA: tt.dra})
+			p, logs := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), &podinfo.GPUSource{Kubelet: client, DRA: tt.dra})
 			sandbox := pod("s1", "gpu", nil)
 			<-p.kubelet.start(sandbox).done
 			for name, want := range tt.want {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/railcni/rail/daemon/podinfo"
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 const (
@@ -21,37 +21,37 @@ const (
 	nicDriver   = "dra.net"
 )
 
-func testPods() []kubeletstub.Pod {
-	return []kubeletstub.Pod{
-		{Namespace: "default", Name: "prefill", Containers: []kubeletstub.Container{
+func testPods() []podinfotest.Pod {
+	return []podinfotest.Pod{
+		{Namespace: "default", Name: "prefill", Containers: []podinfotest.Container{
 			{Name: "main", Devices: map[string][]string{gpuResource: {"GPU-a", "GPU-b"}}},
 			{Name: "sidecar"},
 		}},
-		{Namespace: "other", Name: "prefill", Containers: []kubeletstub.Container{
+		{Namespace: "other", Name: "prefill", Containers: []podinfotest.Container{
 			{Name: "main", Devices: map[string][]string{gpuResource: {"GPU-c"}}},
 		}},
-		{Namespace: "default", Name: "multi", Containers: []kubeletstub.Container{
+		{Namespace: "default", Name: "multi", Containers: []podinfotest.Container{
 			{Name: "c1", Devices: map[string][]string{gpuResource: {"0"}}},
 			{Name: "c2", Devices: map[string][]string{gpuResource: {"1", "0"}, hcaResource: {"hca-x"}}},
 			{Name: "c3", Devices: map[string][]string{migResource: {"MIG-m"}}},
 		}},
-		{Namespace: "default", Name: "cpu-only", Containers: []kubeletstub.Container{{Name: "main"}}},
-		{Namespace: "default", Name: "dra", Containers: []kubeletstub.Container{
-			{Name: "trainer", Devices: map[string][]string{gpuResource: {"GPU-a"}}, Claims: []kubeletstub.Claim{
-				{Namespace: "default", Name: "two-gpus", Devices: []kubeletstub.ClaimDevice{
+		{Namespace: "default", Name: "cpu-only", Containers: []podinfotest.Container{{Name: "main"}}},
+		{Namespace: "default", Name: "dra", Containers: []podinfotest.Container{
+			{Name: "trainer", Devices: map[string][]string{gpuResource: {"GPU-a"}}, Claims: []podinfotest.Claim{
+				{Namespace: "default", Name: "two-gpus", Devices: []podinfotest.ClaimDevice{
 					{Driver: draDriver, Pool: "node-1", Device: "gpu-0", CDI: []string{"k8s.gpu.nvidia.com/device=gpu-0"}},
 					{Driver: draDriver, Pool: "node-1", Device: "gpu-1"}}},
-				{Namespace: "default", Name: "nic", Devices: []kubeletstub.ClaimDevice{{Driver: nicDriver, Pool: "node-1", Device: "eth1"}}}}},
-			{Name: "helper", Claims: []kubeletstub.Claim{ // shares the claim: its devices count once for the pod
-				{Namespace: "default", Name: "two-gpus", Devices: []kubeletstub.ClaimDevice{{Driver: draDriver, Pool: "node-1", Device: "gpu-1"}}}}},
+				{Namespace: "default", Name: "nic", Devices: []podinfotest.ClaimDevice{{Driver: nicDriver, Pool: "node-1", Device: "eth1"}}}}},
+			{Name: "helper", Claims: []podinfotest.Claim{ // shares the claim: its devices count once for the pod
+				{Namespace: "default", Name: "two-gpus", Devices: []podinfotest.ClaimDevice{{Driver: draDriver, Pool: "node-1", Device: "gpu-1"}}}}},
 			{Name: "idle"},
 		}},
 	}
 }
 
-func startStub(t *testing.T, socket string) *kubeletstub.Server {
+func startStub(t *testing.T, socket string) *podinfotest.Server {
 	t.Helper()
-	stub, err := kubeletstub.Start(socket, testPods())
+	stub, err := podinfotest.Start(socket, testPods())
 	if err != nil {
 		t.Fatalf("start kubelet stub: %v", err)
 	}
@@ -95,12 +95,12 @@ func TestPodDevices(t *testing.T) {
 	}
 	modes := []struct {
 		name     string
-		mode     kubeletstub.GetMode
+		mode     podinfotest.GetMode
 		usesList bool
 	}{
-		{"get served", kubeletstub.GetServed, false},
-		{"get unimplemented", kubeletstub.GetUnimplemented, true},
-		{"get gate disabled", kubeletstub.GetDisabled, true},
+		{"get served", podinfotest.GetServed, false},
+		{"get unimplemented", podinfotest.GetUnimplemented, true},
+		{"get gate disabled", podinfotest.GetDisabled, true},
 	}
 	for _, mode := range modes {
 		stub.SetGetMode(mode.mode)
@@ -165,7 +165,7 @@ func TestPodDevicesKubeletComesLater(t *testing.T) {
 
 	first.Stop()
 	second := startStub(t, socket)
-	if err := second.SetPods([]kubeletstub.Pod{{Namespace: "default", Name: "prefill", Containers: []kubeletstub.Container{
+	if err := second.SetPods([]podinfotest.Pod{{Namespace: "default", Name: "prefill", Containers: []podinfotest.Container{
 		{Name: "main", Devices: map[string][]string{gpuResource: {"GPU-z"}}},
 	}}}); err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestDialDefaultsAndAbsolutePath(t *testing.T) {
 
 func BenchmarkPodDevices(b *testing.B) {
 	socket := filepath.Join(b.TempDir(), "kubelet.sock")
-	stub, err := kubeletstub.Start(socket, testPods())
+	stub, err := podinfotest.Start(socket, testPods())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/daemon/podinfo"
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 // TestContainerDevices: each container keeps only its own devices, so a
@@ -33,7 +33,7 @@ func TestContainerDevices(t *testing.T) {
 		{name: "no devices", pod: "cpu-only", want: map[string][]string{}},
 		{name: "unknown pod", pod: "ghost", notFound: true},
 	}
-	for _, mode := range []kubeletstub.GetMode{kubeletstub.GetServed, kubeletstub.GetUnimplemented} {
+	for _, mode := range []podinfotest.GetMode{podinfotest.GetServed, podinfotest.GetUnimplemented} {
 		stub.SetGetMode(mode)
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/daemon/podinfo"
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 func draDev(driver, device, claim string) podinfo.DRADevice {
@@ -31,7 +31,7 @@ func TestPodGPUs(t *testing.T) {
 		{name: "device plugin only", pod: "prefill", want: podinfo.Devices{IDs: []string{"GPU-a", "GPU-b"}}},
 		{name: "nothing", pod: "cpu-only", want: podinfo.Devices{}},
 	}
-	for _, mode := range []kubeletstub.GetMode{kubeletstub.GetServed, kubeletstub.GetUnimplemented} {
+	for _, mode := range []podinfotest.GetMode{podinfotest.GetServed, podinfotest.GetUnimplemented} {
 		stub.SetGetMode(mode)
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

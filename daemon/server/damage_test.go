@@ -62,7 +62,7 @@ func newestMetaAndFreelist(t *testing.T, path string) (meta, freelist int) {
 // TestLeaseStoreDamagedWhileServing overwrites pages of the lease file
 // under a serving raild (service and socket API in process, the store
 // opened as serve opens it) with 20 leases held (issue 20 H1, H2): the next
-// ADD gets a clear error naming the damage and `raild leases --recover`,
+// ADD gets a clear error naming the damage and `raild recover`,
 // not a closed connection; so does every later ADD and DEL; STATUS and
 // /readyz say unhealthy; a restart refuses the store instead of starting
 // without the lease it lost; the recovery rebuilds it and no address is
@@ -81,7 +81,7 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 			f := startServerWith(t, alloc)
 			held := map[string]string{} // sandbox → address
 			add := func(sb string) (*api.Plan, error) {
-				return f.client.Allocate(ctx, api.AllocateRequest{Sandbox: sb, IfName: "net1", Network: "n", Mode: api.ModeIPAM, Pool: "p"})
+				return f.client.Allocate(ctx, api.AllocateRequest{Sandbox: sb, CNIIfName: "net1", Network: "n", Mode: api.ModeIPAM, Pool: "p"})
 			}
 			for i := range 20 {
 				sb := fmt.Sprint("sb", i)
@@ -102,14 +102,14 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 				{"next ADD", func() error { _, err := add("sb-next"); return err }},
 				{"later ADD", func() error { _, err := add("sb-later"); return err }},
 				{"DEL", func() error {
-					return f.client.Release(ctx, api.AttachmentRequest{Sandbox: "sb3", IfName: "net1", Network: "n"})
+					return f.client.Release(ctx, api.AttachmentRequest{Sandbox: "sb3", CNIIfName: "net1", Network: "n"})
 				}},
 			} {
 				err := call.run()
 				var apiErr *api.Error
 				if !errors.As(err, &apiErr) || api.IsUnreachable(err) || !strings.Contains(err.Error(), "damaged") ||
-					!strings.Contains(err.Error(), "raild leases --recover") {
-					t.Errorf("%s after the damage: %v, want a clear error naming the damage and raild leases --recover", call.name, err)
+					!strings.Contains(err.Error(), "raild recover") {
+					t.Errorf("%s after the damage: %v, want a clear error naming the damage and raild recover", call.name, err)
 				}
 			}
 			st, err := f.client.Status(ctx, "")
@@ -138,13 +138,13 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 					delete(held, l.Sandbox)
 				}
 				t.Fatalf("restart opened the damaged store without the leases %v", held)
-			} else if !strings.Contains(err.Error(), "raild leases --recover") {
-				t.Fatalf("restart: %v, want the store refused, naming raild leases --recover", err)
+			} else if !strings.Contains(err.Error(), "raild recover") {
+				t.Fatalf("restart: %v, want the store refused, naming raild recover", err)
 			}
 
-			var fromPods []ipam.Lease // what `raild leases --recover` finds in the pods
+			var fromPods []ipam.Lease // what `raild recover` finds in the pods
 			for sb, addr := range held {
-				fromPods = append(fromPods, ipam.Lease{Sandbox: sb, IfName: "net1", Attachment: "net1", Network: "n", Pool: "p",
+				fromPods = append(fromPods, ipam.Lease{Sandbox: sb, IfName: "net1", CNIIfName: "net1", Network: "n", Pool: "p",
 					Address: mustPrefix(t, addr), Created: time.Now()})
 			}
 			if _, err := ipam.Rebuild(store, pools, fromPods, time.Now()); err != nil {
@@ -160,7 +160,7 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 				taken[addr] = true
 			}
 			for i := range 20 {
-				l, err := rebuilt.Allocate(ipam.Request{Sandbox: fmt.Sprint("new", i), IfName: "net1", Attachment: "net1", Network: "n", Pool: "p"})
+				l, err := rebuilt.Allocate(ipam.Request{Sandbox: fmt.Sprint("new", i), IfName: "net1", CNIIfName: "net1", Network: "n", Pool: "p"})
 				if err != nil || taken[l.Address.String()] {
 					t.Fatalf("allocation after the recovery: %v, %v; an address a pod holds was handed out again", l.Address, err)
 				}

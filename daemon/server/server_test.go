@@ -60,8 +60,7 @@ func startServerWith(t *testing.T, alloc *ipam.Allocator) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(service.Options{Machine: machine, Rails: map[string]int{}, Alloc: alloc,
-		GPUResources: []string{"nvidia.com/gpu"}})
+	svc, err := service.New(service.Options{Machine: func() *topology.Machine { return machine }, Rails: map[string]int{}, Alloc: alloc})
 	if err != nil {
 		t.Fatal(err)
 	}

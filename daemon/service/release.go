@@ -14,9 +14,9 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 	if err := ValidateAttachment(req); err != nil {
 		return err
 	}
-	done := s.enter(attachKey(req.Sandbox, req.IfName, req.Network))
+	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
-	released, err := s.alloc.Release(req.Sandbox, req.IfName, req.Network)
+	released, err := s.alloc.Release(req.Sandbox, req.CNIIfName, req.Network)
 	if err != nil {
 		return s.countError("release", "store", &api.Error{Code: api.CodeIO, Msg: "release leases", Details: err.Error()})
 	}
@@ -32,7 +32,7 @@ func (s *Service) GC(_ context.Context, req api.GCRequest) (*api.GCResult, error
 	}
 	valid := make([]ipam.Key, 0, len(req.Valid))
 	for _, a := range req.Valid {
-		valid = append(valid, ipam.Key{Sandbox: a.Sandbox, IfName: a.IfName})
+		valid = append(valid, ipam.Key{Sandbox: a.Sandbox, IfName: a.CNIIfName})
 	}
 	released, err := s.alloc.GC(req.Network, valid)
 	if err != nil {

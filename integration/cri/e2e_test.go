@@ -15,7 +15,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 const (
@@ -134,9 +134,9 @@ func setupE2E(t *testing.T, r *rig, bin string) *e2e {
 	e := &e2e{rig: r, work: work, node: newNode(t, work)}
 	net := 100 + int(e.node.suffix[0])%100
 
-	kubelet, err := kubeletstub.Start(filepath.Join(work, "pod-resources.sock"), []kubeletstub.Pod{{
+	kubelet, err := podinfotest.Start(filepath.Join(work, "pod-resources.sock"), []podinfotest.Pod{{
 		Namespace: podNamespace, Name: "gpu-pod",
-		Containers: []kubeletstub.Container{{Name: "app", Devices: map[string][]string{"nvidia.com/gpu": e.node.gpuUUIDs(t, 0, 1)}}},
+		Containers: []podinfotest.Container{{Name: "app", Devices: map[string][]string{"nvidia.com/gpu": e.node.gpuUUIDs(t, 0, 1)}}},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/railcni/rail/integration/harness"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -69,7 +70,7 @@ func (n *node) createVeths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer host.Close()
-	peer, err := netns.NewNamed(n.peerNS)
+	peer, err := netnstest.NewNamed(n.peerNS)
 	if err != nil {
 		t.Fatalf("creating netns %s: %v", n.peerNS, err)
 	}

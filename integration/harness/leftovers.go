@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // NetnsWithPrefix lists the named namespaces whose name starts with prefix
 // (a node's ID finds every namespace it made).
 func NetnsWithPrefix(prefix string) ([]string, error) {
-	entries, err := os.ReadDir(NetnsDir)
+	entries, err := os.ReadDir(netnstest.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", NetnsDir, err)
+		return nil, fmt.Errorf("list %s: %w", netnstest.Dir, err)
 	}
 	var out []string
 	for _, e := range entries {

@@ -13,11 +13,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
-)
 
-// NetnsDir is where named network namespaces live, as with `ip netns add`,
-// so `ip netns exec NAME ...` works on them while a demo is kept.
-const NetnsDir = "/run/netns"
+	"github.com/railcni/rail/pkg/netnstest"
+)
 
 // NetNS is a named network namespace the harness created.
 type NetNS struct {
@@ -25,13 +23,16 @@ type NetNS struct {
 	Path string
 }
 
-// CreateNetNS creates a named network namespace with its loopback up. The
-// name must not exist yet.
+// CreateNetNS creates a named network namespace with its loopback up, in
+// /run/netns as `ip netns add` does (so `ip netns exec NAME ...` works on it
+// while a demo is kept), once that directory is the shared mount iproute2
+// and containerd make it: another program's `ip netns add` can then never
+// strand it. The name must not exist yet.
 func CreateNetNS(name string) (*NetNS, error) {
-	if err := os.MkdirAll(NetnsDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", NetnsDir, err)
+	if err := netnstest.ShareDir(); err != nil {
+		return nil, err
 	}
-	n := &NetNS{Name: name, Path: filepath.Join(NetnsDir, name)}
+	n := &NetNS{Name: name, Path: filepath.Join(netnstest.Dir, name)}
 	done := make(chan error, 1)
 	// The thread that unshares is never unlocked: it ends with the
 	// goroutine, so no other goroutine can run in the new namespace.

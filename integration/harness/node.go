@@ -12,7 +12,7 @@ import (
 	"github.com/containernetworking/cni/libcni"
 	"github.com/containernetworking/cni/pkg/invoke"
 
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -45,7 +45,9 @@ type NodeOptions struct {
 	Pools []ipam.PoolConfig
 	// Kubelet, when not nil, starts a PodResources stand-in with these
 	// pods and points raild at it.
-	Kubelet []kubeletstub.Pod
+	Kubelet []podinfotest.Pod
+	// TopologyFile is an NCCL topology file for raild ("" for none).
+	TopologyFile string
 	// DownNICs are RDMA devices whose stand-in netdev starts down.
 	DownNICs []string
 	// PluginStderr receives what plugins print on stderr (nil: dropped).
@@ -61,7 +63,7 @@ type Node struct {
 	Fabric  *Fabric
 	Machine *Machine
 	Raild   *Raild
-	Kubelet *kubeletstub.Server
+	Kubelet *podinfotest.Server
 	CNI     *libcni.CNIConfig
 	Bins    Bins
 
@@ -179,7 +181,7 @@ func (n *Node) startKubelet(opt NodeOptions) error {
 	if opt.Kubelet == nil {
 		return nil
 	}
-	srv, err := kubeletstub.Start(filepath.Join(n.Dir, "kubelet", "pod-resources.sock"), opt.Kubelet)
+	srv, err := podinfotest.Start(filepath.Join(n.Dir, "kubelet", "pod-resources.sock"), opt.Kubelet)
 	if err != nil {
 		return err
 	}
@@ -195,7 +197,7 @@ func (n *Node) startRaild(opt NodeOptions) error {
 	}
 	ro := RaildOptions{
 		Bin: filepath.Join(opt.Bins.Rail, "raild"), Dir: n.Dir, Root: n.Machine.Root, NodeName: n.ID,
-		Config: DaemonConfig{Cooldown: "0s", Pools: pools}, Netns: n.Netns,
+		Config: DaemonConfig{Cooldown: "0s", Pools: pools, TopologyFile: opt.TopologyFile}, Netns: n.Netns,
 	}
 	if n.Kubelet != nil {
 		ro.PodResources = n.Kubelet.Socket()

@@ -13,6 +13,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/railcni/rail/integration/harness"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -86,7 +87,7 @@ func (m *machine) createStandIns(t *testing.T) {
 	}
 	defer host.Close()
 	_ = netns.DeleteNamed(m.fabric) // a crashed run's leftover
-	fab, err := netns.NewNamed(m.fabric)
+	fab, err := netnstest.NewNamed(m.fabric)
 	if err != nil {
 		t.Fatalf("create netns %s: %v", m.fabric, err)
 	}

@@ -12,15 +12,15 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/railcni/rail/daemon/kubeclient"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 	"github.com/railcni/rail/integration/kapi"
-	"github.com/railcni/rail/integration/kubeletstub"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 func draRequest(i int, pod string) api.AllocateRequest {
-	return api.AllocateRequest{Sandbox: fmt.Sprintf("dra-sandbox-%d", i), IfName: "eth0", Network: "net", Mode: api.ModeMove,
+	return api.AllocateRequest{Sandbox: fmt.Sprintf("dra-sandbox-%d", i), CNIIfName: "eth0", Network: "net", Mode: api.ModeMove,
 		Chained: true, PodNamespace: "default", PodName: pod}
 }
 
@@ -41,7 +41,7 @@ func TestDRAGPUsPlaceTheirNICs(t *testing.T) {
 		}
 	}
 	const unknownMIG = "MIG-9d8c7b6a-5f4e-5d3c-8b2a-1f0e9d8c7b6a"
-	pods := []kubeletstub.Pod{
+	pods := []podinfotest.Pod{
 		claimPod("dra-45", nil, "gpu-4", "gpu-5"),
 		claimPod("mixed", []string{spec.GPUs[0].UUID}, "gpu-1"),
 		claimPod("mig-dra", nil, "gpu-2-mig-19-0-1"),
@@ -102,7 +102,7 @@ func TestDRAGPUsPlaceTheirNICs(t *testing.T) {
 			checkPlacedByGPUs(t, plan, tt.wantGPUs, affinity)
 			// move mode: free the NICs for the next pod
 			req := draRequest(i, tt.pod)
-			if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network}); err != nil {
+			if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
 				t.Fatalf("Release: %v", err)
 			}
 		})
@@ -154,7 +154,7 @@ func TestDRASlicesUnreachableTryAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := draService(t, root, []kubeletstub.Pod{claimPod("dra-45", nil, "gpu-4")}, startSlices(t, clients, time.Second))
+	svc := draService(t, root, []podinfotest.Pod{claimPod("dra-45", nil, "gpu-4")}, startSlices(t, clients, time.Second))
 	_, err = svc.Allocate(context.Background(), draRequest(0, "dra-45"))
 	if !api.IsCode(err, api.CodeTryAgainLater) {
 		t.Fatalf("Allocate = %v; want code 11", err)

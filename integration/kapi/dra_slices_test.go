@@ -14,8 +14,8 @@ import (
 	"github.com/railcni/rail/daemon/draslices"
 	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 	"github.com/railcni/rail/daemon/service"
-	"github.com/railcni/rail/integration/kubeletstub"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
@@ -72,32 +72,32 @@ func decoySlices(spec *fakesys.Spec) []*resourcev1.ResourceSlice {
 	}
 }
 
-func claimPod(name string, ids []string, devices ...string) kubeletstub.Pod {
-	claim := kubeletstub.Claim{Namespace: "default", Name: name + "-gpus"}
+func claimPod(name string, ids []string, devices ...string) podinfotest.Pod {
+	claim := podinfotest.Claim{Namespace: "default", Name: name + "-gpus"}
 	for _, d := range devices {
-		claim.Devices = append(claim.Devices, kubeletstub.ClaimDevice{Driver: draDriver, Pool: draNode, Device: d,
+		claim.Devices = append(claim.Devices, podinfotest.ClaimDevice{Driver: draDriver, Pool: draNode, Device: d,
 			CDI: []string{"k8s.gpu.nvidia.com/device=" + d}})
 	}
-	ctr := kubeletstub.Container{Name: "main"}
+	ctr := podinfotest.Container{Name: "main"}
 	if len(ids) > 0 {
 		ctr.Devices = map[string][]string{"nvidia.com/gpu": ids}
 	}
 	if len(devices) > 0 {
-		ctr.Claims = []kubeletstub.Claim{claim}
+		ctr.Claims = []podinfotest.Claim{claim}
 	}
-	return kubeletstub.Pod{Namespace: "default", Name: name, Containers: []kubeletstub.Container{ctr}}
+	return podinfotest.Pod{Namespace: "default", Name: name, Containers: []podinfotest.Container{ctr}}
 }
 
 // draService is raild's service over the fake machine, asking the kubelet
 // stub for pods and the given slices for DRA devices.
-func draService(t *testing.T, root string, pods []kubeletstub.Pod, slices service.DRASlices) *service.Service {
+func draService(t *testing.T, root string, pods []podinfotest.Pod, slices podinfo.DRASlices) *service.Service {
 	t.Helper()
 	m, err := topology.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	stub, err := kubeletstub.Start(socket, pods)
+	stub, err := podinfotest.Start(socket, pods)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,9 @@ func draService(t *testing.T, root string, pods []kubeletstub.Pod, slices servic
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alloc.Close() })
-	svc, err := service.New(service.Options{Machine: m, Alloc: alloc, Pods: client, DRA: slices,
-		GPUResources: []string{"nvidia.com/gpu"}})
+	live := func() *topology.Machine { return m }
+	svc, err := service.New(service.Options{Machine: live, Alloc: alloc, GPUs: &podinfo.GPUSource{
+		Kubelet: client, DRA: slices, Resources: []string{"nvidia.com/gpu"}, Machine: live}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func (r *kpodsRaild) readyz(t testing.TB) (int, string) {
 // add asks for an address-only attachment (no netlink needed) of the pod,
 // with the runtime passing no annotations unless given.
 func (r *kpodsRaild) add(sandbox, pod, uid string, annotations map[string]string) (*api.Plan, error) {
-	return r.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: sandbox, IfName: "net1", Network: "rail",
+	return r.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: sandbox, CNIIfName: "net1", Network: "rail",
 		Mode: api.ModeIPAM, PodNamespace: "default", PodName: pod, PodUID: uid, Annotations: annotations})
 }
 
@@ -182,7 +182,7 @@ func TestRaildReadsAnnotationsFromTheAPIServer(t *testing.T) {
 		plan, err = r.add("sb-rt2", "x", "u-x", map[string]string{api.AnnotationPool: "prefill"})
 		wantPool(t, plan, err, "prefill")
 		if _, err := r.client.Status(context.Background(), ""); err != nil {
-			t.Errorf("STATUS while the API server is gone: %v (want OK: see README, Operating raild)", err)
+			t.Errorf("STATUS while the API server is gone: %v (want OK: see docs/operating.md)", err)
 		}
 		proxy.up(t)
 		waitFor(t, "/readyz back", func() error {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 	"github.com/railcni/rail/integration/harness"
-	"github.com/railcni/rail/integration/kubeletstub"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -27,7 +27,7 @@ type servingPod struct {
 // reports them). Each pod gets the NIC the topology puts next to its GPUs,
 // serves on its rail address :8000 and reaches the other over the rail.
 func TestPrefillDecode(t *testing.T) {
-	node := newNode(t, harness.NodeOptions{Machine: "h100x8-cx7x4", Kubelet: []kubeletstub.Pod{}})
+	node := newNode(t, harness.NodeOptions{Machine: "h100x8-cx7x4", Kubelet: []podinfotest.Pod{}})
 	pods := []*servingPod{
 		{name: "prefill", gpus: []int{0, 1}, wantNICs: []string{"mlx5_0"}},
 		{name: "decode", gpus: []int{4, 5}, wantNICs: []string{"mlx5_2"}},
@@ -79,13 +79,13 @@ func TestPrefillDecode(t *testing.T) {
 
 func setKubeletPods(t *testing.T, node *harness.Node, pods []*servingPod) {
 	t.Helper()
-	var stub []kubeletstub.Pod
+	var stub []podinfotest.Pod
 	for _, sp := range pods {
 		uuids, err := node.Machine.GPUUUIDs(sp.gpus...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stub = append(stub, kubeletstub.Pod{Namespace: "default", Name: sp.name, Containers: []kubeletstub.Container{
+		stub = append(stub, podinfotest.Pod{Namespace: "default", Name: sp.name, Containers: []podinfotest.Container{
 			{Name: "main", Devices: map[string][]string{"nvidia.com/gpu": uuids}},
 		}})
 	}

@@ -58,7 +58,7 @@ func newStoreFixture(t testing.TB, n int) *storeFixture {
 }
 
 func testLease(sandbox string, addr netip.Prefix, created time.Time) Lease {
-	return Lease{Sandbox: sandbox, IfName: "rail0", Attachment: "eth0", Network: "railnet", Pool: "p",
+	return Lease{Sandbox: sandbox, IfName: "rail0", CNIIfName: "eth0", Network: "railnet", Pool: "p",
 		Address: addr, NICs: []string{"mlx5_0"}, Mode: "macvlan", PodNamespace: "ns", PodName: "pod-" + sandbox,
 		Created: created}
 }

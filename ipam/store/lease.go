@@ -16,11 +16,11 @@ type Key struct {
 // Lease is one address given to one pod interface. Its JSON form is also
 // its on-disk form.
 type Lease struct {
-	Sandbox    string `json:"sandbox"`
-	IfName     string `json:"ifname"`
-	Attachment string `json:"attachment"` // CNI_IFNAME of the call that made it
-	Network    string `json:"network"`
-	Pool       string `json:"pool"`
+	Sandbox   string `json:"sandbox"`
+	IfName    string `json:"ifname"`
+	CNIIfName string `json:"attachment"` // CNI_IFNAME of the call that made it (IfName: the name in the pod)
+	Network   string `json:"network"`
+	Pool      string `json:"pool"`
 
 	Address netip.Prefix `json:"address"` // the address with the pool's prefix length
 	Gateway netip.Addr   `json:"gateway,omitzero"`

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Open opens the lease file at path, creating it when neither it nor
@@ -65,7 +66,7 @@ func open(path string) (*Store, *Contents, error) {
 // prepareFile refuses a missing or empty file where a store existed, and
 // creates a fresh one where none ever did.
 func prepareFile(path string, side uint64, sideExists bool) error {
-	info, err := os.Stat(path)
+	info, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && sideExists && side > 0:
 		return Damaged(path, "missing, but its side record %s says commit %d was made: the file was removed or lost", seqPath(path), side)
@@ -73,6 +74,8 @@ func prepareFile(path string, side uint64, sideExists bool) error {
 		return createStore(path, sideExists)
 	case err != nil:
 		return fmt.Errorf("ipam: %w", err)
+	case info.Mode().Type() == fs.ModeSymlink:
+		return fmt.Errorf("ipam: %s: a symbolic link: the lease store is never opened through a link; put the file itself there", path)
 	case info.Size() == 0:
 		return Damaged(path, "empty (0 bytes), but raild never leaves it empty: the leases it held are lost")
 	}
@@ -92,7 +95,9 @@ func createStore(path string, sideExists bool) error {
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("ipam: remove leftover %s: %w", tmp, err)
 	}
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: openTimeout})
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: openTimeout, OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		return openNoFollow(name, flag|os.O_EXCL, perm) // removed just above: a file there now was planted
+	}})
 	if err != nil {
 		return fmt.Errorf("ipam: create %s: %w", tmp, err)
 	}
@@ -115,7 +120,7 @@ func createStore(path string, sideExists bool) error {
 func openBolt(path string) (*bolt.DB, *os.File, error) {
 	var file *os.File
 	opts := &bolt.Options{Timeout: openTimeout, OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
+		f, err := openNoFollow(name, flag, perm)
 		file = f
 		return f, err
 	}}
@@ -140,7 +145,7 @@ func openBolt(path string) (*bolt.DB, *os.File, error) {
 	switch {
 	case errors.Is(err, ErrDamaged):
 		return nil, nil, err
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, bolterrors.ErrTimeout):
 		return nil, nil, fmt.Errorf("ipam: open %s: locked by another process (is raild already running?): %w", path, err)
 	case errors.As(err, &pathErr):
 		return nil, nil, fmt.Errorf("ipam: open %s: %w", path, err)

@@ -202,7 +202,7 @@ func (r *pageReader) checkTree(keys map[string][][]byte) error {
 		if err != nil {
 			return err
 		}
-		if v == nil || len(v) < bucketHeadLen {
+		if len(v) < bucketHeadLen {
 			return r.damaged("bucket %q is missing", name)
 		}
 		root := binary.NativeEndian.Uint64(v)
@@ -347,9 +347,9 @@ func (r *pageReader) checkFreelist() error {
 // the process ends. A file too short or without a valid meta page is left
 // to bbolt and the truncation check.
 func checkFreelistBeforeOpen(path string) error {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
-		return nil // bbolt says why
+		return nil // the open that follows says why
 	}
 	defer f.Close()
 	info, err := f.Stat()

@@ -81,8 +81,7 @@ func openHostSession(podPath string) (*session, error) {
 	return s, nil
 }
 
-func (s *session) podHandle() netns.NsHandle  { return netns.NsHandle(int(s.pod.Fd())) }
-func (s *session) hostHandle() netns.NsHandle { return netns.NsHandle(int(s.host.Fd())) }
+func (s *session) podHandle() netns.NsHandle { return netns.NsHandle(int(s.pod.Fd())) }
 
 func (s *session) close() {
 	s.podNL.Close()

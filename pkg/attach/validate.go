@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -22,6 +23,25 @@ const (
 // offending field and how to fix it.
 func validate(s Spec) error {
 	return validateWith(s, validateNames)
+}
+
+// validateAll validates the specs of one AttachAll: each, and that no two
+// give the pod the same name.
+func validateAll(specs []Spec) error {
+	if len(specs) == 0 {
+		return errors.New("invalid attach spec: no interface to attach")
+	}
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if err := validate(s); err != nil {
+			return err
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("invalid attach spec: two interfaces are named %s: give each its own Name", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
 }
 
 // validateDetach is validate for Detach, which also accepts a Spec without
@@ -86,7 +106,7 @@ func validateModeFields(s Spec) error {
 
 func validateNames(s Spec) error {
 	if err := checkIfName(s.Parent); err != nil {
-		return fmt.Errorf("Parent: %w", err)
+		return fmt.Errorf("field Parent: %w", err)
 	}
 	return validateNamesParentOptional(s)
 }
@@ -94,11 +114,11 @@ func validateNames(s Spec) error {
 func validateNamesParentOptional(s Spec) error {
 	if s.Parent != "" {
 		if err := checkIfName(s.Parent); err != nil {
-			return fmt.Errorf("Parent: %w", err)
+			return fmt.Errorf("field Parent: %w", err)
 		}
 	}
 	if err := checkIfName(s.Name); err != nil {
-		return fmt.Errorf("Name: %w", err)
+		return fmt.Errorf("field Name: %w", err)
 	}
 	return nil
 }
@@ -122,13 +142,13 @@ func checkIfName(name string) error {
 func validateAddresses(s Spec) error {
 	for i, a := range s.Addresses {
 		if !a.IsValid() {
-			return fmt.Errorf("Addresses[%d] is not a valid prefix: use an address with its prefix length, like 10.10.0.5/24", i)
+			return fmt.Errorf("field Addresses[%d] is not a valid prefix: use an address with its prefix length, like 10.10.0.5/24", i)
 		}
 		if a.Addr().IsUnspecified() || a.Addr().Zone() != "" {
-			return fmt.Errorf("Addresses[%d] %s is not a host address: use a unicast address without zone", i, a)
+			return fmt.Errorf("field Addresses[%d] %s is not a host address: use a unicast address without zone", i, a)
 		}
 		if a.Addr().Is4In6() {
-			return fmt.Errorf("Addresses[%d] %s is an IPv4-mapped IPv6 address: use the plain IPv4 form", i, a)
+			return fmt.Errorf("field Addresses[%d] %s is an IPv4-mapped IPv6 address: use the plain IPv4 form", i, a)
 		}
 	}
 	return nil
@@ -157,10 +177,10 @@ func validateLinkSettings(s Spec) error {
 		return fmt.Errorf("MTU %d is below 1280, the IPv6 minimum, but Addresses has IPv6: raise MTU", s.MTU)
 	}
 	if s.Table < 0 || s.Table > math.MaxUint32 {
-		return fmt.Errorf("Table %d is out of range: use 1-%d, or 0 for no policy routing", s.Table, uint32(math.MaxUint32))
+		return fmt.Errorf("field Table %d is out of range: use 1-%d, or 0 for no policy routing", s.Table, uint32(math.MaxUint32))
 	}
 	if s.Table == tableDefault || s.Table == tableMain || s.Table == tableLocal {
-		return fmt.Errorf("Table %d is a reserved kernel table (253 default, 254 main, 255 local): pick another number", s.Table)
+		return fmt.Errorf("field Table %d is a reserved kernel table (253 default, 254 main, 255 local): pick another number", s.Table)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func (d *discovery) nic(name string, cd charDevs) []NIC {
 		d.problem(name, d.linkProblem(dir, os.ErrNotExist)+"; skipped")
 		return nil
 	}
-	n := NIC{Name: name, Device: name, NUMA: -1}
+	n := NIC{Name: name, Device: name, NUMA: -1, CPUNode: -1}
 	devDir := d.nicLocation(&n, dir)
 	if guid, err := d.fs.read(dir + "/node_guid"); err == nil {
 		n.NodeGUID = guid
@@ -68,6 +68,7 @@ func (d *discovery) target(dev NIC, p Port, ports int) NIC {
 	if len(p.Netdevs) > 0 {
 		t.Netdev = p.Netdevs[0]
 	}
+	t.Links = d.netdevLinks(t.Netdev)
 	t.Bond = strings.HasPrefix(dev.Device, "mlx5_bond_") ||
 		(t.Netdev != "" && d.fs.exists("/sys/class/net/"+t.Netdev+"/bonding"))
 	return t
@@ -106,6 +107,7 @@ func (d *discovery) nicLocation(n *NIC, dir string) string {
 		n.SF, n.PF = true, addr
 	}
 	n.NUMA = d.numa(n.Name, fn)
+	n.CPUNode = d.cpuNode(d.cpus, fn, n.NUMA)
 	if physfn := dev + "/physfn"; d.fs.isLink(physfn) {
 		pf, err := d.fs.linkName(physfn)
 		if err != nil {
@@ -129,5 +131,6 @@ func (d *discovery) softLocation(n *NIC, parent string) {
 	if root, path, _, ok := pciLocation(dev); ok {
 		n.Root, n.Path = root, path
 		n.NUMA = d.numa(n.Name, dev)
+		n.CPUNode = d.cpuNode(d.cpus, dev, n.NUMA)
 	}
 }

@@ -25,7 +25,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 const defaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
@@ -66,7 +66,7 @@ func run(args []string, stderr io.Writer) int {
 	signal.Notify(signals, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(signals)
 
-	server, err := kubeletstub.Start(opts.socket, pods)
+	server, err := podinfotest.Start(opts.socket, pods)
 	if err != nil {
 		log.Error("cannot serve", "err", err)
 		return exitError
@@ -104,7 +104,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	return opts, nil
 }
 
-func reload(log *slog.Logger, server *kubeletstub.Server, podsFile string) {
+func reload(log *slog.Logger, server *podinfotest.Server, podsFile string) {
 	pods, err := loadPods(podsFile)
 	if err == nil {
 		err = server.SetPods(pods)

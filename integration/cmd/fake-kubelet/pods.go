@@ -8,19 +8,19 @@ import (
 	"io"
 	"os"
 
-	"github.com/railcni/rail/integration/kubeletstub"
+	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
 
 // loadPods reads and validates a JSON array of pods. Unknown fields are
 // refused so a misspelt key does not silently drop devices.
-func loadPods(path string) ([]kubeletstub.Pod, error) {
+func loadPods(path string) ([]podinfotest.Pod, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read pods file: %w", err)
 	}
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.DisallowUnknownFields()
-	var pods []kubeletstub.Pod
+	var pods []podinfotest.Pod
 	if err := decoder.Decode(&pods); err != nil {
 		return nil, fmt.Errorf("pods file %s: %w; expected a JSON array of "+
 			`{"namespace","name","containers":[{"name","devices":{"<resource>":["<id>",...]},`+
@@ -29,7 +29,7 @@ func loadPods(path string) ([]kubeletstub.Pod, error) {
 	if _, err := decoder.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("pods file %s: trailing data after the JSON array", path)
 	}
-	if err := kubeletstub.ValidatePods(pods); err != nil {
+	if err := podinfotest.ValidatePods(pods); err != nil {
 		return nil, fmt.Errorf("pods file %s: %w", path, err)
 	}
 	return pods, nil

@@ -11,6 +11,7 @@ type nicPlan struct {
 	pci       string
 	linkLayer string
 	state     string
+	phys      string // phys_state name, "" for what state implies
 	rate      string
 	netdev    string // "" when it has none
 	parent    string // software devices: the netdev they run on
@@ -35,7 +36,7 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 	var slaveDirs []string
 	var pf0 nicPlan
 	for fn, f := range c.Funcs {
-		bdf := addr(bus, 0, fn)
+		bdf := b.addr(bus, 0, fn)
 		dir := b.function(parent, bdf, numa, pciID{"0x15b3", model.device, nicClass(f.LinkLayer), model.driver})
 		p := b.plan(f, dir, bdf, numa, model.hcaType)
 		p.netdev = b.netdevName(f, bus, fn, slot, multi, c.Bond != "")
@@ -58,11 +59,14 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 			nextFn++
 			name := vfNetdevName(b.opt, vf, fmt.Sprintf("ibp%ds%df%d", bus, dev, vfn),
 				fmt.Sprintf("ens%df%dv%d", slot, fn, k))
-			b.virtualFunction(parent, dir, addr(bus, dev, vfn), numa, vf, k, name)
+			b.virtualFunction(parent, dir, b.addr(bus, dev, vfn), numa, vf, k, name)
 		}
 	}
-	if c.Bond != "" {
+	switch {
+	case c.Bond != "":
 		b.bondDevice(c, pf0, slaves, slaveDirs)
+	case c.Master != "":
+		b.bondMaster(c.Master, slaves, slaveDirs)
 	}
 }
 
@@ -74,6 +78,8 @@ func modelOf(name string) cardModel {
 	switch name {
 	case "ConnectX-6 Dx":
 		return cardModel{"0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core"}
+	case "ConnectX-5":
+		return cardModel{"0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core"}
 	case "ConnectX-6":
 		return cardModel{"0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core"}
 	case "ConnectX-3 Pro":
@@ -93,7 +99,7 @@ func nicClass(linkLayer string) string {
 func (b *builder) plan(f Func, dir, bdf string, numa int, hcaType string) nicPlan {
 	p := nicPlan{
 		name: f.RDMA, devDir: dir, pci: bdf, linkLayer: f.LinkLayer,
-		state: f.State, rate: f.Rate, numa: numa, hcaType: hcaType,
+		state: f.State, phys: f.PhysState, rate: f.Rate, numa: numa, hcaType: hcaType,
 	}
 	p.state, p.rate = defaultState(p.state), defaultRate(p.rate, f.LinkLayer)
 	return p
@@ -111,13 +117,22 @@ func (b *builder) netdevName(f Func, bus, fn, slot int, multi, bonded bool) stri
 	case f.Netdev != "":
 		return f.Netdev
 	case f.LinkLayer == "InfiniBand" && multi:
-		return fmt.Sprintf("ibp%ds0f%d", bus, fn)
+		return fmt.Sprintf("ib%sp%ds0f%d", b.domainPart(), bus, fn)
 	case f.LinkLayer == "InfiniBand":
-		return fmt.Sprintf("ibp%ds0", bus)
+		return fmt.Sprintf("ib%sp%ds0", b.domainPart(), bus)
 	case multi:
 		return fmt.Sprintf("ens%df%dnp%d", slot, fn, fn)
 	}
 	return fmt.Sprintf("ens%dnp0", slot)
+}
+
+// domainPart is systemd's "P<domain>" in a netdev name, for a PCI domain
+// other than 0 (ibP2p1s0).
+func (b *builder) domainPart() string {
+	if b.domain == 0 {
+		return ""
+	}
+	return fmt.Sprintf("P%d", b.domain)
 }
 
 // virtualFunction writes an SR-IOV VF beside its PF with its own RDMA

@@ -7,15 +7,31 @@ import (
 // Host describes a machine's PCIe tree and RDMA devices. Bus numbers are
 // assigned depth first from each root's bus, the way firmware enumerates.
 type Host struct {
-	Roots    []Root     // in ascending bus order
+	Roots    []Root     // in ascending (domain, bus) order
 	SoftRoCE []SoftRoCE // rxe devices on virtual netdevs
+	// Nodes, when set, writes /sys/devices/system/node/nodeN/cpulist for
+	// each NUMA node N (its CPUs, "" for a node of memory alone) and every
+	// PCI function's local_cpulist from its NUMA node.
+	Nodes []NUMANode
+}
+
+// NUMANode is one NUMA node: its CPU list as the kernel prints it
+// ("0-71"), empty for a node without CPUs (a Grace GPU's memory).
+type NUMANode struct {
+	CPUs string
 }
 
 // Root is one PCI host bridge, pci0000:<Bus>, with one root port per slot.
 type Root struct {
-	Bus   uint8
-	NUMA  int // written to every numa_node below; -1 for unknown
-	Ports []Slot
+	Domain uint16 // PCI domain (segment): 0000 unless set
+	Bus    uint8
+	NUMA   int // written to every numa_node below; -1 for unknown
+	Ports  []Slot
+	// VMBus puts the host bridge below a Hyper-V VMBus device, as Azure
+	// VMs show PCI passthrough: /sys/devices/LNXSYSTM:00/…/VMBUS:00/<guid>/
+	// pciDDDD:BB, with the one device of Ports straight on the root bus
+	// (no root port, no switch).
+	VMBus bool
 }
 
 // Slot is what sits behind a root port or a switch downstream port:
@@ -30,6 +46,10 @@ type Slot struct {
 // GPU is an NVIDIA GPU bound to the nvidia driver.
 type GPU struct {
 	Model string // "NVIDIA H100 80GB HBM3"
+	// MemoryNode, when set, is the GPU's own NUMA node (its memory, no
+	// CPUs), written as its numa_node while its local_cpulist stays its
+	// root's: a GPU on a chip-to-chip link to a Grace CPU.
+	MemoryNode *int
 }
 
 // Card is an RDMA NIC: one PCI function per entry of Funcs.
@@ -42,6 +62,10 @@ type Card struct {
 	// Slot is the PCIe slot number in Ethernet names (ens<slot>f0np0);
 	// 0 assigns the next free one.
 	Slot int
+	// Master, when set, enslaves the functions' netdevs to a Linux bond of
+	// this name without a RoCE LAG: each function keeps its RDMA device
+	// (mlx5_0, mlx5_1), its netdev a port of the bond.
+	Master string
 }
 
 // Func is one PCI function of a card and its RDMA device.
@@ -49,6 +73,7 @@ type Func struct {
 	RDMA      string // mlx5_0 (ignored for bonded cards)
 	LinkLayer string // "InfiniBand" or "Ethernet"
 	State     string // port state, "" for ACTIVE
+	PhysState string // phys_state ("Polling": no cable), "" for what State implies
 	Rate      string // "" for a default matching the link layer
 	Netdev    string // "" for a systemd-style name
 	NoNetdev  bool   // no netdev at all (IPoIB not loaded)
@@ -65,6 +90,7 @@ type Func struct {
 type Port struct {
 	LinkLayer string // "" for the function's
 	State     string // "" for ACTIVE
+	PhysState string // phys_state ("Polling": no cable), "" for what State implies
 	Rate      string // "" for a default matching the link layer
 	Netdev    string // "" for port 1's netdev name + "d<dev_port>" (systemd's name)
 	NoNetdev  bool
@@ -103,6 +129,9 @@ func (c *Card) validate(where string) error {
 	if len(c.Funcs) == 0 || len(c.Funcs) > 8 {
 		return fmt.Errorf("%s: card needs 1 to 8 Funcs, has %d", where, len(c.Funcs))
 	}
+	if c.Bond != "" && c.Master != "" {
+		return fmt.Errorf("%s: card has both Bond (a RoCE LAG) and Master (a plain bond): keep one", where)
+	}
 	if c.Bond != "" && len(c.Funcs) < 2 {
 		return fmt.Errorf("%s: bonded card %s needs at least 2 Funcs", where, c.Bond)
 	}
@@ -128,6 +157,9 @@ func (f Func) validate(where string, bonded bool) error {
 	case "InfiniBand", "Ethernet":
 	default:
 		return fmt.Errorf("%s: LinkLayer %q: want InfiniBand or Ethernet", where, f.LinkLayer)
+	}
+	if _, ok := physStateNumbers[f.PhysState]; f.PhysState != "" && !ok {
+		return fmt.Errorf("%s: PhysState %q: want a phys_state name such as Polling, Disabled or LinkUp", where, f.PhysState)
 	}
 	for i, p := range f.MorePorts {
 		switch p.LinkLayer {

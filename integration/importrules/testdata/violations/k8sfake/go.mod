@@ -1,0 +1,3 @@
+module k8s.io/fake
+
+go 1.26

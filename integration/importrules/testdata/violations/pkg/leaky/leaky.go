@@ -1,0 +1,4 @@
+// Package leaky is pkg importing ipam.
+package leaky
+
+import _ "example.com/m/ipam"
