@@ -23,8 +23,11 @@ import (
 func (s *Store) checkBeforeWrite(ops []*writeOp) error {
 	return guard(s.path, func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
-			if tx.ID() != s.lastTx {
-				return Damaged(s.path, "rolled back while raild ran: the file's newest commit is transaction %d, raild last committed %d: a meta page was overwritten", tx.ID(), s.lastTx)
+			switch {
+			case tx.ID() < s.lastTx:
+				return Damaged(s.path, "rolled back while raild ran: the file's newest commit is transaction %d, raild last committed %d: the meta page of the last commit was overwritten", tx.ID(), s.lastTx)
+			case tx.ID() > s.lastTx:
+				return Damaged(s.path, "changed while raild ran: the file's newest commit is transaction %d, raild last committed %d: a failed write left part of a commit behind, or another process wrote the file", tx.ID(), s.lastTx)
 			}
 			r, err := s.newPageReader(tx)
 			if err != nil {
