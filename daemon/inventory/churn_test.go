@@ -13,42 +13,66 @@ import (
 
 // TestChurnBesideCostsNoRescan: 200 veth pairs created, set up and
 // deleted beside a running inventory (pods of another plugin coming and
-// going) are read as events and cost no read of the node or of a device,
-// and publish nothing: only links of NICs concern the inventory. Before,
-// every burst of them rescanned the whole node.
+// going), and 50 macvlans of another plugin created on a NIC's netdev
+// (a veth standing in for mlx5_0's), set up and deleted, are read as
+// events and cost no read of the node or of a device, and publish
+// nothing: only a NIC's own changes concern the inventory. Before, every
+// burst of them rescanned the whole node.
 func TestChurnBesideCostsNoRescan(t *testing.T) {
 	ns, h := testNetns(t)
-	root, _ := fakeNode(t, fakesys.Options{})
+	base := fmt.Sprintf("rych%d", os.Getpid()%100000)
+	nic := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "n"}, PeerName: base + "p"}
+	root, _ := fakeNode(t, fakesys.Options{Netdevs: map[string]string{"mlx5_0": nic.Name}})
 	inv := watching(t, ns, root, Watch{Settle: 5 * time.Millisecond, FollowUp: 20 * time.Millisecond})
+	must(t, h.LinkAdd(nic))
+	must(t, h.LinkSetUp(nic))
+	waitEvents(t, inv, 2)
+	time.Sleep(100 * time.Millisecond) // the stand-in's own reads and follow-up
 	before := inv.Stats()
 
-	const pairs = 200
-	base := fmt.Sprintf("rych%d", os.Getpid()%100000)
+	const pairs, macvlans = 200, 50
 	for i := range pairs {
 		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("%s-%da", base, i)}, PeerName: fmt.Sprintf("%s-%db", base, i)}
 		must(t, h.LinkAdd(veth))
 		must(t, h.LinkSetUp(veth))
 		must(t, h.LinkDel(veth))
 	}
-	// Each pair gives at least two events for its creation, one for its
-	// state and one for its removal: wait until they were all read, so a
-	// watch that reads none cannot pass.
-	want := before.Events + 4*pairs
-	deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
-	for inv.Stats().Events < want && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	parent, err := h.LinkByName(nic.Name)
+	must(t, err)
+	for i := range macvlans {
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name, attrs.ParentIndex = fmt.Sprintf("%s-m%d", base, i), parent.Attrs().Index
+		mv := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
+		must(t, h.LinkAdd(mv))
+		must(t, h.LinkSetUp(mv))
+		must(t, h.LinkDel(mv))
 	}
+	// Each veth pair gives at least two events for its creation, one for
+	// its state and one for its removal, each macvlan one of its own and
+	// one of its parent: wait until they were all read, so a watch that
+	// reads none cannot pass.
+	want := before.Events + 4*pairs + 2*macvlans
+	waitEvents(t, inv, want)
 	time.Sleep(50 * time.Millisecond) // a follow-up, had any been due
 	after := inv.Stats()
-	if after.Events < want {
-		t.Fatalf("read %d link events, want at least %d", after.Events-before.Events, want-before.Events)
-	}
 	if after.FullRescans != before.FullRescans || after.DeviceReads != before.DeviceReads || after.Published != before.Published {
-		t.Errorf("%d link events of veth pairs cost %d full rescans, %d device reads, %d snapshots; want none",
+		t.Errorf("%d link events beside the NICs cost %d full rescans, %d device reads, %d snapshots; want none",
 			after.Events-before.Events, after.FullRescans-before.FullRescans, after.DeviceReads-before.DeviceReads,
 			after.Published-before.Published)
 	}
 	if after.Ignored-before.Ignored != after.Events-before.Events {
 		t.Errorf("%d of %d events ignored, want all", after.Ignored-before.Ignored, after.Events-before.Events)
+	}
+}
+
+// waitEvents waits until the inventory read at least n link events.
+func waitEvents(t *testing.T, inv *Inventory, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
+	for inv.Stats().Events < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("read %d link events, want at least %d", inv.Stats().Events, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -13,11 +13,34 @@ import (
 // LinkEvent is one link change in the watched netns.
 type LinkEvent struct {
 	Name  string // the link's name now
-	Index int    // its ifindex in the netns
+	Index int    // its ifindex in the netns (0: not known)
 	Gone  bool   // deleted, or moved to another netns (RTM_DELLINK)
+	// State is the link's attributes that a NIC's record follows.
+	State LinkState
 	// Lost says that events were lost (the subscription's socket
 	// overflowed and it was made again): what changed is unknown.
 	Lost bool
+}
+
+// LinkState is what a NIC's record can follow among a link's attributes:
+// its flags (up, running), operational state, MTU, master (bond,
+// bridge), address and alias. An event of a NIC's netdev that changes
+// none of them (the kernel sends one when an upper device such as
+// someone's macvlan is added on it or removed, and for counters) asks for
+// no read; the timer's rescan sees what it may have changed.
+type LinkState struct {
+	Flags     uint32
+	OperState uint8
+	MTU       int
+	Master    int
+	MAC       string
+	Alias     string
+}
+
+// stateOf reads a link's LinkState.
+func stateOf(a *netlink.LinkAttrs) LinkState {
+	return LinkState{Flags: a.RawFlags, OperState: uint8(a.OperState), MTU: a.MTU, Master: a.MasterIndex,
+		MAC: string(a.HardwareAddr), Alias: a.Alias}
 }
 
 // eventBuffer is how many link events may wait for the inventory; the
@@ -103,7 +126,7 @@ func forward(ctx context.Context, updates <-chan netlink.LinkUpdate, events chan
 			if !ok {
 				return
 			}
-			ev := LinkEvent{Name: u.Attrs().Name, Index: int(u.Index), Gone: u.Header.Type == unix.RTM_DELLINK}
+			ev := LinkEvent{Name: u.Attrs().Name, Index: int(u.Index), Gone: u.Header.Type == unix.RTM_DELLINK, State: stateOf(u.Attrs())}
 			select {
 			case events <- ev:
 			case <-ctx.Done():

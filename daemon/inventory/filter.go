@@ -53,16 +53,25 @@ func (c *concern) cause() string {
 // a netdev of a NIC it knows (by the name the current snapshot gives, or
 // by the ifindex an earlier event of that netdev had: renamed since), and
 // new links that could be NICs (a `device` link in sysfs). Every other
-// link (a pod's veth, a bridge, someone's macvlan) costs one lookup.
+// link (a pod's veth, a bridge, someone's macvlan) costs one lookup, and
+// so does an event of a NIC's netdev whose LinkState is as its last
+// event left it.
 type eventFilter struct {
 	sys      *topology.Sysfs
 	version  uint64            // the snapshot byNetdev was built from
 	byNetdev map[string]string // netdev -> RDMA device
 	byIndex  map[int]string    // ifindex -> RDMA device, learned from events
+	last     map[int]linkSeen  // ifindex -> a NIC netdev's last event
+}
+
+// linkSeen is a NIC netdev's name and state at its last event.
+type linkSeen struct {
+	name  string
+	state LinkState
 }
 
 func newEventFilter(sys *topology.Sysfs) *eventFilter {
-	return &eventFilter{sys: sys, byIndex: map[int]string{}}
+	return &eventFilter{sys: sys, byIndex: map[int]string{}, last: map[int]linkSeen{}}
 }
 
 // classify says what one event asks of the inventory, given its current
@@ -70,6 +79,7 @@ func newEventFilter(sys *topology.Sysfs) *eventFilter {
 func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 	if ev.Lost {
 		clear(f.byIndex) // a Gone may be among the lost ones
+		clear(f.last)
 		return concern{full: true, first: "(events lost)", events: 1}
 	}
 	f.follow(snap)
@@ -80,9 +90,13 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 	switch {
 	case known && ev.Gone:
 		delete(f.byIndex, ev.Index)
+		delete(f.last, ev.Index)
 		return concern{devices: []string{device}, first: ev.Name, events: 1}
 	case known:
 		f.byIndex[ev.Index] = device
+		if !f.changed(ev) {
+			return concern{}
+		}
 		return concern{devices: []string{device}, first: ev.Name, events: 1}
 	case ev.Gone:
 		return concern{} // a link no NIC knows went away
@@ -96,6 +110,19 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 		c.netdevs = []string{ev.Name}
 	}
 	return c
+}
+
+// changed records a NIC netdev's event and says whether its name or
+// LinkState differ from its last event's (an event without an ifindex
+// has nothing to compare: it always differs).
+func (f *eventFilter) changed(ev LinkEvent) bool {
+	if ev.Index <= 0 {
+		return true
+	}
+	now := linkSeen{name: ev.Name, state: ev.State}
+	last, seen := f.last[ev.Index]
+	f.last[ev.Index] = now
+	return !seen || last != now
 }
 
 // follow rebuilds the netdev map when a new snapshot was published: every

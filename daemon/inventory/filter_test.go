@@ -18,7 +18,8 @@ import (
 // included) or, renamed since, by the ifindex an earlier event had; the
 // RDMA device below a new link with a `device` the snapshot does not
 // know; a look again later at a new NIC-like link with no RDMA device
-// yet; the whole node when events were lost.
+// yet; the whole node when events were lost. An event of a NIC's netdev
+// whose attributes are as its last event left them asks for nothing.
 func TestEventFilter(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -47,6 +48,19 @@ func TestEventFilter(t *testing.T) {
 			change: func(t *testing.T, root string, s *fakesys.Spec) { must(t, fakesys.RemoveNetdev(root, nd(s, "mlx5_0"))) },
 			event:  func(s *fakesys.Spec) LinkEvent { return LinkEvent{Name: nd(s, "mlx5_0"), Index: 9} },
 			want:   "devices [mlx5_0] netdevs []"},
+		{name: "a NIC's netdev as its last event left it (an upper device added)",
+			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1003, OperState: 6}}},
+			event: func(*fakesys.Spec) LinkEvent {
+				return LinkEvent{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1003, OperState: 6}}
+			}, want: "ignored"},
+		{name: "a NIC's netdev going down after an event",
+			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1003, OperState: 6}}},
+			event: func(*fakesys.Spec) LinkEvent {
+				return LinkEvent{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1002, OperState: 2}}
+			}, want: "devices [mlx5_1] netdevs []"},
+		{name: "a NIC's netdev back under its ifindex after leaving",
+			before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "ibp30s0", Index: 5, Gone: true}},
+			event:  func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "ibp30s0", Index: 5} }, want: "devices [mlx5_1] netdevs []"},
 		{name: "a NIC's netdev renamed", before: []LinkEvent{{Name: "ibp30s0", Index: 5}},
 			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "renamed0", Index: 5} }, want: "devices [mlx5_1] netdevs []"},
 		{name: "a renamed NIC's netdev goes away", before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "renamed0", Index: 5}},
