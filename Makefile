@@ -44,16 +44,17 @@ test-k8s: build
 test-vm:
 	bash integration/vm/run.sh
 
-# The main job on a built-in simulated node: two pods, their GPUs, their NICs.
+# The main job on a built-in simulated node: two pods, their GPUs, their NICs. Another node:
+# DEMO_FLAGS="--machine gb200-tray" (or azure-ndh100v5 with --topology-file pkg/topology/testdata/ndv5-topo.xml).
 demo: build
-	$(GO) run ./integration/cmd/rail-demo --bin $(BIN)
+	$(GO) run ./integration/cmd/rail-demo --bin $(BIN) $(DEMO_FLAGS)
 
 # Every fuzz target for FUZZTIME each (default 10s); CI runs this.
 fuzz:
 	bash .ci/fuzz.sh
 
 # One table: rail against the upstream reference plugins through libcni, side by
-# side in one run, with the exec and kernel floors (README, Performance). Fails
+# side in one run, with the exec and kernel floors (docs/performance.md). Fails
 # only on an error or a leak, never on a time. BENCH_FLAGS=--quick for a short run.
 bench: build
 	$(GO) run ./integration/cmd/rail-bench --bin $(BIN) $(BENCH_FLAGS)

@@ -1,5 +1,5 @@
 // Package config reads raild's YAML configuration. Command-line flags
-// override it; see README.md for every key.
+// override it; see docs/configuration.md for every key.
 package config
 
 import (
@@ -38,8 +38,11 @@ type Rails struct {
 
 // Config is the whole file.
 type Config struct {
-	NodeName           string   `json:"nodeName,omitempty"`
-	Root               string   `json:"root,omitempty"`
+	NodeName string `json:"nodeName,omitempty"`
+	Root     string `json:"root,omitempty"`
+	// TopologyFile is the node's NCCL topology file (NCCL_TOPO_FILE
+	// format): its distances win over sysfs for the pairs it names.
+	TopologyFile       string   `json:"topologyFile,omitempty"`
 	Socket             string   `json:"socket,omitempty"`
 	StateDir           string   `json:"stateDir,omitempty"`
 	PodResourcesSocket string   `json:"podResourcesSocket,omitempty"`
@@ -72,7 +75,7 @@ func Load(path string) (*Config, error) {
 			err = api.DecodeStrict(asJSON, cfg)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("config %s: %w (see README.md, \"Configuration\", for the keys)", path, err)
+			return nil, fmt.Errorf("config %s: %w (see docs/configuration.md for the keys)", path, err)
 		}
 	}
 	return cfg, nil
@@ -165,7 +168,7 @@ func (c *Config) checkPoolDistances() error {
 			continue
 		}
 		if _, err := topology.ParseClass(p.MaxDistance); err != nil {
-			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
+			errs = append(errs, fmt.Errorf("pools[%d].maxDistance %q: use PIX, PXB, PHB, P2C, NODE or SYS (the farthest GPU-to-NIC class a pod may get from pool %q), or leave it out for any",
 				i, p.MaxDistance, p.Name))
 		}
 	}

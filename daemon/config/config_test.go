@@ -46,7 +46,7 @@ func TestLoad(t *testing.T) {
 			}
 		}},
 		{name: "bad pool maxDistance", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    maxDistance: near\n",
-			wantErr: `pools[0].maxDistance "near": use PIX, PXB, PHB, NODE or SYS`},
+			wantErr: `pools[0].maxDistance "near": use PIX, PXB, PHB, P2C, NODE or SYS`},
 		{name: "pool unresolvedGPUs and DRA drivers", yaml: "gpuDRADrivers: [gpu.example.com]\npools:\n  - name: r\n    subnet: 10.77.0.0/24\n    unresolvedGPUs: ignore\n", check: func(t *testing.T, c *Config) {
 			if c.Pools[0].UnresolvedGPUs != "ignore" || len(c.GPUDRADrivers) != 1 || c.GPUDRADrivers[0] != "gpu.example.com" {
 				t.Errorf("unresolvedGPUs or gpuDRADrivers lost: %+v %v", c.Pools[0], c.GPUDRADrivers)

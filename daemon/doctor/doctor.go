@@ -28,16 +28,18 @@ func Run(args []string) error {
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	cniBin := fs.String("cni-bin-dir", "/opt/cni/bin", "CNI bin dir")
 	nriSocket := fs.String("nri-socket", "/var/run/nri/nri.sock", "NRI socket")
+	file := fs.String("topology-file", "", "the node's NCCL topology file (raild's topologyFile), checked against the machine")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var checks []check
 	live, liveProblem := liveReport(*socket)
-	machine, err := topology.Discover(*root)
+	machine, err := topology.DiscoverFile(*root, *file)
 	if err != nil {
 		checks = append(checks, check{"fail", "topology: " + err.Error(), "check --root"})
 	} else {
 		checks = append(checks, topologyChecks(machine, *root, awayInPods(live, machine))...)
+		checks = append(checks, distanceChecks(machine)...)
 	}
 	checks = append(checks, liveProblem...)
 	if live != nil {

@@ -22,17 +22,19 @@ func newFlags(name string) *flag.FlagSet {
 
 func client(socket string) *api.Client { return api.NewClient(socket, 5*time.Second) }
 
-// Topo is `raild topo`: it prints the topology: from --root when given, else from a running
-// raild when its socket answers, else from /.
+// Topo is `raild topo`: it prints the topology: from --root (or with
+// --topology-file) when given, else from a running raild when its socket
+// answers, else from /.
 func Topo(args []string) error {
 	fs := newFlags("topo")
 	root := fs.String("root", "", "sysfs/procfs/dev root to read (default: ask raild, else /)")
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	asJSON := fs.Bool("json", false, "print JSON")
+	file := fs.String("topology-file", "", "an NCCL topology file to read the machine with (default: raild's, when it answers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	report, err := topoReport(*root, *socket)
+	report, err := topoReport(*root, *socket, *file)
 	if err != nil {
 		return err
 	}
@@ -42,15 +44,17 @@ func Topo(args []string) error {
 	return topology.WriteText(os.Stdout, report)
 }
 
-func topoReport(root, socket string) (topology.Report, error) {
+func topoReport(root, socket, file string) (topology.Report, error) {
 	var report topology.Report
-	if root == "" {
+	if root == "" && file == "" {
 		if raw, err := client(socket).Topology(context.Background()); err == nil {
 			return report, json.Unmarshal(raw, &report)
 		}
+	}
+	if root == "" {
 		root = "/"
 	}
-	m, err := topology.Discover(root)
+	m, err := topology.DiscoverFile(root, file)
 	if err != nil {
 		return report, fmt.Errorf("discover %s: %w", root, err)
 	}

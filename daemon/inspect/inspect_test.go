@@ -19,7 +19,7 @@ func TestTopoJSONShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			report, err := topoReport(root, filepath.Join(root, "no.sock"))
+			report, err := topoReport(root, filepath.Join(root, "no.sock"), "")
 			if err != nil {
 				t.Fatal(err)
 			}

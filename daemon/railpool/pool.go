@@ -41,7 +41,7 @@ func check(p *RailPool, node string) (layout, error) {
 	}
 	if p.Spec.MaxDistance != "" {
 		if _, err := topology.ParseClass(p.Spec.MaxDistance); err != nil {
-			errs = append(errs, fmt.Errorf("%s: spec.maxDistance %q: use PIX, PXB, PHB, NODE or SYS, or leave it out for any", at, p.Spec.MaxDistance))
+			errs = append(errs, fmt.Errorf("%s: spec.maxDistance %q: use PIX, PXB, PHB, P2C, NODE or SYS, or leave it out for any", at, p.Spec.MaxDistance))
 		}
 	}
 	// The whole subnet as this node's slice: every field but the block is checked.

@@ -64,7 +64,11 @@ func newLogger(level string) (*slog.Logger, error) {
 }
 
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
-	inv, err := inventory.New(cfg.Root, nil, nil)
+	discover, err := discoverer(cfg.TopologyFile, log)
+	if err != nil {
+		return err
+	}
+	inv, err := inventory.New(cfg.Root, discover, nil)
 	if err != nil {
 		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
 	}

@@ -21,15 +21,7 @@ import (
 // socket or the same state dir, refuses to start, and the live one keeps
 // its socket and answers; when the live one stops, its socket goes.
 func TestSecondRaildRefused(t *testing.T) {
-	dir, err := os.MkdirTemp("", "rf-serve-") // short: unix socket paths are limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	root := filepath.Join(dir, "root")
-	if _, err := fakesys.Write(root, "lab-1x1", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	dir, root := machineDir(t, "lab-1x1")
 	newCfg := func(socket, state string) *config.Config {
 		cfg := &config.Config{Root: root, Socket: filepath.Join(dir, socket), StateDir: filepath.Join(dir, state), NodeName: "n1",
 			Pools: []ipam.PoolConfig{{Name: "p", Subnet: "10.9.0.0/24"}}}
@@ -74,6 +66,22 @@ func TestSecondRaildRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// machineDir is a short temp dir (unix socket paths are limited) holding
+// a built-in machine under root.
+func machineDir(t *testing.T, machine string) (dir, root string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rf-serve-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	root = filepath.Join(dir, "root")
+	if _, err := fakesys.Write(root, machine, fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, root
 }
 
 // waitAnswers polls the socket until raild answers (or stops early).

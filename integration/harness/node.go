@@ -46,6 +46,8 @@ type NodeOptions struct {
 	// Kubelet, when not nil, starts a PodResources stand-in with these
 	// pods and points raild at it.
 	Kubelet []kubeletstub.Pod
+	// TopologyFile is an NCCL topology file for raild ("" for none).
+	TopologyFile string
 	// DownNICs are RDMA devices whose stand-in netdev starts down.
 	DownNICs []string
 	// PluginStderr receives what plugins print on stderr (nil: dropped).
@@ -195,7 +197,7 @@ func (n *Node) startRaild(opt NodeOptions) error {
 	}
 	ro := RaildOptions{
 		Bin: filepath.Join(opt.Bins.Rail, "raild"), Dir: n.Dir, Root: n.Machine.Root, NodeName: n.ID,
-		Config: DaemonConfig{Cooldown: "0s", Pools: pools}, Netns: n.Netns,
+		Config: DaemonConfig{Cooldown: "0s", Pools: pools, TopologyFile: opt.TopologyFile}, Netns: n.Netns,
 	}
 	if n.Kubelet != nil {
 		ro.PodResources = n.Kubelet.Socket()

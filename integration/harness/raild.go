@@ -29,6 +29,8 @@ type DaemonConfig struct {
 	// Kubernetes is raild's kubernetes section (enabled, podWait, ...).
 	Kubernetes map[string]string `json:"kubernetes,omitempty"`
 	Pools      []ipam.PoolConfig `json:"pools"`
+	// TopologyFile is raild's NCCL topology file ("" for none).
+	TopologyFile string `json:"topologyFile,omitempty"`
 }
 
 // RaildOptions say how to run raild.

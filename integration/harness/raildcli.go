@@ -32,7 +32,11 @@ func (r *Raild) Pools() ([]api.PoolStatus, error) {
 // Topology runs `raild topo --root ROOT --json` on the fake machine.
 func (r *Raild) Topology() (topology.Report, error) {
 	var report topology.Report
-	err := r.cliJSON(&report, "topo", "--root", r.opt.Root, "--json")
+	args := []string{"topo", "--root", r.opt.Root, "--json"}
+	if f := r.opt.Config.TopologyFile; f != "" {
+		args = append(args, "--topology-file", f)
+	}
+	err := r.cliJSON(&report, args...)
 	return report, err
 }
 

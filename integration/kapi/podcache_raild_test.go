@@ -182,7 +182,7 @@ func TestRaildReadsAnnotationsFromTheAPIServer(t *testing.T) {
 		plan, err = r.add("sb-rt2", "x", "u-x", map[string]string{api.AnnotationPool: "prefill"})
 		wantPool(t, plan, err, "prefill")
 		if _, err := r.client.Status(context.Background(), ""); err != nil {
-			t.Errorf("STATUS while the API server is gone: %v (want OK: see README, Operating raild)", err)
+			t.Errorf("STATUS while the API server is gone: %v (want OK: see docs/operating.md)", err)
 		}
 		proxy.up(t)
 		waitFor(t, "/readyz back", func() error {

@@ -98,7 +98,7 @@ func TestAttachMoveCarriesRDMADevice(t *testing.T) {
 // it back. So in exclusive mode Attach finds no RDMA device to move, fails
 // and puts the netdev back as it was; in shared mode the netdev moves and
 // the pod gets no RDMA device. A move-mode attachment of an rxe-backed
-// netdev cannot keep its rxe (README: known limitation).
+// netdev cannot keep its rxe (docs/limitations.md).
 func TestAttachMoveOfRxeNetdev(t *testing.T) {
 	boot := guestBoot(t)
 	tests := []struct {

@@ -36,7 +36,7 @@ func TestMovePodExclusive(t *testing.T) {
 	if err == nil {
 		netns := p.netnsPath(t)
 		t.Errorf("the kernel let %s keep %s in the pod: the rig's kernel facts changed; check the container "+
-			"sees only it, then update README.md", nic, dev)
+			"sees only it, then update docs/limitations.md", nic, dev)
 		p.stop(t)
 		p.remove(t)
 		assertGone(t, netns)

@@ -100,7 +100,7 @@ type PlanInterface struct {
 	Pool      string    `json:"pool"`
 	NIC       *NIC      `json:"nic,omitempty"`
 	GPUs      []int     `json:"gpus,omitempty"`
-	Distance  string    `json:"distance,omitempty"` // PIX, PXB, PHB, NODE, SYS
+	Distance  string    `json:"distance,omitempty"` // PIX, PXB, PHB, P2C, NODE, SYS
 	Reason    string    `json:"reason,omitempty"`   // why this NIC, for people
 	Addresses []Address `json:"addresses"`
 	Routes    []Route   `json:"routes,omitempty"`

@@ -197,7 +197,7 @@ func (c *Rail) checkSelector() error {
 	if c.MaxDistance != "" {
 		class, err := topology.ParseClass(c.MaxDistance)
 		if err != nil {
-			return fieldError("maxDistance", "%q: use PIX, PXB, PHB, NODE or SYS (the farthest GPU-to-NIC class a pod may get), or leave it out for any", c.MaxDistance)
+			return fieldError("maxDistance", "%q: use PIX, PXB, PHB, P2C, NODE or SYS (the farthest GPU-to-NIC class a pod may get), or leave it out for any", c.MaxDistance)
 		}
 		c.MaxClass = &class
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-var classNames = [...]string{PIX: "PIX", PXB: "PXB", PHB: "PHB", NODE: "NODE", SYS: "SYS"}
+var classNames = [...]string{PIX: "PIX", PXB: "PXB", PHB: "PHB", P2C: "P2C", NODE: "NODE", SYS: "SYS"}
 
 // String returns the nvidia-smi name of the class ("PIX", "SYS", ...).
 func (c Class) String() string {
@@ -24,7 +24,7 @@ func ParseClass(s string) (Class, error) {
 			return Class(c), nil
 		}
 	}
-	return SYS, fmt.Errorf("distance class %q: want one of PIX, PXB, PHB, NODE, SYS", s)
+	return SYS, fmt.Errorf("distance class %q: want one of PIX, PXB, PHB, P2C, NODE, SYS", s)
 }
 
 // MarshalText makes a Class a JSON string ("PIX"), also as a map key.
@@ -52,6 +52,7 @@ var legend = [...]struct {
 }{
 	{SYS, "crosses PCIe and the inter-socket link between NUMA nodes (QPI/UPI, xGMI)"},
 	{NODE, "crosses PCIe and the link between host bridges of one NUMA node"},
+	{P2C, "a Grace GPU's chip-to-chip link to its CPU, then PCIe on that socket (NCCL's P2C)"},
 	{PHB, "crosses PCIe and one PCIe host bridge (the CPU's root complex)"},
 	{PXB, "crosses several PCIe switches, never the host bridge"},
 	{PIX, "crosses at most one PCIe switch"},

@@ -8,6 +8,7 @@ import (
 // discovery collects what one Discover call finds and what went wrong.
 type discovery struct {
 	fs       *fsys
+	cpus     cpuNodes
 	problems []Problem
 }
 
@@ -23,24 +24,58 @@ func (d *discovery) linkProblem(p string, err error) string {
 	return why(p, err)
 }
 
+// Options are what discovery takes besides the root.
+type Options struct {
+	// TopologyFile, when set, gives the distances of the GPU/NIC pairs it
+	// names (an NCCL topology file, see ReadTopoFile); every PCI device it
+	// names must exist below the root.
+	TopologyFile *TopoFile
+}
+
 // Discover reads the machine below root ("/" for this host): GPUs bound to
 // the nvidia driver, RDMA devices with their ports, netdevs and char
 // devices, and where each sits in the PCIe tree. Odd or broken entries do
 // not fail discovery: they are reported with what is known, or skipped,
 // and listed in Problems. It fails only when root holds no sys directory.
 // The Machine it returns is read-only: selection indexes are built here.
-func Discover(root string) (*Machine, error) {
+func Discover(root string) (*Machine, error) { return DiscoverWith(root, Options{}) }
+
+// DiscoverFile is Discover with the NCCL topology file at path ("" for
+// none), read first.
+func DiscoverFile(root, path string) (*Machine, error) {
+	var opt Options
+	if path != "" {
+		t, err := ReadTopoFile(path)
+		if err != nil {
+			return nil, err
+		}
+		opt.TopologyFile = t
+	}
+	return DiscoverWith(root, opt)
+}
+
+// DiscoverWith is Discover with options. With a topology file it fails
+// when the file names a GPU or NIC the machine does not have.
+func DiscoverWith(root string, opt Options) (*Machine, error) {
 	fs, err := newFsys(root)
 	if err != nil {
 		return nil, err
 	}
 	d := &discovery{fs: fs}
-	m := &Machine{Root: root}
+	d.cpus = d.readCPUNodes()
+	m := &Machine{Root: root, TopologyFile: opt.TopologyFile}
 	m.GPUs = d.discoverGPUs()
 	m.NICs = d.discoverNICs(d.scanCharDevs())
 	m.RdmaCM = d.rdmaCM(len(m.NICs) > 0)
+	if err := d.checkTopoFile(opt.TopologyFile); err != nil {
+		return nil, err
+	}
+	m.FlatPCI = flatPCI(m.GPUs, m.NICs)
+	if m.FlatPCI && m.TopologyFile == nil {
+		d.problem("PCI topology", FlatPCIProblem)
+	}
 	m.Problems = d.problems
-	m.idx = newIndex(m.GPUs, m.NICs)
+	m.idx = m.newIndex()
 	return m, nil
 }
 
@@ -49,7 +84,7 @@ func Discover(root string) (*Machine, error) {
 // given; NICs keep their order.
 func NewMachine(gpus []GPU, nics []NIC) *Machine {
 	m := &Machine{GPUs: gpus, NICs: nics}
-	m.idx = newIndex(gpus, nics)
+	m.idx = m.newIndex()
 	return m
 }
 
@@ -57,15 +92,18 @@ func NewMachine(gpus []GPU, nics []NIC) *Machine {
 type index struct {
 	class  [][]Class  // [gpu position][nic position]
 	reason [][]string // "PIX to GPU0 via switch 0000:16:00.0"
+	source [][]Source // where each class came from
 	order  [][]int    // per GPU: NIC positions by class, then name
 	rank   []int      // per NIC: position in natural name order
 	gpuPos map[int]int
 }
 
-func newIndex(gpus []GPU, nics []NIC) *index {
+func (m *Machine) newIndex() *index {
+	gpus, nics := m.GPUs, m.NICs
 	idx := &index{
 		class:  make([][]Class, len(gpus)),
 		reason: make([][]string, len(gpus)),
+		source: make([][]Source, len(gpus)),
 		order:  make([][]int, len(gpus)),
 		rank:   make([]int, len(nics)),
 		gpuPos: make(map[int]int, len(gpus)),
@@ -82,10 +120,12 @@ func newIndex(gpus []GPU, nics []NIC) *index {
 		idx.gpuPos[g.Index] = gi
 		idx.class[gi] = make([]Class, len(nics))
 		idx.reason[gi] = make([]string, len(nics))
+		idx.source[gi] = make([]Source, len(nics))
 		for ni, n := range nics {
-			c, via := distance(g, n)
+			c, via, src := m.pairDistance(g, n)
 			idx.class[gi][ni] = c
 			idx.reason[gi][ni] = pairReason(c, g.Index, via)
+			idx.source[gi][ni] = src
 		}
 		order := make([]int, len(nics))
 		copy(order, byName)
@@ -102,5 +142,5 @@ func (m *Machine) index() *index {
 	if m.idx != nil {
 		return m.idx
 	}
-	return newIndex(m.GPUs, m.NICs)
+	return m.newIndex()
 }

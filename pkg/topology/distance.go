@@ -29,8 +29,11 @@ import (
 //
 // GPU at [RP, U1, D1, U2, D2] and NIC at [RP, U1, D1, U2, D3]: c=4, below=1,
 // PIX. The same GPU and a NIC at [RP, U1, D4]: c=2, below=3, PXB.
+//
+// With a topology file the file's class wins for the pairs it names; a
+// C2C-attached GPU (Grace) is placed by its CPU socket (P2C or SYS).
 func (m *Machine) Distance(g GPU, n NIC) Class {
-	c, _ := distance(g, n)
+	c, _, _ := m.pairDistance(g, n)
 	return c
 }
 
@@ -39,6 +42,9 @@ func (m *Machine) Distance(g GPU, n NIC) Class {
 func distance(g GPU, n NIC) (Class, string) {
 	if g.Root == "" || n.Root == "" {
 		return SYS, "location unknown"
+	}
+	if g.C2C {
+		return c2cDistance(g, n)
 	}
 	if g.Root != n.Root {
 		if g.NUMA >= 0 && g.NUMA == n.NUMA {
@@ -63,6 +69,21 @@ func distance(g GPU, n NIC) (Class, string) {
 	default:
 		return PXB, "via switch " + g.Path[c-1]
 	}
+}
+
+// c2cDistance ranks a NIC for a GPU on a chip-to-chip link (Grace): the
+// PCIe tree joins them only through the CPU, so the socket decides: P2C
+// on the GPU's own socket (NCCL's GPU → C2C → CPU → PCIe → NIC), SYS
+// across the link between sockets.
+func c2cDistance(g GPU, n NIC) (Class, string) {
+	gpuNode := "CPUs of NUMA node " + strconv.Itoa(g.CPUNode)
+	switch {
+	case n.CPUNode < 0:
+		return SYS, "C2C to " + gpuNode + ", the NIC's socket unknown"
+	case n.CPUNode == g.CPUNode:
+		return P2C, "via C2C to the " + gpuNode
+	}
+	return SYS, "C2C to the " + gpuNode + ", the NIC on the socket of node " + strconv.Itoa(n.CPUNode)
 }
 
 func commonPrefix(a, b []string) int {

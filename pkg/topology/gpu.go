@@ -48,7 +48,7 @@ func (d *discovery) discoverGPUs() []GPU {
 // gpu reads one nvidia-bound PCI function. ok is false for functions that
 // are not GPUs; a GPU with missing details is kept with what is known.
 func (d *discovery) gpu(addr string) (GPU, bool) {
-	g := GPU{PCI: addr, Minor: -1, NUMA: -1}
+	g := GPU{PCI: addr, Minor: -1, NUMA: -1, CPUNode: -1}
 	label := "gpu " + addr
 	link := nvidiaDriverDir + "/" + addr
 	dev, err := d.fs.real(link)
@@ -64,6 +64,8 @@ func (d *discovery) gpu(addr string) (GPU, bool) {
 			d.problem(label, dev+" is not below a PCI host bridge")
 		}
 		g.NUMA = d.numa(label, dev)
+		g.CPUNode = d.cpuNode(d.cpus, dev, g.NUMA)
+		g.C2C = isC2C(d.cpus, g.NUMA, g.CPUNode)
 	}
 	d.gpuInfo(&g, label)
 	return g, true

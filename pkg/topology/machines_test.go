@@ -103,6 +103,30 @@ var machineCases = map[string]machineCase{
 		},
 		affinity: []string{"mlx4_0", "mlx4_0:2", "mlx4_1", "mlx4_1:2", "mlx5_0"},
 	},
+	// Hand-computed in realmachines_test.go, which also checks the
+	// sources and the NCCL topology file.
+	"xe8640": {
+		nics:     "mlx5_0 mlx5_1",
+		matrix:   []string{"PIX SYS", "NODE SYS", "SYS NODE", "SYS PHB"},
+		affinity: []string{"mlx5_0", "mlx5_0", "mlx5_1", "mlx5_1"},
+	},
+	"gb200-tray": {
+		nics:     "mlx5_0 mlx5_1 mlx5_2 mlx5_3",
+		matrix:   []string{"P2C P2C SYS SYS", "P2C P2C SYS SYS", "SYS SYS P2C P2C", "SYS SYS P2C P2C"},
+		affinity: []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"},
+	},
+	"azure-ndh100v5": {
+		nics: "mlx5_ib0 mlx5_ib1 mlx5_ib2 mlx5_ib3 mlx5_ib4 mlx5_ib5 mlx5_ib6 mlx5_ib7",
+		matrix: []string{
+			"NODE NODE NODE NODE SYS SYS SYS SYS", "NODE NODE NODE NODE SYS SYS SYS SYS",
+			"NODE NODE NODE NODE SYS SYS SYS SYS", "NODE NODE NODE NODE SYS SYS SYS SYS",
+			"SYS SYS SYS SYS NODE NODE NODE NODE", "SYS SYS SYS SYS NODE NODE NODE NODE",
+			"SYS SYS SYS SYS NODE NODE NODE NODE", "SYS SYS SYS SYS NODE NODE NODE NODE",
+		},
+		// NUMA only, then spread: one NIC per GPU in name order.
+		affinity: []string{"mlx5_ib0", "mlx5_ib1", "mlx5_ib2", "mlx5_ib3", "mlx5_ib4", "mlx5_ib5", "mlx5_ib6", "mlx5_ib7"},
+		problems: []string{"PCI topology: " + topology.FlatPCIProblem},
+	},
 	"softroce": {
 		nics:     "rxe0",
 		matrix:   []string{"SYS"},
@@ -180,7 +204,7 @@ func TestMachineMatchesSpec(t *testing.T) {
 				if g.Index != want.Index || g.PCI != want.PCI || g.UUID != want.UUID || g.Minor != want.Minor || g.NUMA != want.NUMA {
 					t.Errorf("GPU %d = %+v, spec %+v", i, g, want)
 				}
-				if !strings.HasPrefix(g.Root, "pci0000:") || len(g.Path) == 0 {
+				if !strings.HasPrefix(g.Root, "pci"+g.PCI[:5]) || (len(g.Path) == 0) != m.FlatPCI {
 					t.Errorf("GPU %d location root=%q path=%v", i, g.Root, g.Path)
 				}
 			}

@@ -35,7 +35,7 @@ func (d *discovery) nic(name string, cd charDevs) []NIC {
 		d.problem(name, d.linkProblem(dir, os.ErrNotExist)+"; skipped")
 		return nil
 	}
-	n := NIC{Name: name, Device: name, NUMA: -1}
+	n := NIC{Name: name, Device: name, NUMA: -1, CPUNode: -1}
 	devDir := d.nicLocation(&n, dir)
 	if guid, err := d.fs.read(dir + "/node_guid"); err == nil {
 		n.NodeGUID = guid
@@ -106,6 +106,7 @@ func (d *discovery) nicLocation(n *NIC, dir string) string {
 		n.SF, n.PF = true, addr
 	}
 	n.NUMA = d.numa(n.Name, fn)
+	n.CPUNode = d.cpuNode(d.cpus, fn, n.NUMA)
 	if physfn := dev + "/physfn"; d.fs.isLink(physfn) {
 		pf, err := d.fs.linkName(physfn)
 		if err != nil {
@@ -129,5 +130,6 @@ func (d *discovery) softLocation(n *NIC, parent string) {
 	if root, path, _, ok := pciLocation(dev); ok {
 		n.Root, n.Path = root, path
 		n.NUMA = d.numa(n.Name, dev)
+		n.CPUNode = d.cpuNode(d.cpus, dev, n.NUMA)
 	}
 }

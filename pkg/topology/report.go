@@ -21,6 +21,14 @@ type Report struct {
 	// Holders names the pods holding each NIC in use, when the report
 	// comes from a running raild (its leases); empty from a bare read.
 	Holders map[string]string `json:"holders,omitempty"`
+	// Sources says where each class of Matrix came from (sysfs, file,
+	// socket, numa), keyed the same way.
+	Sources map[string]map[string]Source `json:"sources,omitempty"`
+	// TopologyFile is the NCCL topology file in use, if any, and
+	// Disagreements the pairs where it and sysfs's PCIe tree differ.
+	TopologyFile  string         `json:"topologyFile,omitempty"`
+	Disagreements []Disagreement `json:"disagreements,omitempty"`
+	FlatPCI       bool           `json:"flatPCI,omitempty"`
 }
 
 // Report gathers the machine's devices, every GPU/NIC class (NICs that
@@ -33,14 +41,23 @@ func (m *Machine) Report() Report {
 		Affinity: map[string]string{},
 		RdmaCM:   m.RdmaCM,
 		Problems: m.Problems,
+		Sources:  make(map[string]map[string]Source, len(m.GPUs)),
+		FlatPCI:  m.FlatPCI,
 	}
 	idx := m.index()
 	for gi, g := range m.GPUs {
 		row := make(map[string]Class, len(m.NICs))
+		sources := make(map[string]Source, len(m.NICs))
 		for ni, n := range m.NICs {
 			row[n.Name] = idx.class[gi][ni]
+			sources[n.Name] = idx.source[gi][ni]
 		}
 		r.Matrix[strconv.Itoa(g.Index)] = row
+		r.Sources[strconv.Itoa(g.Index)] = sources
+	}
+	if m.TopologyFile != nil {
+		r.TopologyFile = m.TopologyFile.Path
+		r.Disagreements = m.disagreements()
 	}
 	for gpu, nic := range m.Affinity() {
 		r.Affinity[strconv.Itoa(gpu)] = nic
@@ -61,6 +78,7 @@ func nonNil[T any](s []T) []T {
 func WriteText(w io.Writer, r Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	writeMatrix(tw, r)
+	writeSources(tw, r)
 	fmt.Fprintln(tw)
 	writeNICTable(tw, r.NICs)
 	fmt.Fprintln(tw)

@@ -13,6 +13,7 @@ const (
 	PIX  Class = iota // through at most one PCIe switch
 	PXB               // through several switches, not the host bridge
 	PHB               // through the host bridge of one root complex
+	P2C               // a C2C-attached GPU (Grace) and a NIC on the same CPU socket
 	NODE              // different root complexes, same NUMA node
 	SYS               // across NUMA nodes
 )
@@ -48,6 +49,12 @@ type GPU struct {
 	// device's parent bridge; Root is the host bridge (pci0000:00).
 	Root string   `json:"root"`
 	Path []string `json:"-"`
+	// CPUNode is the NUMA node holding the CPUs local to the GPU
+	// (local_cpulist); -1 unknown. C2C marks a GPU attached to its CPU by
+	// a chip-to-chip link (NVIDIA Grace): its numa_node is a node of its
+	// own memory, without CPUs, and only its CPU socket places it.
+	CPUNode int  `json:"cpuNode"`
+	C2C     bool `json:"c2c,omitempty"`
 }
 
 // NIC is one placement target: one port of an RDMA device
@@ -65,6 +72,7 @@ type NIC struct {
 	LinkLayer   LinkLayer `json:"linkLayer"`        // the port's link layer
 	Rate        string    `json:"rate,omitempty"`
 	NUMA        int       `json:"numa"`
+	CPUNode     int       `json:"cpuNode"` // the NUMA node holding its local CPUs; -1 unknown
 	NodeGUID    string    `json:"nodeGUID,omitempty"`
 	VF          bool      `json:"vf,omitempty"`
 	PF          string    `json:"pf,omitempty"` // PCI address of the PF for a VF or an SF
@@ -91,6 +99,12 @@ type Machine struct {
 	NICs     []NIC     `json:"nics"`
 	RdmaCM   *CharDev  `json:"rdmaCM,omitempty"`
 	Problems []Problem `json:"problems,omitempty"`
+	// FlatPCI is set when sysfs carries no PCIe switch information: every
+	// GPU and NIC sits alone on a PCI root of its own (Hyper-V VMs).
+	FlatPCI bool `json:"flatPCI,omitempty"`
+	// TopologyFile is the NCCL topology file whose distances override
+	// sysfs for the pairs it names; nil without one.
+	TopologyFile *TopoFile `json:"-"`
 
 	idx *index // selection index, built by Discover and NewMachine
 }

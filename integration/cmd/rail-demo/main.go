@@ -6,7 +6,11 @@
 // why, has them talk over the rail, tears everything down and shows that
 // nothing is left.
 //
-//	go run ./integration/cmd/rail-demo --bin bin [--keep]
+// --machine picks another simulated node (fakesys's built-in machines with at
+// least 4 GPUs; the decode pod then holds the first two GPUs of the second
+// half) and --topology-file gives raild that node's NCCL topology file.
+//
+//	go run ./integration/cmd/rail-demo --bin bin [--keep] [--machine NAME] [--topology-file FILE]
 package main
 
 import (
@@ -18,13 +22,17 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 )
 
 type options struct {
-	bin     string
-	plugins string
-	keep    bool
+	bin          string
+	plugins      string
+	keep         bool
+	machine      string
+	topologyFile string
 }
 
 func main() {
@@ -52,11 +60,23 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opt.bin, "bin", "bin", "directory with raild and rail (make build)")
 	fs.StringVar(&opt.plugins, "plugins", "", "directory with the upstream CNI plugins ptp and host-local (default: built once from the Go module cache)")
 	fs.BoolVar(&opt.keep, "keep", false, "after the traffic, keep everything up for inspection until Ctrl-C, then tear down")
+	fs.StringVar(&opt.machine, "machine", defaultMachine, "the simulated node: "+strings.Join(demoMachines(), ", "))
+	fs.StringVar(&opt.topologyFile, "topology-file", "", "an NCCL topology file for raild (e.g. pkg/topology/testdata/ndv5-topo.xml with --machine azure-ndh100v5)")
 	if err := fs.Parse(args); err != nil {
 		return opt, err
 	}
 	if fs.NArg() > 0 {
-		return opt, fmt.Errorf("unexpected argument %q (flags: --bin DIR, --plugins DIR, --keep)", fs.Arg(0))
+		return opt, fmt.Errorf("unexpected argument %q (flags: --bin DIR, --plugins DIR, --keep, --machine NAME, --topology-file FILE)", fs.Arg(0))
+	}
+	if !slices.Contains(demoMachines(), opt.machine) {
+		return opt, fmt.Errorf("--machine %q: choose one of %s", opt.machine, strings.Join(demoMachines(), ", "))
+	}
+	if opt.topologyFile != "" {
+		abs, err := filepath.Abs(opt.topologyFile)
+		if err != nil {
+			return opt, err
+		}
+		opt.topologyFile = abs
 	}
 	return opt, nil
 }

@@ -83,6 +83,7 @@ var classMeaning = map[topology.Class]string{
 	topology.PIX:  "same PCIe switch",
 	topology.PXB:  "several PCIe switches, same root port",
 	topology.PHB:  "same PCIe host bridge",
+	topology.P2C:  "the GPU's C2C link to its CPU socket, then PCIe",
 	topology.NODE: "same NUMA node, other host bridge",
 	topology.SYS:  "across the CPU sockets",
 }

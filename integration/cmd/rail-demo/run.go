@@ -14,9 +14,9 @@ import (
 )
 
 const (
-	machine   = "h100x8-cx7x4"
-	ptpSubnet = "10.88.0.0/24"
-	railPort  = "8000"
+	defaultMachine = "h100x8-cx7x4"
+	ptpSubnet      = "10.88.0.0/24"
+	railPort       = "8000"
 )
 
 // demoPod is one pod of the demo and what it got.
@@ -35,7 +35,12 @@ func run(ctx context.Context, opt options, out io.Writer) (retErr error) {
 	if err != nil {
 		return err
 	}
-	node, err := harness.NewNode(harness.NodeOptions{Machine: machine, Bins: bins, Kubelet: []kubeletstub.Pod{}})
+	pods, err := demoPods(opt.machine)
+	if err != nil {
+		return err
+	}
+	node, err := harness.NewNode(harness.NodeOptions{Machine: opt.machine, Bins: bins, Kubelet: []kubeletstub.Pod{},
+		TopologyFile: opt.topologyFile})
 	if err != nil {
 		return fmt.Errorf("set up the simulated node: %w", err)
 	}
@@ -45,7 +50,6 @@ func run(ctx context.Context, opt options, out io.Writer) (retErr error) {
 			retErr = errors.Join(retErr, node.Close())
 		}
 	}()
-	pods := []*demoPod{{name: "prefill", gpus: []int{0, 1}}, {name: "decode", gpus: []int{4, 5}}}
 	if err := setKubelet(node, pods); err != nil {
 		return err
 	}
@@ -57,7 +61,7 @@ func run(ctx context.Context, opt options, out io.Writer) (retErr error) {
 	if err != nil {
 		return err
 	}
-	printNode(out, node, pods)
+	printNode(out, node, pods, opt)
 	if err := addPods(ctx, out, node, network, pods); err != nil {
 		return err
 	}
@@ -104,15 +108,18 @@ func setKubelet(node *harness.Node, pods []*demoPod) error {
 	return node.Kubelet.SetPods(stub)
 }
 
-func printNode(out io.Writer, node *harness.Node, pods []*demoPod) {
+func printNode(out io.Writer, node *harness.Node, pods []*demoPod, opt options) {
 	spec := node.Machine.Spec
 	var nics, standIns []string
 	for _, s := range node.Fabric.NICs() {
 		nics = append(nics, s.RDMA)
 		standIns = append(standIns, s.Name)
 	}
-	fmt.Fprintf(out, "\nRail demo: a simulated node (%s) in network namespaces on this kernel\n\n", machine)
-	fmt.Fprintf(out, "  node     %d × %s, %d × ConnectX-7 InfiniBand (%s)\n", len(spec.GPUs), spec.GPUs[0].Model, len(nics), strings.Join(nics, ", "))
+	fmt.Fprintf(out, "\nRail demo: a simulated node (%s) in network namespaces on this kernel\n\n", opt.machine)
+	fmt.Fprintf(out, "  node     %d × %s, %d RDMA NIC(s) (%s)\n", len(spec.GPUs), spec.GPUs[0].Model, len(nics), strings.Join(nics, ", "))
+	if opt.topologyFile != "" {
+		fmt.Fprintf(out, "           distances from the NCCL topology file %s\n", opt.topologyFile)
+	}
 	fmt.Fprintf(out, "           fake sysfs in %s; stand-in NIC netdevs (veth): %s\n", node.Machine.Root, strings.Join(standIns, ", "))
 	var holds []string
 	for _, p := range pods {

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// decodePool is the README's RailPool example: 32 blocks of /27, one per
+// decodePool is the RailPool example in docs/pools.md: 32 blocks of /27, one per
 // GPU node.
 const decodePool = `
 apiVersion: rail.dev/v1alpha1

@@ -35,7 +35,7 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 	var slaveDirs []string
 	var pf0 nicPlan
 	for fn, f := range c.Funcs {
-		bdf := addr(bus, 0, fn)
+		bdf := b.addr(bus, 0, fn)
 		dir := b.function(parent, bdf, numa, pciID{"0x15b3", model.device, nicClass(f.LinkLayer), model.driver})
 		p := b.plan(f, dir, bdf, numa, model.hcaType)
 		p.netdev = b.netdevName(f, bus, fn, slot, multi, c.Bond != "")
@@ -58,7 +58,7 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 			nextFn++
 			name := vfNetdevName(b.opt, vf, fmt.Sprintf("ibp%ds%df%d", bus, dev, vfn),
 				fmt.Sprintf("ens%df%dv%d", slot, fn, k))
-			b.virtualFunction(parent, dir, addr(bus, dev, vfn), numa, vf, k, name)
+			b.virtualFunction(parent, dir, b.addr(bus, dev, vfn), numa, vf, k, name)
 		}
 	}
 	if c.Bond != "" {
@@ -111,13 +111,22 @@ func (b *builder) netdevName(f Func, bus, fn, slot int, multi, bonded bool) stri
 	case f.Netdev != "":
 		return f.Netdev
 	case f.LinkLayer == "InfiniBand" && multi:
-		return fmt.Sprintf("ibp%ds0f%d", bus, fn)
+		return fmt.Sprintf("ib%sp%ds0f%d", b.domainPart(), bus, fn)
 	case f.LinkLayer == "InfiniBand":
-		return fmt.Sprintf("ibp%ds0", bus)
+		return fmt.Sprintf("ib%sp%ds0", b.domainPart(), bus)
 	case multi:
 		return fmt.Sprintf("ens%df%dnp%d", slot, fn, fn)
 	}
 	return fmt.Sprintf("ens%dnp0", slot)
+}
+
+// domainPart is systemd's "P<domain>" in a netdev name, for a PCI domain
+// other than 0 (ibP2p1s0).
+func (b *builder) domainPart() string {
+	if b.domain == 0 {
+		return ""
+	}
+	return fmt.Sprintf("P%d", b.domain)
 }
 
 // virtualFunction writes an SR-IOV VF beside its PF with its own RDMA

@@ -7,15 +7,31 @@ import (
 // Host describes a machine's PCIe tree and RDMA devices. Bus numbers are
 // assigned depth first from each root's bus, the way firmware enumerates.
 type Host struct {
-	Roots    []Root     // in ascending bus order
+	Roots    []Root     // in ascending (domain, bus) order
 	SoftRoCE []SoftRoCE // rxe devices on virtual netdevs
+	// Nodes, when set, writes /sys/devices/system/node/nodeN/cpulist for
+	// each NUMA node N (its CPUs, "" for a node of memory alone) and every
+	// PCI function's local_cpulist from its NUMA node.
+	Nodes []NUMANode
+}
+
+// NUMANode is one NUMA node: its CPU list as the kernel prints it
+// ("0-71"), empty for a node without CPUs (a Grace GPU's memory).
+type NUMANode struct {
+	CPUs string
 }
 
 // Root is one PCI host bridge, pci0000:<Bus>, with one root port per slot.
 type Root struct {
-	Bus   uint8
-	NUMA  int // written to every numa_node below; -1 for unknown
-	Ports []Slot
+	Domain uint16 // PCI domain (segment): 0000 unless set
+	Bus    uint8
+	NUMA   int // written to every numa_node below; -1 for unknown
+	Ports  []Slot
+	// VMBus puts the host bridge below a Hyper-V VMBus device, as Azure
+	// VMs show PCI passthrough: /sys/devices/LNXSYSTM:00/…/VMBUS:00/<guid>/
+	// pciDDDD:BB, with the one device of Ports straight on the root bus
+	// (no root port, no switch).
+	VMBus bool
 }
 
 // Slot is what sits behind a root port or a switch downstream port:
@@ -30,6 +46,10 @@ type Slot struct {
 // GPU is an NVIDIA GPU bound to the nvidia driver.
 type GPU struct {
 	Model string // "NVIDIA H100 80GB HBM3"
+	// MemoryNode, when set, is the GPU's own NUMA node (its memory, no
+	// CPUs), written as its numa_node while its local_cpulist stays its
+	// root's: a GPU on a chip-to-chip link to a Grace CPU.
+	MemoryNode *int
 }
 
 // Card is an RDMA NIC: one PCI function per entry of Funcs.

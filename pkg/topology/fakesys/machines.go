@@ -1,5 +1,7 @@
 package fakesys
 
+import "fmt"
+
 // builtins returns the built-in machines. RDMA devices are named in PCI
 // order, as the kernel names them in probe order, so uverbsN belongs to
 // mlx5_N.
@@ -120,6 +122,59 @@ func builtins() map[string]func() Host {
 					{GPU: &GPU{Model: "NVIDIA A100 80GB PCIe"}},
 					eth("mlx5_0"),
 				}},
+			}}
+		},
+		// Azure ND H100 v5 as the VM sees it: Hyper-V passes each GPU and
+		// each InfiniBand NIC (ConnectX-7 VF, mlx5_ibN, netdev ibN) through
+		// on a VMBus PCI root of its own (domains 0001-0008 and 0101-0108),
+		// so sysfs shows no switch; GPUs 0-3 and mlx5_ib0-3 on NUMA node 0,
+		// the rest on node 1. The real pairing is in the NCCL topology file
+		// Azure ships per VM size (testdata/ndv5-topo.xml in pkg/topology).
+		"azure-ndh100v5": func() Host {
+			h := Host{Nodes: []NUMANode{{CPUs: "0-47"}, {CPUs: "48-95"}}}
+			for i := range 8 {
+				h.Roots = append(h.Roots, Root{Domain: uint16(1 + i), NUMA: i / 4, VMBus: true, Ports: []Slot{h100()}})
+			}
+			for i := range 8 {
+				nic := ib(fmt.Sprintf("mlx5_ib%d", i))
+				nic.Card.Funcs[0].Netdev = fmt.Sprintf("ib%d", i)
+				h.Roots = append(h.Roots, Root{Domain: uint16(0x101 + i), NUMA: i / 4, VMBus: true, Ports: []Slot{nic}})
+			}
+			return h
+		},
+		// A GB200 compute tray: two Grace CPUs (NUMA nodes 0 and 1, 72 CPUs
+		// each), four Blackwell GPUs on chip-to-chip links, two per Grace,
+		// each GPU's memory a NUMA node of its own without CPUs (2-5), and
+		// four ConnectX-7 on Grace PCIe segments, two per socket. By PCIe
+		// every GPU/NIC pair only meets at a CPU; the socket tells them apart.
+		"gb200-tray": func() Host {
+			gpu := func(node int) Slot {
+				return Slot{GPU: &GPU{Model: "NVIDIA GB200", MemoryNode: &node}}
+			}
+			return Host{
+				Nodes: []NUMANode{{CPUs: "0-71"}, {CPUs: "72-143"}, {}, {}, {}, {}},
+				Roots: []Root{
+					{Domain: 0x0000, NUMA: 0, Ports: []Slot{ib("mlx5_0")}},
+					{Domain: 0x0002, NUMA: 0, Ports: []Slot{ib("mlx5_1")}},
+					{Domain: 0x0008, NUMA: 0, Ports: []Slot{gpu(2)}},
+					{Domain: 0x0009, NUMA: 0, Ports: []Slot{gpu(3)}},
+					{Domain: 0x0010, NUMA: 1, Ports: []Slot{ib("mlx5_2")}},
+					{Domain: 0x0012, NUMA: 1, Ports: []Slot{ib("mlx5_3")}},
+					{Domain: 0x0018, NUMA: 1, Ports: []Slot{gpu(4)}},
+					{Domain: 0x0019, NUMA: 1, Ports: []Slot{gpu(5)}},
+				},
+			}
+		},
+		// A 4-GPU board laid out like Dell's XE8640: only GPU0 shares a
+		// switch with a NIC (mlx5_0); GPU1 sits on another host bridge of
+		// socket 0; GPU2 on its own host bridge of socket 1; GPU3 on a root
+		// port of the host bridge whose other root port holds mlx5_1.
+		"xe8640": func() Host {
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{pcieSwitch(h100(), ib("mlx5_0"))}},
+				{Bus: 0x37, NUMA: 0, Ports: []Slot{h100()}},
+				{Bus: 0x97, NUMA: 1, Ports: []Slot{h100()}},
+				{Bus: 0xb7, NUMA: 1, Ports: []Slot{h100(), ib("mlx5_1")}},
 			}}
 		},
 		// One GPU and Soft-RoCE rxe0 on a virtual netdev with no PCI parent.

@@ -13,9 +13,11 @@ type builder struct {
 	opt      Options
 	spec     *Spec
 	nextBus  int
-	nextSlot int // PCIe slot numbers for Ethernet names
-	verbs    int // next uverbsN
-	mad      int // next umadN / issmN
+	domain   int            // the PCI domain of the root being written
+	nodeCPUs map[int]string // NUMA node → its CPU list, from Host.Nodes
+	nextSlot int            // PCIe slot numbers for Ethernet names
+	verbs    int            // next uverbsN
+	mad      int            // next umadN / issmN
 	drivers  map[string]bool
 }
 
@@ -40,7 +42,14 @@ var (
 )
 
 func (b *builder) host(h Host) error {
+	b.nodes(h.Nodes)
 	for i, r := range h.Roots {
+		if int(r.Domain) != b.domain {
+			if int(r.Domain) < b.domain {
+				return fmt.Errorf("root %d: domain %04x after %04x (roots go in ascending domain order)", i, r.Domain, b.domain)
+			}
+			b.domain, b.nextBus = int(r.Domain), 0
+		}
 		if int(r.Bus) < b.nextBus {
 			return fmt.Errorf("root %d: bus %#02x overlaps buses already used (roots go in ascending, disjoint bus ranges)", i, r.Bus)
 		}
@@ -59,12 +68,25 @@ func (b *builder) host(h Host) error {
 }
 
 func (b *builder) root(i int, r Root) error {
-	dir := fmt.Sprintf("/sys/devices/pci0000:%02x", r.Bus)
+	dir := fmt.Sprintf("/sys/devices/pci%04x:%02x", r.Domain, r.Bus)
+	if r.VMBus {
+		dir = fmt.Sprintf("/sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/%s/pci%04x:%02x",
+			b.vmbusGUID(r), r.Domain, r.Bus)
+	}
 	b.f.file(dir+"/uevent", "")
 	b.nextBus = int(r.Bus) + 1
+	if r.VMBus {
+		if len(r.Ports) != 1 || r.Ports[0].Switch != nil {
+			return fmt.Errorf("root %d: a VMBus root holds exactly one device and no switch", i)
+		}
+		if err := r.Ports[0].validate(fmt.Sprintf("root %d", i)); err != nil {
+			return err
+		}
+		return b.place(fmt.Sprintf("root %d", i), dir, int(r.Bus), r.Ports[0], r.NUMA)
+	}
 	for p, s := range r.Ports {
 		where := fmt.Sprintf("root %d port %d", i, p)
-		port := b.function(dir, addr(int(r.Bus), p+1, 0), r.NUMA, rootPortID)
+		port := b.function(dir, b.addr(int(r.Bus), p+1, 0), r.NUMA, rootPortID)
 		if err := b.slot(where, port, s, r.NUMA); err != nil {
 			return err
 		}
@@ -90,29 +112,34 @@ func (b *builder) slot(where, parent string, s Slot, numa int) error {
 	if err != nil {
 		return err
 	}
+	return b.place(where, parent, bus, s, numa)
+}
+
+// place writes a slot's content on bus below parent.
+func (b *builder) place(where, parent string, bus int, s Slot, numa int) error {
 	switch {
 	case s.Switch != nil:
 		return b.pcieSwitch(where, parent, bus, s.Switch, numa)
 	case s.GPU != nil:
-		b.gpu(parent, addr(bus, 0, 0), numa, *s.GPU)
+		b.gpu(parent, b.addr(bus, 0, 0), numa, *s.GPU)
 	case s.Card != nil:
 		b.card(parent, bus, numa, *s.Card)
 	case s.Other != nil:
 		o := s.Other
-		b.function(parent, addr(bus, 0, 0), numa, pciID{o.Vendor, o.Device, o.Class, o.Driver})
+		b.function(parent, b.addr(bus, 0, 0), numa, pciID{o.Vendor, o.Device, o.Class, o.Driver})
 	}
 	return nil
 }
 
 // pcieSwitch writes an upstream port and one downstream port per child.
 func (b *builder) pcieSwitch(where, parent string, bus int, children []Slot, numa int) error {
-	up := b.function(parent, addr(bus, 0, 0), numa, switchID)
+	up := b.function(parent, b.addr(bus, 0, 0), numa, switchID)
 	down, err := b.takeBus(where)
 	if err != nil {
 		return err
 	}
 	for i, child := range children {
-		port := b.function(up, addr(down, i, 0), numa, switchID)
+		port := b.function(up, b.addr(down, i, 0), numa, switchID)
 		if err := b.slot(fmt.Sprintf("%s switch port %d", where, i), port, child, numa); err != nil {
 			return err
 		}
@@ -120,8 +147,9 @@ func (b *builder) pcieSwitch(where, parent string, bus int, children []Slot, num
 	return nil
 }
 
-func addr(bus, dev, fn int) string {
-	return fmt.Sprintf("0000:%02x:%02x.%d", bus, dev, fn)
+// addr is a PCI address in the domain of the root being written.
+func (b *builder) addr(bus, dev, fn int) string {
+	return fmt.Sprintf("%04x:%02x:%02x.%d", b.domain, bus, dev, fn)
 }
 
 // function writes one PCI function's directory below parent with its
@@ -132,6 +160,9 @@ func (b *builder) function(parent, bdf string, numa int, id pciID) string {
 	b.f.file(dir+"/device", id.device)
 	b.f.file(dir+"/class", id.class)
 	b.f.file(dir+"/numa_node", strconv.Itoa(numa))
+	if cpus, ok := b.nodeCPUs[numa]; ok {
+		b.f.file(dir+"/local_cpulist", cpus)
+	}
 	b.f.file(dir+"/uevent", "PCI_SLOT_NAME="+bdf)
 	b.f.link(dir+"/subsystem", "/sys/bus/pci")
 	b.f.link("/sys/bus/pci/devices/"+bdf, dir)
@@ -146,7 +177,10 @@ func (b *builder) function(parent, bdf string, numa int, id pciID) string {
 
 // gpu writes an NVIDIA GPU and its /proc/driver/nvidia/gpus entry.
 func (b *builder) gpu(parent, bdf string, numa int, g GPU) {
-	b.function(parent, bdf, numa, gpuID)
+	dir := b.function(parent, bdf, numa, gpuID)
+	if g.MemoryNode != nil {
+		b.f.file(dir+"/numa_node", strconv.Itoa(*g.MemoryNode))
+	}
 	minor := len(b.spec.GPUs)
 	uuid := b.uuid(bdf)
 	if minor < len(b.opt.GPUUUIDs) && b.opt.GPUUUIDs[minor] != "" {
@@ -161,6 +195,9 @@ func (b *builder) gpu(parent, bdf string, numa int, g GPU) {
 			"Bus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\n"+
 			"Bus Location: \t %s\nDevice Minor: \t %d\nGPU Firmware: \t 550.90.07\nGPU Excluded:\t No",
 		model, 200+minor, uuid, bdf, minor))
+	if g.MemoryNode != nil {
+		numa = *g.MemoryNode
+	}
 	b.spec.GPUs = append(b.spec.GPUs, GPUSpec{
 		Index: minor, PCI: bdf, UUID: uuid, Model: model, Minor: minor, NUMA: numa,
 	})
