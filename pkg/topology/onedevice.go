@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -10,7 +11,8 @@ import (
 // one RDMA device read again, or whether a netdev could be a NIC's, with
 // no other part of the node read.
 type Sysfs struct {
-	fs *fsys
+	fs   *fsys
+	cpus cpuNodes // read once: which CPUs each NUMA node holds
 }
 
 // OpenSysfs opens root ("/" for this host); it fails only when root holds
@@ -20,7 +22,8 @@ func OpenSysfs(root string) (*Sysfs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sysfs{fs: fs}, nil
+	d := &discovery{fs: fs}
+	return &Sysfs{fs: fs, cpus: d.readCPUNodes()}, nil
 }
 
 // DiscoverDevice reads one RDMA device as Discover reads each: its NICs
@@ -32,7 +35,7 @@ func (s *Sysfs) DiscoverDevice(device string) ([]NIC, []Problem) {
 	if !validName(device) {
 		return nil, nil
 	}
-	d := &discovery{fs: s.fs}
+	d := &discovery{fs: s.fs, cpus: s.cpus}
 	dir := ibClassDir + "/" + device
 	if !s.fs.isLink(dir) && !s.fs.exists(dir) {
 		return nil, nil // gone: Discover does not list it
@@ -129,8 +132,8 @@ func (m *Machine) DeviceProblems(device string) []Problem {
 
 // WithDevice is a copy of the machine with one RDMA device's NICs and
 // problems replaced by what DiscoverDevice read (none: the device is
-// gone), in the order Discover gives, and its selection index rebuilt.
-// The machine itself is not changed.
+// gone), in the order Discover gives (see WithNICs). The machine itself
+// is not changed.
 func (m *Machine) WithDevice(device string, nics []NIC, problems []Problem) *Machine {
 	out := make([]NIC, 0, len(m.NICs)+len(nics))
 	placed := false
@@ -153,9 +156,20 @@ func (m *Machine) WithDevice(device string, nics []NIC, problems []Problem) *Mac
 			probs = append(probs, p)
 		}
 	}
-	probs = append(probs, problems...)
-	next := NewMachine(m.GPUs, out)
-	next.Root, next.RdmaCM, next.Problems = m.Root, m.RdmaCM, probs
+	return m.WithNICs(out, append(probs, problems...))
+}
+
+// WithNICs is a copy of the machine with other NICs and problems: its
+// GPUs, root, rdma_cm and topology file kept, whether its PCI tree is
+// flat found again (with its problem), and its selection index rebuilt.
+func (m *Machine) WithNICs(nics []NIC, problems []Problem) *Machine {
+	next := &Machine{Root: m.Root, GPUs: m.GPUs, NICs: nics, RdmaCM: m.RdmaCM, TopologyFile: m.TopologyFile}
+	next.FlatPCI = flatPCI(next.GPUs, nics)
+	next.Problems = slices.DeleteFunc(slices.Clone(problems), func(p Problem) bool { return p.Reason == FlatPCIProblem })
+	if next.FlatPCI && next.TopologyFile == nil {
+		next.Problems = append(next.Problems, Problem{Device: "PCI topology", Reason: FlatPCIProblem})
+	}
+	next.idx = next.newIndex()
 	return next
 }
 
