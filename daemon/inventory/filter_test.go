@@ -192,3 +192,30 @@ func changeNames(changes []StateChange) []string {
 	}
 	return out
 }
+
+// TestUpdateHolders: a device read publishes what the leases change in
+// the view, and only that: a pod taking a NIC that stays on the host
+// (macvlan mode) changes nothing readers see, so no snapshot; a pod
+// taking a NIC whose netdev already left the host puts it in the pod.
+func TestUpdateHolders(t *testing.T) {
+	root, spec := fakeNode(t, fakesys.Options{})
+	var holders map[string]string
+	inv, err := New(root, nil, func() map[string]string { return holders })
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := inv.Current()
+	holders = map[string]string{"mlx5_0": "ns/macvlan-pod"}
+	if s, published := inv.Update("link event", []string{"mlx5_0"}); published {
+		t.Errorf("a lease on a NIC still on the host published version %d", s.Version)
+	}
+	if s, published := inv.Update("link event", []string{"mlx5_0"}); published || s != first {
+		t.Errorf("the same holders again published version %d", s.Version)
+	}
+	must(t, fakesys.RemoveNetdev(root, nd(spec, "mlx5_1")))
+	holders = map[string]string{"mlx5_0": "ns/macvlan-pod", "mlx5_1": "ns/move-pod"}
+	s, published := inv.Update("link event", []string{"mlx5_1"})
+	if !published || s.InPod["mlx5_1"] != "ns/move-pod" || nicOf(t, s, "mlx5_1").Netdev != nd(spec, "mlx5_1") {
+		t.Errorf("published %v, in pods %v, mlx5_1 %+v: want it in its pod under its host name", published, s.InPod, nicOf(t, s, "mlx5_1"))
+	}
+}

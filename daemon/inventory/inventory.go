@@ -50,7 +50,15 @@ type Inventory struct {
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
 	found      *topology.Machine       // the machine as last read, before the merge with the leases
 	current    atomic.Pointer[Snapshot]
+	quiet      quietHolders // holders found to change nothing in a snapshot
 	stats      counters
+}
+
+// quietHolders are leases' holders that a device read found to give the
+// same view as snapshot snap (see Update).
+type quietHolders struct {
+	snap    *Snapshot
+	holders map[string]string
 }
 
 // New reads the machine once and publishes version 1. holders may be nil

@@ -8,8 +8,8 @@ import (
 // Update reads the named RDMA devices again, not the rest of the node,
 // merges the result with the leases as Rescan does, and publishes it only
 // when something differs from the current snapshot (a device's NICs or
-// problems, or the leases' holders). It returns the current snapshot and
-// whether it is new.
+// problems, or what the leases' holders make of them). It returns the
+// current snapshot and whether it is new.
 func (inv *Inventory) Update(cause string, devices []string) (*Snapshot, bool) {
 	inv.rescanMu.Lock()
 	defer inv.rescanMu.Unlock()
@@ -24,8 +24,25 @@ func (inv *Inventory) Update(cause string, devices []string) (*Snapshot, bool) {
 	}
 	holders := inv.holders()
 	prev := inv.current.Load()
-	if found == inv.found && maps.Equal(holders, prev.Holders) {
+	if found == inv.found && inv.sameView(prev, holders) {
 		return prev, false
 	}
 	return inv.publishFound(cause, found, holders), true
+}
+
+// sameView says whether holders give the machine last read the view prev
+// shows: the same NICs and the same NICs in pods. A pod taking or giving
+// back a NIC whose files did not change (macvlan mode; a NIC whose netdev
+// is still on the host) changes nothing readers see, and is then
+// remembered so the next read does not merge again. rescanMu is held.
+func (inv *Inventory) sameView(prev *Snapshot, holders map[string]string) bool {
+	if maps.Equal(holders, prev.Holders) || (inv.quiet.snap == prev && maps.Equal(holders, inv.quiet.holders)) {
+		return true
+	}
+	m, inPod := merge(inv.lastSeen(prev), inv.found, holders)
+	if !maps.Equal(inPod, prev.InPod) || !reflect.DeepEqual(m.NICs, prev.Machine.NICs) {
+		return false
+	}
+	inv.quiet.snap, inv.quiet.holders = prev, holders
+	return true
 }
