@@ -8,18 +8,20 @@ import (
 	"github.com/railcni/rail/daemon/doctor"
 	"github.com/railcni/rail/daemon/inspect"
 	"github.com/railcni/rail/daemon/installcni"
+	"github.com/railcni/rail/daemon/recovery"
 	"github.com/railcni/rail/daemon/serve"
 )
 
 const usage = `raild — Rail's node daemon: GPU-affine RDMA NICs for pods
 
 Usage:
-  raild serve       [--config FILE] [--root DIR] [--socket PATH] [--state-dir DIR] [--node-name NAME]
-                    [--pod-resources-socket PATH] [--metrics-addr ADDR] [--log-level LEVEL]
+  raild serve       [--config FILE] [--root DIR] [--socket PATH] [--state-dir DIR] [--netns-dir DIR]
+                    [--node-name NAME] [--pod-resources-socket PATH] [--metrics-addr ADDR] [--log-level LEVEL]
   raild topo        [--root DIR] [--socket PATH] [--json]   the node's GPUs, NICs, distances, affinity
   raild leases      [--socket PATH] [--json]                leases held on this node
-  raild leases --recover [--config FILE] [--state-dir DIR] [--netns-dir DIR] [--dry-run]
-                    rebuild the lease store from the pods on this node (raild stopped)
+  raild recover     [--config FILE] [--state-dir DIR] [--netns-dir DIR] [--node-name NAME] [--dry-run]
+                    rebuild the lease store from the pods on this node (raild stopped);
+                    raild leases --recover is the same
   raild pools       [--socket PATH] [--json]                pools and their use on this node
   raild doctor      [--root DIR] [--socket PATH] [--cni-bin-dir DIR] [--nri-socket PATH]
   raild install-cni [--from DIR] [--to DIR] [--config FILE] [--conf-dir DIR] [--mode chained|nad]
@@ -28,25 +30,30 @@ Usage:
                     the primary's conflist; --uninstall: take it out again
 `
 
+// commands are raild's commands, each a package of its own.
+func commands() map[string]func([]string) error {
+	return map[string]func([]string) error{
+		"serve":       serve.Run,
+		"topo":        inspect.Topo,
+		"leases":      inspect.Leases,
+		"recover":     recovery.Run,
+		"pools":       inspect.Pools,
+		"doctor":      doctor.Run,
+		"install-cni": installcni.Run,
+	}
+}
+
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
-	}
-	commands := map[string]func([]string) error{
-		"serve":       serve.Run,
-		"topo":        inspect.Topo,
-		"leases":      inspect.Leases,
-		"pools":       inspect.Pools,
-		"doctor":      doctor.Run,
-		"install-cni": installcni.Run,
 	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {
 		fmt.Print(usage)
 		return
 	}
-	run, ok := commands[name]
+	run, ok := commands()[name]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "raild: unknown command %q\n\n%s", name, usage)
 		os.Exit(2)

@@ -142,7 +142,7 @@ func TestAllocateLeaseFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Lease{Sandbox: "sb1", IfName: "rail0", Attachment: "eth0", Network: "railnet", Pool: "p",
+	want := Lease{Sandbox: "sb1", IfName: "rail0", CNIIfName: "eth0", Network: "railnet", Pool: "p",
 		NICs: []string{"mlx5_0"}, Mode: "macvlan", PodNamespace: "ns", PodName: "pod-sb1", PodUID: "uid-1",
 		Netns: "/var/run/netns/x", Created: clock.Now()}
 	if l.Address.String() != "10.0.0.2/24" || l.Gateway.String() != "10.0.0.1" {

@@ -26,7 +26,6 @@ type entry struct {
 	lease     Lease
 	committed bool // on disk
 	busy      chan struct{}
-	memo      any // a caller's value derived from the lease (ReadSandbox)
 }
 
 type coolEntry struct {

@@ -74,7 +74,7 @@ type LeaseConflictError struct {
 func (e *LeaseConflictError) Error() string {
 	x, r := e.Existing, e.Requested
 	return fmt.Sprintf("sandbox %q interface %q already has a lease from pool %q (network %q, attachment %q), requested pool %q (network %q, attachment %q): release it first",
-		x.Sandbox, x.IfName, x.Pool, x.Network, x.Attachment, r.Pool, r.Network, r.Attachment)
+		x.Sandbox, x.IfName, x.Pool, x.Network, x.CNIIfName, r.Pool, r.Network, r.CNIIfName)
 }
 
 // Is makes errors.Is(err, ErrLeaseConflict) true.

@@ -56,7 +56,7 @@ func reopen(t testing.TB, path string, pools *Pools, opt Options) *Allocator {
 }
 
 func request(sandbox, ifname, pool string) Request {
-	return Request{Sandbox: sandbox, IfName: ifname, Attachment: "eth0", Network: "railnet", Pool: pool,
+	return Request{Sandbox: sandbox, IfName: ifname, CNIIfName: "eth0", Network: "railnet", Pool: pool,
 		NICs: []string{"mlx5_0"}, Mode: "macvlan", PodNamespace: "ns", PodName: "pod-" + sandbox}
 }
 

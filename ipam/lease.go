@@ -20,11 +20,11 @@ type Key struct {
 // Lease is one address given to one pod interface. Its JSON form is also
 // its on-disk form.
 type Lease struct {
-	Sandbox    string `json:"sandbox"`
-	IfName     string `json:"ifname"`
-	Attachment string `json:"attachment"` // CNI_IFNAME of the call that made it
-	Network    string `json:"network"`
-	Pool       string `json:"pool"`
+	Sandbox   string `json:"sandbox"`
+	IfName    string `json:"ifname"`
+	CNIIfName string `json:"attachment"` // CNI_IFNAME of the call that made it (IfName: the name in the pod)
+	Network   string `json:"network"`
+	Pool      string `json:"pool"`
 
 	Address netip.Prefix `json:"address"` // the address with the pool's prefix length
 	Gateway netip.Addr   `json:"gateway,omitzero"`
@@ -45,11 +45,11 @@ func (l Lease) Key() Key { return Key{Sandbox: l.Sandbox, IfName: l.IfName} }
 
 // Request asks for a lease for one pod interface.
 type Request struct {
-	Sandbox    string
-	IfName     string
-	Attachment string
-	Network    string
-	Pool       string
+	Sandbox   string
+	IfName    string // in the pod
+	CNIIfName string // CNI_IFNAME
+	Network   string
+	Pool      string
 
 	NICs []string
 	Mode string
@@ -75,12 +75,12 @@ func (r Request) validate(at string) error {
 
 // matches reports whether an existing lease answers r (ADD re-entrant).
 func (l Lease) matches(r Request) bool {
-	return l.Pool == r.Pool && l.Network == r.Network && l.Attachment == r.Attachment
+	return l.Pool == r.Pool && l.Network == r.Network && l.CNIIfName == r.CNIIfName
 }
 
 func newLease(r Request, p *Pool, addr netip.Addr, now time.Time) Lease {
 	return Lease{
-		Sandbox: r.Sandbox, IfName: r.IfName, Attachment: r.Attachment, Network: r.Network, Pool: r.Pool,
+		Sandbox: r.Sandbox, IfName: r.IfName, CNIIfName: r.CNIIfName, Network: r.Network, Pool: r.Pool,
 		Address: netip.PrefixFrom(addr, p.Prefix.Bits()), Gateway: p.Gateway,
 		NICs: slices.Clone(r.NICs), Mode: r.Mode,
 		PodNamespace: r.PodNamespace, PodName: r.PodName, PodUID: r.PodUID, Netns: r.Netns,

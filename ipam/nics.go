@@ -53,15 +53,14 @@ func (a *Allocator) ReadNICs(fn func(NICUse)) {
 
 // ReadSandbox calls fn for each lease on disk of a sandbox, whatever made
 // it, from memory. fn runs with the allocator's lock held: it must not
-// call the allocator, nor keep or change the lease. memo is the lease's
-// own slot for a value the caller derives from it (e.g. its wire form),
-// so a hot path converts each lease once; it goes with the lease.
-func (a *Allocator) ReadSandbox(sandbox string, fn func(l *Lease, memo *any)) {
+// call the allocator, nor change the lease (a committed lease is never
+// changed in place, so its NICs may be kept for reading).
+func (a *Allocator) ReadSandbox(sandbox string, fn func(l *Lease)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k := range a.bySandbox[sandbox] {
 		if e := a.leases[k]; e.committed {
-			fn(&e.lease, &e.memo)
+			fn(&e.lease)
 		}
 	}
 }

@@ -139,7 +139,7 @@ func TestNICUseFollowsTheLeases(t *testing.T) {
 			}
 			for _, sb := range []string{"sb1", "sb2", "sb9"} {
 				var got, want []string
-				a.ReadSandbox(sb, func(l *Lease, _ *any) { got = append(got, l.IfName) })
+				a.ReadSandbox(sb, func(l *Lease) { got = append(got, l.IfName) })
 				for _, l := range leases {
 					if l.Sandbox == sb {
 						want = append(want, l.IfName)
@@ -209,33 +209,5 @@ func TestAllocatePlaced(t *testing.T) {
 	}
 	if got, want := nicView(a), leaseView(a.Leases()); got != want {
 		t.Errorf("NIC index %q, the leases say %q", got, want)
-	}
-}
-
-// TestReadSandboxMemoGoesWithTheLease: a value derived from a lease is not
-// seen by the next lease of the same key.
-func TestReadSandboxMemoGoesWithTheLease(t *testing.T) {
-	pools := mustPools(t, []PoolConfig{{Name: "p", Subnet: "10.0.0.0/24"}}, "n1")
-	a, _ := openTest(t, pools, Options{})
-	memoOf := func() string {
-		var addr string
-		a.ReadSandbox("sb1", func(l *Lease, memo *any) {
-			if *memo == nil {
-				*memo = l.Address.String()
-			}
-			addr = (*memo).(string)
-		})
-		return addr
-	}
-	first, err := a.Allocate(onNIC("sb1", "rail0", "mlx5_0"))
-	if err != nil || memoOf() != first.Address.String() {
-		t.Fatalf("first lease %v, memo %q", err, memoOf())
-	}
-	if _, err := a.ReleaseSandbox("sb1"); err != nil {
-		t.Fatal(err)
-	}
-	second, err := a.Allocate(onNIC("sb1", "rail0", "mlx5_0"))
-	if err != nil || second.Address == first.Address || memoOf() != second.Address.String() {
-		t.Fatalf("second lease %v (%v), memo %q: want its own address", second.Address, err, memoOf())
 	}
 }

@@ -28,7 +28,7 @@ func (a *Allocator) Get(sandbox, attachment, network string) []Lease {
 	var out []Lease
 	for k := range a.bySandbox[sandbox] {
 		e := a.leases[k]
-		if e.committed && e.lease.Attachment == attachment && e.lease.Network == network {
+		if e.committed && e.lease.CNIIfName == attachment && e.lease.Network == network {
 			out = append(out, cloneLease(e.lease))
 		}
 	}

@@ -19,7 +19,7 @@ func (a *Allocator) Release(sandbox, attachment, network string) ([]Lease, error
 	return a.releaseWhere(func() []Key {
 		var keys []Key
 		for k := range a.bySandbox[sandbox] {
-			if l := a.leases[k].lease; l.Attachment == attachment && l.Network == network {
+			if l := a.leases[k].lease; l.CNIIfName == attachment && l.Network == network {
 				keys = append(keys, k)
 			}
 		}
@@ -54,7 +54,7 @@ func (a *Allocator) GC(network string, valid []Key) ([]Lease, error) {
 		var keys []Key
 		for k, e := range a.leases {
 			l := e.lease
-			if _, ok := keep[Key{Sandbox: l.Sandbox, IfName: l.Attachment}]; !ok && l.Network == network && e.committed {
+			if _, ok := keep[Key{Sandbox: l.Sandbox, IfName: l.CNIIfName}]; !ok && l.Network == network && e.committed {
 				keys = append(keys, k)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 func podLeases(t *testing.T, a *Allocator) {
 	t.Helper()
 	net1 := request("sb1", "net1", "p")
-	net1.Attachment = "net1"
+	net1.CNIIfName = "net1"
 	other := request("sb3", "rail0", "p")
 	other.Network = "othernet"
 	reqs := [][]Request{
@@ -119,7 +119,7 @@ func TestReleaseIfSkipsReplacedLease(t *testing.T) {
 	}
 	freed, err := a.ReleaseIf(func(l Lease) bool {
 		// the pod is deleted and re-added while the reconciler decides
-		if _, err := a.Release(l.Sandbox, l.Attachment, l.Network); err != nil {
+		if _, err := a.Release(l.Sandbox, l.CNIIfName, l.Network); err != nil {
 			t.Error(err)
 		}
 		if _, err := a.Allocate(request(l.Sandbox, l.IfName, "p")); err != nil {

@@ -37,7 +37,7 @@ func putLeases(t *testing.T, path string, leases ...Lease) {
 }
 
 func storedLease(sandbox, pool, addr string) Lease {
-	return Lease{Sandbox: sandbox, IfName: "rail0", Attachment: "eth0", Network: "railnet", Pool: pool,
+	return Lease{Sandbox: sandbox, IfName: "rail0", CNIIfName: "eth0", Network: "railnet", Pool: pool,
 		Address: netip.MustParsePrefix(addr), Created: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
 }
 

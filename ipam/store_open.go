@@ -50,7 +50,7 @@ func openStore(path string, batchDelay time.Duration) (*store, *contents, error)
 // prepareFile refuses a missing or empty file where a store existed, and
 // creates a fresh one where none ever did.
 func prepareFile(path string, side uint64, sideExists bool) error {
-	info, err := os.Stat(path)
+	info, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && sideExists && side > 0:
 		return damaged(path, "missing, but its side record %s says commit %d was made: the file was removed or lost", seqPath(path), side)
@@ -58,6 +58,8 @@ func prepareFile(path string, side uint64, sideExists bool) error {
 		return createStore(path, sideExists)
 	case err != nil:
 		return fmt.Errorf("ipam: %w", err)
+	case info.Mode().Type() == fs.ModeSymlink:
+		return fmt.Errorf("ipam: %s: a symbolic link: the lease store is never opened through a link; put the file itself there", path)
 	case info.Size() == 0:
 		return damaged(path, "empty (0 bytes), but raild never leaves it empty: the leases it held are lost")
 	}
@@ -77,7 +79,9 @@ func createStore(path string, sideExists bool) error {
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("ipam: remove leftover %s: %w", tmp, err)
 	}
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: openTimeout})
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: openTimeout, OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		return openNoFollow(name, flag|os.O_EXCL, perm) // removed just above: a file there now was planted
+	}})
 	if err != nil {
 		return fmt.Errorf("ipam: create %s: %w", tmp, err)
 	}
@@ -100,7 +104,7 @@ func createStore(path string, sideExists bool) error {
 func openBolt(path string) (*bolt.DB, *os.File, error) {
 	var file *os.File
 	opts := &bolt.Options{Timeout: openTimeout, OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
+		f, err := openNoFollow(name, flag, perm)
 		file = f
 		return f, err
 	}}

@@ -29,7 +29,7 @@ const (
 )
 
 func checkPageHeaders(tx *bolt.Tx, path string) error {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("ipam: %w", err)
 	}

@@ -69,7 +69,7 @@ func checkKeys(leases []Lease) error {
 // lockStore takes the lock bbolt takes, so a running raild is not robbed
 // of its file.
 func lockStore(path string) (unlock func(), err error) {
-	f, err := os.Open(path)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return func() {}, nil
 	}

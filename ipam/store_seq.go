@@ -55,7 +55,7 @@ func decodeSeq(b []byte) (uint64, error) {
 
 // readSeq reads the side record; exists is false when there is none.
 func readSeq(path string) (seq uint64, exists bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := readNoFollow(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -71,7 +71,7 @@ func readSeq(path string) (seq uint64, exists bool, err error) {
 
 // createSeq writes a new side record durably (file and directory entry).
 func createSeq(path string, seq uint64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := openNoFollow(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
@@ -115,7 +115,7 @@ type seqFile struct {
 }
 
 func openSeqFile(path string, seq uint64) (*seqFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openNoFollow(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -38,14 +38,15 @@ func (dw *dirWatch) watch(dir string) error {
 }
 
 // relevant says whether an event calls for a pass: a change of a file the
-// runtime would load, or of the conf dir itself. The conf dir going away
+// runtime would load, of the uninstall marker, or of the conf dir itself. The conf dir going away
 // (or a closed watch) drops the watch; the pass sets it up again.
 func (dw *dirWatch) relevant(ev fsnotify.Event, ok bool, dir string) bool {
 	if !ok || ev.Name == dir {
 		dw.close()
 		return true
 	}
-	return dw.onDir && isConfName(filepath.Base(ev.Name))
+	name := filepath.Base(ev.Name)
+	return dw.onDir && (isConfName(name) || name == uninstallMarker)
 }
 
 func (dw *dirWatch) close() {
@@ -68,4 +69,9 @@ func (dw *dirWatch) errors() chan error {
 		return nil
 	}
 	return dw.fsw.Errors
+}
+
+// isMarker says whether ev is the uninstall marker's arrival.
+func isMarker(ev fsnotify.Event) bool {
+	return filepath.Base(ev.Name) == uninstallMarker && ev.Has(fsnotify.Create)
 }

@@ -13,13 +13,8 @@ import (
 // A runtime reading the conflist while rail inserts and removes its entry
 // sees the primary's bytes or the edited bytes, never a part of either.
 func TestReadersNeverSeeAPartialFile(t *testing.T) {
-	dir := confDir(t)
 	f := listFixtures[3]
-	path := f.place(t, dir)
-	in := anyVersionInstaller(t, dir)
-	if _, err := in.Install(nil); err != nil {
-		t.Fatal(err)
-	}
+	dir, path, in := installed(t, f)
 	edited, original := readFile(t, path), f.bytes(t)
 	if _, err := in.Uninstall(); err != nil {
 		t.Fatal(err)
@@ -56,7 +51,7 @@ func TestReadersNeverSeeAPartialFile(t *testing.T) {
 	if bad != nil {
 		t.Fatalf("a reader saw %q", bad)
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{f.file}) {
+	if names := dirNames(t, dir); !slices.Equal(names, []string{uninstallMarker, f.file}) {
 		t.Fatalf("left behind: %v", names)
 	}
 }

@@ -21,10 +21,24 @@ var (
 // confExtensions are the names libcni-based runtimes (containerd, CRI-O) load.
 var confExtensions = []string{".conf", ".conflist", ".json"}
 
-// backupSuffix names the copy of the primary's bytes kept next to its file
-// while rail's entry is in it. No runtime loads it, and Cilium's exclusive
-// mode leaves it alone. It doubles as the record that rail is installed.
-const backupSuffix = ".rail-bak"
+// Names of rail's own files in the conf dir. No runtime loads them (their
+// extensions are none of confExtensions), and Cilium's exclusive mode
+// leaves them alone.
+const (
+	// backupSuffix names the copy of the primary's bytes kept next to its
+	// file while rail's entry is in it. For a single-plugin file it is also
+	// the record that the list named convertedName was made from it.
+	backupSuffix = ".rail-bak"
+	// convertedSuffix ends the name of the list made from a single-plugin
+	// NAME.conf (or .json): NAME-rail.conflist sorts just before NAME.conf,
+	// so the runtime reads it instead, while NAME.conf stays its writer's.
+	convertedSuffix = "-rail.conflist"
+	// tempInfix is in the name of WriteFile's temp files (.FILE.rail-tmp-N).
+	tempInfix = ".rail-tmp-"
+	// uninstallMarker records that raild install-cni --uninstall removed
+	// rail's entry, so that a running watcher does not put it back.
+	uninstallMarker = ".rail-uninstalled"
+)
 
 // confFiles lists the conf dir's CNI configs in the order the runtime tries
 // them: libcni.ConfFiles, sorted by name as containerd and CRI-O do.
@@ -53,9 +67,21 @@ func runtimeFile(dir string) (string, error) {
 	return files[0], nil
 }
 
-// listName is where a .conf or .json turned into a list is written.
-func listName(path string) string {
+// convertedName is where a .conf or .json turned into a list is written.
+func convertedName(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + convertedSuffix
+}
+
+// legacyConvertedName is where rail wrote that list before it kept the
+// single-plugin file in place (and removed it instead); uninstall still
+// recognizes it.
+func legacyConvertedName(path string) string {
 	return strings.TrimSuffix(path, filepath.Ext(path)) + ".conflist"
+}
+
+// isTempName says whether name is one of WriteFile's temp files.
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempInfix)
 }
 
 // isConfName says whether the runtime would load a file of this name.

@@ -81,6 +81,18 @@ func anyVersionInstaller(t *testing.T, dir string) *Installer {
 	return in
 }
 
+// installed is a conf dir with f placed and rail's entry inserted.
+func installed(t *testing.T, f fixture) (dir, path string, in *Installer) {
+	t.Helper()
+	dir = confDir(t)
+	path = f.place(t, dir)
+	in = anyVersionInstaller(t, dir)
+	if _, err := in.Install(nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, in
+}
+
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)

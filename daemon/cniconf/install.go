@@ -22,14 +22,17 @@ const (
 
 // Status describes the runtime's file as found.
 type Status struct {
-	// Target is the primary's file: the one the runtime reads first.
+	// Target is the primary's file: the config the runtime would read
+	// without rail (for a single-plugin file rail made a list from, that
+	// file).
 	Target string
-	// File holds rail's entry: Target, or Target turned into a .conflist.
+	// File holds rail's entry: Target, or the list made from it
+	// (NAME-rail.conflist, which the runtime reads first).
 	File  string
 	Entry EntryState
-	// Recorded says Target's backup exists: rail was put into it and has
-	// not been uninstalled since.
-	Recorded bool
+	// Uninstalled says raild install-cni --uninstall removed rail's entry
+	// (its marker is in the conf dir).
+	Uninstalled bool
 }
 
 // Result is what Install did.
@@ -60,29 +63,41 @@ func NewInstaller(cfg Config) *Installer {
 // change is one planned edit of the runtime's file.
 type change struct {
 	status Status
-	before []byte // Target's bytes as read
+	source []byte // Target's bytes as read
+	before []byte // File's bytes as read (nil: a list to make, not there yet)
 	after  []byte // File's new bytes
 	backup []byte // the primary's bytes: Target without rail's entry
 	perm   os.FileMode
+	// hadBackup: Target's backup was there before this change.
+	hadBackup bool
 }
 
 // Install puts rail's entry into the runtime's file, unless it is there
-// already. guard, when set, is asked before any write and may refuse it.
-// The conf dir is locked against other raild processes meanwhile.
+// already. guard, when set, is told how the file stands and may refuse any
+// write (after an uninstall it is told so even when the file cannot be
+// read). The conf dir is locked against other raild processes meanwhile;
+// what rail left there that no longer belongs to a file is removed first
+// (tidy).
 func (in *Installer) Install(guard func(Status) error) (Result, error) {
 	unlock, err := in.lock()
 	if err != nil {
 		return Result{}, err
 	}
 	defer unlock()
-	ch, err := in.plan()
-	if err != nil || ch.status.Entry == EntryCurrent {
-		return Result{Status: ch.status}, err
+	if err := in.tidy(); err != nil {
+		return Result{}, err
 	}
-	if guard != nil {
+	ch, err := in.plan()
+	if guard != nil && (err == nil || ch.status.Uninstalled) {
 		if err := guard(ch.status); err != nil {
 			return Result{Status: ch.status}, err
 		}
+	}
+	if err != nil {
+		return Result{Status: ch.status}, err
+	}
+	if ch.status.Entry == EntryCurrent {
+		return Result{Status: ch.status}, nil
 	}
 	if err := ch.apply(); err != nil {
 		return Result{Status: ch.status}, err
@@ -98,17 +113,36 @@ func (in *Installer) lock() (func(), error) {
 }
 
 func (in *Installer) plan() (*change, error) {
+	ch := &change{status: Status{Uninstalled: exists(filepath.Join(in.dir, uninstallMarker))}}
 	path, err := runtimeFile(in.dir)
 	if err != nil {
-		return &change{}, err
+		return ch, err
 	}
-	ch := &change{status: Status{Target: path, File: path}, perm: fileMode(path, 0o644)}
-	if ch.before, err = os.ReadFile(path); err != nil {
-		return ch, fmt.Errorf("read %s: %w", path, err)
+	ch.status.Target, ch.status.File = path, path
+	if src := convertedSource(path); src != "" {
+		// The list rail made, read first by the runtime: kept in step
+		// with the file it is made from (tidy removed it if that is gone).
+		ch.status.Target = src
+		ch, err := in.planFile(ch)
+		if err != nil {
+			return ch, dropConverted(path, err)
+		}
+		return ch, nil
 	}
-	_, err = os.Stat(path + backupSuffix)
-	ch.status.Recorded = err == nil
+	return in.planFile(ch)
+}
+
+// planFile reads Target and plans the edit.
+func (in *Installer) planFile(ch *change) (*change, error) {
+	path := ch.status.Target
+	ch.hadBackup = exists(path + backupSuffix)
+	ch.perm = fileMode(path, 0o644)
+	var err error
+	if ch.source, err = readConf(path); err != nil {
+		return ch, err
+	}
 	if filepath.Ext(path) == ".conflist" {
+		ch.before = ch.source
 		err = in.planList(ch)
 	} else {
 		err = in.planConf(ch)
@@ -122,6 +156,20 @@ func (in *Installer) plan() (*change, error) {
 		}
 	}
 	return ch, nil
+}
+
+// dropConverted removes the list rail made from a single-plugin file that
+// no longer gives one (its writer made it invalid, as Multus' entrypoint
+// does when it stops, or changed it beyond what rail accepts): the runtime
+// is to read that file as its writer left it, not rail's copy of its past.
+func dropConverted(list string, why error) error {
+	if err := removeFile(list); err != nil {
+		return errors.Join(why, err)
+	}
+	if err := syncDir(filepath.Dir(list)); err != nil {
+		return errors.Join(why, err)
+	}
+	return fmt.Errorf("%w; removed %s, made from it, so the runtime reads it as it is", why, list)
 }
 
 func (in *Installer) planList(ch *change) (err error) {
@@ -153,10 +201,13 @@ func (in *Installer) planList(ch *change) (err error) {
 	return err
 }
 
-// planConf turns a single-plugin file into a list next to it, with rail's
-// entry; the single-plugin file is then removed (its bytes stay in the backup).
+// planConf makes a list of a single-plugin file (NAME.conf or .json) with
+// rail's entry, to be written as NAME-rail.conflist: the runtime reads that
+// first, and NAME.conf stays as its writer wrote it, so that the writer's
+// later edits are seen and its removal of the file (Multus thick, when it
+// stops) takes the list away too.
 func (in *Installer) planConf(ch *change) error {
-	conf, err := libcni.ConfFromBytes(ch.before)
+	conf, err := libcni.ConfFromBytes(ch.source)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnparsable, err)
 	}
@@ -166,7 +217,7 @@ func (in *Installer) planConf(ch *change) error {
 	if err := in.supports(conf.Network.CNIVersion); err != nil {
 		return err
 	}
-	list, err := listFromConf(ch.before)
+	list, err := listFromConf(ch.source)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnparsable, err)
 	}
@@ -174,12 +225,25 @@ func (in *Installer) planConf(ch *change) error {
 	if err != nil {
 		return err
 	}
-	ch.status.File, ch.status.Entry, ch.backup = listName(ch.status.Target), EntryMissing, ch.before
-	if _, err := os.Stat(ch.status.File); err == nil && !ch.status.Recorded {
-		return fmt.Errorf("cannot turn it into a list: %s exists and rail did not write it; remove one of the two", ch.status.File)
+	ch.status.File, ch.backup = convertedName(ch.status.Target), ch.source
+	if ch.after, err = appendPlugin(doc, in.entry); err != nil {
+		return err
 	}
-	ch.after, err = appendPlugin(doc, in.entry)
-	return err
+	ch.before, err = readConf(ch.status.File)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		ch.before, ch.status.Entry = nil, EntryMissing
+	case err != nil:
+		return err
+	case bytes.Equal(ch.before, ch.after):
+		ch.status.Entry = EntryCurrent
+	default:
+		ch.status.Entry = EntryMissing
+		if primary, err := in.withoutEntry(ch.before); err == nil && bytes.Equal(primary, list) {
+			ch.status.Entry = EntryStale
+		}
+	}
+	return nil
 }
 
 // ours lists the indexes of plugins of rail's type.
@@ -224,7 +288,8 @@ func (in *Installer) refresh(data []byte) ([]byte, error) {
 	}
 }
 
-// apply writes the backup, then File; a backup written for this change is
+// apply writes the backup, then File, provided neither Target nor File
+// changed since they were read; a backup written for this change is
 // removed again when File cannot be written.
 func (ch *change) apply() (retErr error) {
 	backup := ch.status.Target + backupSuffix
@@ -232,30 +297,24 @@ func (ch *change) apply() (retErr error) {
 		return err
 	}
 	defer func() {
-		if retErr != nil && !ch.status.Recorded {
+		if retErr != nil && !ch.hadBackup {
 			_ = removeFile(backup)
 		}
 	}()
-	if ch.status.File == ch.status.Target {
-		return replaceIfUnchanged(ch.status.File, ch.before, ch.after, ch.perm)
-	}
-	return ch.applyConversion()
+	return writeFile(ch.status.File, bytes.NewReader(ch.after), ch.perm, ch.unchanged)
 }
 
-// applyConversion writes the new list, then removes the single-plugin file;
-// the runtime reads the old file until the new list is complete.
-func (ch *change) applyConversion() (retErr error) {
-	check := func() error { return checkUnchanged(ch.status.Target, ch.before) }
-	if err := writeFile(ch.status.File, bytes.NewReader(ch.after), ch.perm, check); err != nil {
+// unchanged fails with ErrChanged when Target or File no longer holds
+// what was read (or File, absent then, has appeared).
+func (ch *change) unchanged() error {
+	if err := checkUnchanged(ch.status.Target, ch.source); err != nil || ch.status.File == ch.status.Target {
 		return err
 	}
-	defer func() {
-		if retErr != nil {
-			_ = removeFile(ch.status.File)
-		}
-	}()
-	if err := removeFile(ch.status.Target); err != nil {
-		return err
+	if ch.before != nil {
+		return checkUnchanged(ch.status.File, ch.before)
 	}
-	return syncDir(filepath.Dir(ch.status.Target))
+	if exists(ch.status.File) {
+		return fmt.Errorf("%s: %w", ch.status.File, ErrChanged)
+	}
+	return nil
 }

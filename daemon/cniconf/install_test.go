@@ -48,8 +48,8 @@ func TestInstallUninstallFixtures(t *testing.T) {
 			if back := readFile(t, path); !bytes.Equal(back, original) {
 				t.Fatalf("after uninstall:\n%q\nwant the primary's bytes\n%q", back, original)
 			}
-			if names := dirNames(t, dir); !slices.Equal(names, []string{f.file}) {
-				t.Fatalf("conf dir holds %v, want only %s", names, f.file)
+			if names := dirNames(t, dir); !slices.Equal(names, []string{uninstallMarker, f.file}) {
+				t.Fatalf("conf dir holds %v, want only %s and the uninstall marker", names, f.file)
 			}
 		})
 	}
@@ -76,16 +76,11 @@ func TestInstallAfterPrimaryRewrites(t *testing.T) {
 	for _, f := range listFixtures {
 		for _, rw := range rewrites {
 			t.Run(f.name+"/"+rw.name, func(t *testing.T) {
-				dir := confDir(t)
-				path := f.place(t, dir)
-				in := anyVersionInstaller(t, dir)
-				if _, err := in.Install(nil); err != nil {
-					t.Fatal(err)
-				}
+				_, path, in := installed(t, f)
 				edited := readFile(t, path)
 				rw.rewrite(t, path, f.bytes(t))
 				res, err := in.Install(nil)
-				if err != nil || !res.Changed || res.Entry != EntryMissing || !res.Recorded {
+				if err != nil || !res.Changed || res.Entry != EntryMissing {
 					t.Fatalf("Install after rewrite = %+v, %v", res, err)
 				}
 				if got := readFile(t, path); !bytes.Equal(got, edited) {
@@ -96,20 +91,24 @@ func TestInstallAfterPrimaryRewrites(t *testing.T) {
 	}
 }
 
-// A single-plugin .conf (Multus thick) becomes a .conflist next to it with
-// the plugin's bytes; uninstall puts the .conf back byte for byte.
+// A single-plugin .conf (Multus thick) gets a list made from it,
+// NAME-rail.conflist, which the runtime reads first; the .conf stays its
+// writer's, byte for byte. Uninstall removes the list.
 func TestInstallTurnsConfIntoList(t *testing.T) {
 	dir := confDir(t)
 	conf := multusThick.place(t, dir)
 	original := multusThick.bytes(t)
 	in := anyVersionInstaller(t, dir)
 	res, err := in.Install(nil)
-	list := filepath.Join(dir, "00-multus.conflist")
+	list := filepath.Join(dir, "00-multus-rail.conflist")
 	if err != nil || !res.Changed || res.Target != conf || res.File != list {
 		t.Fatalf("Install = %+v, %v", res, err)
 	}
-	if _, err := os.Stat(conf); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the .conf is still there (the runtime would read it first): %v", err)
+	if first, err := runtimeFile(dir); err != nil || first != list {
+		t.Fatalf("the runtime reads %s (%v), want %s", first, err, list)
+	}
+	if got := readFile(t, conf); !bytes.Equal(got, original) {
+		t.Fatalf("the .conf changed: %q", got)
 	}
 	data := readFile(t, list)
 	doc, err := parseDocument(data)
@@ -125,27 +124,138 @@ func TestInstallTurnsConfIntoList(t *testing.T) {
 	if got := fileMode(list, 0); got != multusThick.perm {
 		t.Errorf("list mode %v, want the .conf's %v", got, multusThick.perm)
 	}
-	if res, err := in.Install(nil); err != nil || res.Changed {
+	if res, err := in.Install(nil); err != nil || res.Changed || res.Target != conf {
 		t.Fatalf("second Install = %+v, %v; want no change", res, err)
 	}
 
-	// Multus thick writes its .conf again: it is turned into the list again.
+	// Multus thick writes its .conf again, the same: nothing to do.
 	multusThick.place(t, dir)
-	if res, err := in.Install(nil); err != nil || !res.Changed || res.File != list {
-		t.Fatalf("Install after the primary rewrote its .conf = %+v, %v", res, err)
+	if res, err := in.Install(nil); err != nil || res.Changed {
+		t.Fatalf("Install after the same .conf again = %+v, %v", res, err)
 	}
-	if again := readFile(t, list); !bytes.Equal(again, data) {
-		t.Fatalf("second conversion differs:\n%s\nwant\n%s", again, data)
+	// With other bytes: the list follows.
+	changed := bytes.Replace(original, []byte(`"logLevel":"verbose"`), []byte(`"logLevel":"debug"`), 1)
+	if err := os.WriteFile(conf, changed, multusThick.perm); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := in.Install(nil); err != nil || !res.Changed || res.File != list || res.Entry != EntryMissing {
+		t.Fatalf("Install after the primary changed its .conf = %+v, %v", res, err)
+	}
+	if again := readFile(t, list); !bytes.Contains(again, []byte(`"logLevel":"debug"`)) {
+		t.Fatalf("the list does not follow the .conf:\n%s", again)
 	}
 
 	if _, err := in.Uninstall(); err != nil {
 		t.Fatal(err)
 	}
-	if back := readFile(t, conf); !bytes.Equal(back, original) {
-		t.Fatalf("restored .conf %q, want %q", back, original)
+	if back := readFile(t, conf); !bytes.Equal(back, changed) {
+		t.Fatalf(".conf after uninstall %q, want %q", back, changed)
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{multusThick.file}) {
+	if names := dirNames(t, dir); !slices.Equal(names, []string{uninstallMarker, multusThick.file}) {
 		t.Fatalf("conf dir holds %v after uninstall", names)
+	}
+}
+
+// The writer of a .conf removes it (Multus thick, when it stops): the
+// list made from it goes at the next install, also when no other config
+// is left; uninstall of a list whose .conf is gone removes it too.
+func TestConvertedListFollowsItsSource(t *testing.T) {
+	for _, uninstall := range []bool{false, true} {
+		dir := confDir(t)
+		conf := multusThick.place(t, dir)
+		in := anyVersionInstaller(t, dir)
+		if _, err := in.Install(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(conf); err != nil {
+			t.Fatal(err)
+		}
+		if uninstall {
+			if _, err := in.Uninstall(); err != nil {
+				t.Fatal(err)
+			}
+			if names := dirNames(t, dir); !slices.Equal(names, []string{uninstallMarker}) {
+				t.Fatalf("after uninstall the conf dir holds %v", names)
+			}
+			continue
+		}
+		if _, err := in.Install(nil); !errors.Is(err, ErrNoPrimary) {
+			t.Fatalf("Install = %v; want no primary left", err)
+		}
+		if names := dirNames(t, dir); len(names) != 0 {
+			t.Fatalf("the conf dir holds %v", names)
+		}
+	}
+}
+
+// legacyConversion lays out what rail's earlier versions made of Multus
+// thick's .conf: NAME.conflist with rail's entry, the .conf removed, its
+// bytes in the backup.
+func legacyConversion(t *testing.T) (dir, legacy string, in *Installer) {
+	t.Helper()
+	dir = confDir(t)
+	original := multusThick.bytes(t)
+	list, err := listFromConf(original)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := parseDocument(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = anyVersionInstaller(t, dir)
+	withRail, err := appendPlugin(doc, in.entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy = filepath.Join(dir, "00-multus.conflist")
+	if err := os.WriteFile(legacy, withRail, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, multusThick.file+backupSuffix), original, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, legacy, in
+}
+
+// The writer of a .conf that rail's earlier versions converted writes it
+// again: the old list goes, the new layout takes over, and the writer's
+// removal of its .conf then leaves nothing of rail's.
+func TestLegacyConversionReplaced(t *testing.T) {
+	dir, legacy, in := legacyConversion(t)
+	conf := multusThick.place(t, dir)
+	res, err := in.Install(nil)
+	if err != nil || !res.Changed || res.Target != conf || res.File != filepath.Join(dir, "00-multus-rail.conflist") {
+		t.Fatalf("Install = %+v, %v", res, err)
+	}
+	if exists(legacy) {
+		t.Fatalf("%s, made from the .conf's past, is still there", legacy)
+	}
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Install(nil); !errors.Is(err, ErrNoPrimary) {
+		t.Fatalf("Install = %v; want no primary left", err)
+	}
+}
+
+// A list made by rail's earlier versions (NAME.conflist, the .conf
+// removed) is still taken back by uninstall: the .conf comes back.
+func TestUninstallLegacyConversion(t *testing.T) {
+	dir, _, in := legacyConversion(t)
+	original := multusThick.bytes(t)
+	// Installs leave it be (the backup is not stale while the list is there).
+	if res, err := in.Install(nil); err != nil || res.Changed {
+		t.Fatalf("Install = %+v, %v", res, err)
+	}
+	if _, err := in.Uninstall(); err != nil {
+		t.Fatal(err)
+	}
+	if back := readFile(t, filepath.Join(dir, multusThick.file)); !bytes.Equal(back, original) {
+		t.Fatalf("restored .conf %q", back)
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{uninstallMarker, multusThick.file}) {
+		t.Fatalf("conf dir holds %v", names)
 	}
 }
 
@@ -201,8 +311,6 @@ func TestInstallFailures(t *testing.T) {
 		{name: "empty plugins", files: map[string]string{"10-x.conflist": `{"name":"a","plugins":[]}`}, wantErr: ErrUnparsable},
 		{name: "list in a .conf", files: map[string]string{"10-x.conf": `{"name":"a","type":"x","plugins":[{"type":"bridge"}]}`}, wantErr: ErrUnparsable},
 		{name: "conf without type", files: map[string]string{"10-x.conf": `{"name":"a"}`}, wantErr: ErrUnparsable},
-		{name: "foreign list beside the .conf", files: map[string]string{"10-x.conf": `{"name":"a","type":"bridge"}`,
-			"10-x.conflist": `{"name":"b","plugins":[{"type":"ptp"}]}`}, wantMsg: "rail did not write it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -278,13 +386,8 @@ func TestInstallGuardRefuses(t *testing.T) {
 
 // Uninstall keeps what others changed in the file since; only rail's entry goes.
 func TestUninstallKeepsOtherChanges(t *testing.T) {
-	dir := confDir(t)
 	f := listFixtures[0]
-	path := f.place(t, dir)
-	in := anyVersionInstaller(t, dir)
-	if _, err := in.Install(nil); err != nil {
-		t.Fatal(err)
-	}
+	_, path, in := installed(t, f)
 	edited := bytes.Replace(readFile(t, path), []byte(`"snat": true`), []byte(`"snat": false`), 1)
 	if err := os.WriteFile(path, edited, f.perm); err != nil {
 		t.Fatal(err)

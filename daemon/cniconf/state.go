@@ -13,7 +13,8 @@ const (
 	PhaseStarting Phase = "starting" // no pass done yet
 	PhaseInPlace  Phase = "in place" // the entry is in the runtime's file
 	PhaseRetrying Phase = "retrying" // the last pass failed; retried with backoff and on every change
-	PhaseStopped  Phase = "stopped"  // a fight or an uninstall: no more passes
+	PhasePaused   Phase = "paused"   // a fight: passes resume once the conf dir is quiet for a while
+	PhaseStopped  Phase = "stopped"  // an uninstall: no more passes
 )
 
 // State is what /readyz and the tests see of a Watcher.
@@ -63,8 +64,10 @@ func (w *Watcher) report(res Result, err error) {
 		next.Writes++
 	}
 	switch {
-	case stops(err):
+	case errors.Is(err, ErrUninstalled):
 		next.Phase = PhaseStopped
+	case errors.Is(err, ErrFight):
+		next.Phase = PhasePaused
 	case err != nil:
 		next.Phase = PhaseRetrying
 	}
@@ -78,11 +81,13 @@ func (w *Watcher) report(res Result, err error) {
 func (w *Watcher) logTransition(prev, next State) {
 	switch {
 	case next.Phase == PhaseStopped:
-		w.log.Error("stopped keeping rail's entry in the primary's CNI config", "dir", w.dir, "err", next.Err)
+		w.log.Info("stopped keeping rail's entry in the primary's CNI config", "dir", w.dir, "error", next.Err)
+	case next.Phase == PhasePaused:
+		w.log.Error("paused keeping rail's entry in the primary's CNI config", "dir", w.dir, "error", next.Err)
 	case next.Err != nil && (prev.Err == nil || prev.Err.Error() != next.Err.Error()):
-		w.log.Warn("rail's entry is not in the primary's CNI config; retrying", "dir", w.dir, "err", next.Err)
+		w.log.Warn("rail's entry is not in the primary's CNI config; retrying", "dir", w.dir, "error", next.Err)
 	case next.Err != nil:
-		w.log.Debug("still retrying", "dir", w.dir, "err", next.Err)
+		w.log.Debug("still retrying", "dir", w.dir, "error", next.Err)
 	case prev.Phase != PhaseInPlace:
 		w.log.Info("rail's entry is in place", "file", next.File)
 	}

@@ -9,11 +9,12 @@ import (
 	"strings"
 )
 
-// Uninstall removes rail's entry from every list in the conf dir, gives a
-// single-plugin file turned into a list back its own bytes, and deletes the
-// backups. A file not otherwise changed since the insertion gets back the
-// primary's bytes exactly. It returns the files it changed; a conf dir that
-// does not exist has nothing to uninstall.
+// Uninstall removes rail's entry from every list in the conf dir and the
+// lists rail made from single-plugin files, deletes the backups and temp
+// files, and leaves the uninstall marker for a watcher still running. A
+// file not otherwise changed since the insertion gets back the primary's
+// bytes exactly. It returns the files it changed; a conf dir that does not
+// exist has nothing to uninstall.
 func (in *Installer) Uninstall() ([]string, error) {
 	unlock, err := in.lock()
 	if errors.Is(err, ErrNoConfDir) {
@@ -36,26 +37,37 @@ func (in *Installer) Uninstall() ([]string, error) {
 		}
 		errs = append(errs, err)
 	}
-	errs = append(errs, in.removeBackups())
+	errs = append(errs, in.removeBackups(), in.tidy(), in.removeTemps(), in.markUninstalled())
 	return changed, errors.Join(errs...)
 }
 
-// uninstallFile takes rail's entry out of one list. Files that do not parse
-// or hold no entry of rail's are left alone: rail did not write them so.
+// uninstallFile takes rail's entry out of one list, or removes the list
+// rail made from a single-plugin file. Files that rail refuses to read or
+// that do not parse, or hold no entry of rail's, are left alone: rail did
+// not write them so.
 func (in *Installer) uninstallFile(path string) (bool, error) {
 	if filepath.Ext(path) != ".conflist" {
 		return false, nil
 	}
-	data, err := os.ReadFile(path)
+	if convertedSource(path) != "" {
+		if err := removeFile(path); err != nil {
+			return false, err
+		}
+		return true, syncDir(filepath.Dir(path))
+	}
+	data, err := readConf(path)
+	if refused(err) {
+		return false, nil
+	}
 	if err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
+		return false, err
 	}
 	primary, err := in.withoutEntry(data)
 	if err != nil || bytes.Equal(primary, data) {
 		return false, nil
 	}
 	perm := fileMode(path, 0o644)
-	if orig, backup := convertedFrom(path, primary); orig != "" {
+	if orig, backup := legacyConvertedFrom(path, primary); orig != "" {
 		return true, restoreConf(path, orig, backup, perm)
 	}
 	if err := replaceIfUnchanged(path, data, primary, perm); err != nil {
@@ -64,12 +76,13 @@ func (in *Installer) uninstallFile(path string) (bool, error) {
 	return true, nil
 }
 
-// convertedFrom finds the single-plugin file that path was made from: its
-// backup, turned into a list, gives exactly the list without rail's entry.
-func convertedFrom(path string, primary []byte) (orig string, backup []byte) {
+// legacyConvertedFrom finds the single-plugin file that rail's earlier
+// versions made NAME.conflist from (and removed): its backup, turned into
+// a list, gives exactly the list without rail's entry.
+func legacyConvertedFrom(path string, primary []byte) (orig string, backup []byte) {
 	stem := strings.TrimSuffix(path, ".conflist")
 	for _, ext := range []string{".conf", ".json"} {
-		data, err := os.ReadFile(stem + ext + backupSuffix)
+		data, err := readConf(stem + ext + backupSuffix)
 		if err != nil {
 			continue
 		}
@@ -83,7 +96,7 @@ func convertedFrom(path string, primary []byte) (orig string, backup []byte) {
 // restoreConf puts the single-plugin file back (unless the primary has
 // written a new one meanwhile) and removes the list made from it.
 func restoreConf(list, orig string, backup []byte, perm os.FileMode) error {
-	if _, err := os.Stat(orig); errors.Is(err, os.ErrNotExist) {
+	if !exists(orig) {
 		if err := WriteFile(orig, bytes.NewReader(backup), perm); err != nil {
 			return fmt.Errorf("restore %s: %w", orig, err)
 		}
@@ -92,20 +105,4 @@ func restoreConf(list, orig string, backup []byte, perm os.FileMode) error {
 		return err
 	}
 	return syncDir(filepath.Dir(list))
-}
-
-// removeBackups deletes every backup rail left in the conf dir.
-func (in *Installer) removeBackups() error {
-	entries, err := os.ReadDir(in.dir)
-	if err != nil {
-		return fmt.Errorf("read conf dir %s: %w", in.dir, err)
-	}
-	var errs []error
-	for _, e := range entries {
-		name := e.Name()
-		if !e.IsDir() && strings.HasSuffix(name, backupSuffix) && isConfName(strings.TrimSuffix(name, backupSuffix)) {
-			errs = append(errs, removeFile(filepath.Join(in.dir, name)))
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -22,6 +22,7 @@ import (
 // Defaults for the daemon.
 const (
 	DefaultStateDir           = "/var/lib/rail"
+	DefaultNetnsDir           = "/var/run/netns"
 	DefaultPodResourcesSocket = "/var/lib/kubelet/pod-resources/kubelet.sock"
 	DefaultGPUResource        = "nvidia.com/gpu"
 	DefaultCooldown           = 30 * time.Second
@@ -42,9 +43,13 @@ type Config struct {
 	Root     string `json:"root,omitempty"`
 	// TopologyFile is the node's NCCL topology file (NCCL_TOPO_FILE
 	// format): its distances win over sysfs for the pairs it names.
-	TopologyFile       string   `json:"topologyFile,omitempty"`
-	Socket             string   `json:"socket,omitempty"`
-	StateDir           string   `json:"stateDir,omitempty"`
+	TopologyFile string `json:"topologyFile,omitempty"`
+	Socket       string `json:"socket,omitempty"`
+	StateDir     string `json:"stateDir,omitempty"`
+	// NetnsDir is where the runtime keeps the pods' netns: raild looks
+	// there for its pods when it starts without a lease store, and
+	// `raild recover` rebuilds the store from them.
+	NetnsDir           string   `json:"netnsDir,omitempty"`
 	PodResourcesSocket string   `json:"podResourcesSocket,omitempty"`
 	MetricsAddr        string   `json:"metricsAddr,omitempty"`
 	GPUResources       []string `json:"gpuResources,omitempty"`
@@ -58,8 +63,22 @@ type Config struct {
 	DevicePlugin  deviceplugin.Config `json:"devicePlugin,omitempty"`
 	CNI           cniconf.Config      `json:"cni,omitempty"`
 	Kubernetes    Kubernetes          `json:"kubernetes,omitempty"`
+	// NICs are the NICs rail may place on this node (RDMA names or PCI
+	// addresses; empty: every NIC); Modes the attach modes it may serve
+	// (empty: every mode). Node classes set them per kind of node.
+	NICs  []string   `json:"nics,omitempty"`
+	Modes []api.Mode `json:"modes,omitempty"`
+	// AllowProtectedNICs are the node's own NICs (its address, routes,
+	// bond) rail may still share with pods in child modes (macvlan,
+	// ipoib), by RDMA name or PCI address. They are never moved.
+	AllowProtectedNICs []string `json:"allowProtectedNICs,omitempty"`
+	// NodeClasses override the keys above (and rails, attachPolicy, the
+	// pools' NIC binding) on the nodes their nodeSelector matches.
+	NodeClasses []NodeClass `json:"nodeClasses,omitempty"`
 
 	CooldownDuration time.Duration `json:"-"`
+	// NodeClass is the class ApplyNodeClass chose ("" none).
+	NodeClass string `json:"-"`
 }
 
 // Load reads and validates a config file; an empty path gives the defaults.
@@ -92,6 +111,9 @@ func (c *Config) Finish() error {
 	if c.StateDir == "" {
 		c.StateDir = DefaultStateDir
 	}
+	if c.NetnsDir == "" {
+		c.NetnsDir = DefaultNetnsDir
+	}
 	if c.NodeName == "" {
 		c.NodeName = os.Getenv("NODE_NAME")
 	}
@@ -117,13 +139,10 @@ func (c *Config) Finish() error {
 	if !strings.HasPrefix(c.Socket, "/") {
 		errs = append(errs, fmt.Errorf("socket %q: want an absolute path", c.Socket))
 	}
-	for nic, rail := range c.Rails.NICs {
-		if rail < 0 || rail > 63 {
-			errs = append(errs, fmt.Errorf("rails.nics[%s] = %d: want a rail index from 0 to 63", nic, rail))
-		}
-	}
+	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
+		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
 	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
-		c.Kubernetes.finish(os.Getenv), c.checkKubeNode())
+		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses())
 	return errors.Join(errs...)
 }
 

@@ -5,7 +5,7 @@ import "flag"
 // Flags are the command-line values that override the config file's
 // (raild serve's flags; recover shares the ones it needs).
 type Flags struct {
-	Config, Root, Socket, StateDir, NodeName, PodResources, MetricsAddr, LogLevel, Kubeconfig string
+	Config, Root, Socket, StateDir, NetnsDir, NodeName, PodResources, MetricsAddr, LogLevel, Kubeconfig string
 }
 
 // LoadWithFlags reads the file, then lets the flags that were set win.
@@ -22,6 +22,8 @@ func LoadWithFlags(fs *flag.FlagSet, f Flags) (*Config, error) {
 			cfg.Socket = f.Socket
 		case "state-dir":
 			cfg.StateDir = f.StateDir
+		case "netns-dir":
+			cfg.NetnsDir = f.NetnsDir
 		case "node-name":
 			cfg.NodeName = f.NodeName
 		case "pod-resources-socket":

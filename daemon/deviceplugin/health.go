@@ -12,7 +12,7 @@ import (
 func health(nics []*topology.NIC) string {
 	for _, n := range nics {
 		for _, p := range n.Ports {
-			if p.State == "ACTIVE" {
+			if p.State == topology.PortActive {
 				return pluginapi.Healthy
 			}
 		}

@@ -96,9 +96,21 @@ func testMachine(t *testing.T) *topology.Machine {
 	return m
 }
 
+// fixed is a machine that never changes, as Options.Machine reads it.
+func fixed(m *topology.Machine) func() *topology.Machine {
+	return func() *topology.Machine { return m }
+}
+
 func runPlugin(t *testing.T, cfg Config, m *topology.Machine) *Plugin {
 	t.Helper()
-	p := New(cfg, m, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	return runLivePlugin(t, Options{Config: cfg, Machine: fixed(m)})
+}
+
+// runLivePlugin runs the plugin until the test ends.
+func runLivePlugin(t *testing.T, opt Options) *Plugin {
+	t.Helper()
+	opt.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	p := New(opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()

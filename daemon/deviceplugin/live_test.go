@@ -16,7 +16,7 @@ import (
 )
 
 // liveNode is a fake machine under a running inventory whose snapshots
-// reach the plugin as in raild (watchNode: Published -> UseMachine).
+// reach the plugin as in raild (watchNode: Published -> MachineChanged).
 type liveNode struct {
 	root      string
 	spec      *fakesys.Spec
@@ -38,12 +38,12 @@ func startLiveNode(t *testing.T, cfg Config, events <-chan inventory.LinkEvent) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := runPlugin(t, cfg, inv.Machine())
+	p := runLivePlugin(t, Options{Config: cfg, Machine: inv.Machine})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		inv.Run(ctx, inventory.Watch{Events: events, Published: func(s *inventory.Snapshot) { p.UseMachine(s.Machine) }})
+		inv.Run(ctx, inventory.Watch{Events: events, Published: func(*inventory.Snapshot) { p.MachineChanged() }})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return n

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,47 +17,54 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/pkg/topology"
 )
 
 // registerTimeout bounds one Register call to kubelet.
 const registerTimeout = 10 * time.Second
 
+// Options wire a Plugin.
+type Options struct {
+	Config Config
+	// Machine is the node as it is now (the inventory's current snapshot).
+	Machine func() *topology.Machine
+	// Calls counts and times the kubelet's calls (nil: not measured).
+	Calls *metrics.Calls
+	Log   *slog.Logger
+}
+
 // Plugin is Rail's device plugin: one resource server per resource. Its
-// resources follow the node as the inventory shows it (UseMachine).
+// resources follow the node as the inventory shows it (MachineChanged).
 type Plugin struct {
 	cfg     settings
 	cfgErr  error
-	start   *topology.Machine
+	machine func() *topology.Machine
+	calls   *metrics.Calls
 	log     *slog.Logger
-	live    atomic.Pointer[topology.Machine]
 	updated chan struct{} // a new machine is waiting (capacity 1)
 }
 
 // New prepares the plugin; a configuration error is returned by Run (and
 // by Config.Validate beforehand).
-func New(cfg Config, m *topology.Machine, log *slog.Logger) *Plugin {
+func New(opt Options) *Plugin {
+	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s, err := cfg.settings()
-	if err == nil && m == nil {
+	s, err := opt.Config.settings()
+	if err == nil && (opt.Machine == nil || opt.Machine() == nil) {
 		err = errors.New("devicePlugin: no topology: discover the machine first")
 	}
-	p := &Plugin{cfg: s, cfgErr: err, start: m, log: log.With("component", "deviceplugin"), updated: make(chan struct{}, 1)}
-	p.live.Store(m)
-	return p
+	return &Plugin{cfg: s, cfgErr: err, machine: opt.Machine, calls: opt.Calls,
+		log: log.With("component", "deviceplugin"), updated: make(chan struct{}, 1)}
 }
 
-// UseMachine hands the plugin the node as it is now (each inventory
-// snapshot): a NIC whose ports are all down makes its resources
-// Unhealthy, a removed NIC's devices go, a re-added one's come back with
-// its new device nodes. It never blocks.
-func (p *Plugin) UseMachine(m *topology.Machine) {
-	if m == nil {
-		return
-	}
-	p.live.Store(m)
+// MachineChanged tells the plugin the inventory published a new machine:
+// Run reads it at once (else on its next poll). A NIC whose ports are all
+// down makes its resources Unhealthy, a removed NIC's devices go, a
+// re-added one's come back with its new device nodes. It never blocks.
+func (p *Plugin) MachineChanged() {
 	select {
 	case p.updated <- struct{}{}:
 	default: // Run has one waiting already and reads the latest
@@ -71,25 +77,27 @@ type kubeletID struct {
 	mtime time.Time
 }
 
-// Run serves the resources and keeps them registered: on every machine
-// UseMachine hands over it refreshes their NICs, devices and health, and
+// Run serves the resources and keeps them registered: whenever the machine
+// changed (MachineChanged, or seen on a poll) it refreshes their NICs,
+// devices and health, and
 // every PollInterval it restarts a server whose socket kubelet removed
 // and registers again when kubelet.sock is recreated.
 func (p *Plugin) Run(ctx context.Context) error {
 	if p.cfgErr != nil {
 		return p.cfgErr
 	}
-	rails, err := railNICs(p.cfg, p.start)
+	start := p.machine()
+	rails, err := railNICs(p.cfg, start)
 	if err != nil {
 		return err
 	}
-	if _, skipped := usableNICs(p.start); len(skipped) > 0 {
+	if _, skipped := usableNICs(start); len(skipped) > 0 {
 		p.log.Warn("NICs without a uverbs device: not offered to pods", "nics", skipped)
 	}
-	resources := buildResources(p.cfg, p.start, rails)
+	resources := buildResources(p.cfg, start, rails)
 	servers := make([]*resourceServer, len(resources))
 	for i, r := range resources {
-		servers[i] = newResourceServer(r, p.cfg.Dir, p.log)
+		servers[i] = newResourceServer(r, p.cfg.Dir, p.calls, p.log)
 	}
 	defer func() {
 		for _, s := range servers {
@@ -98,7 +106,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 		}
 	}()
 	registered := make([]bool, len(servers))
-	applied := p.start
+	applied := start
 	var last kubeletID
 	tick := time.NewTicker(p.cfg.poll)
 	defer tick.Stop()
@@ -117,7 +125,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 // refresh gives every resource its NICs, devices and health from the
 // latest machine, if it is not the one applied already.
 func (p *Plugin) refresh(servers []*resourceServer, rails []string, applied *topology.Machine) *topology.Machine {
-	m := p.live.Load()
+	m := p.machine()
 	if m == applied {
 		return m
 	}
@@ -135,7 +143,7 @@ func (p *Plugin) reconcile(ctx context.Context, servers []*resourceServer, regis
 		}
 		registered[i] = false
 		if err := s.start(); err != nil {
-			p.log.Error("cannot serve the device plugin socket", "resource", s.name, "err", err)
+			p.log.Error("cannot serve the device plugin socket", "resource", s.name, "error", err)
 		}
 	}
 	kubeletSock := filepath.Join(p.cfg.Dir, filepath.Base(pluginapi.KubeletSocket))
@@ -152,7 +160,7 @@ func (p *Plugin) reconcile(ctx context.Context, servers []*resourceServer, regis
 			continue
 		}
 		if err := register(ctx, kubeletSock, s.name, s.endpoint); err != nil {
-			p.log.Warn("registration with kubelet failed; retrying", "resource", s.name, "err", err)
+			p.log.Warn("registration with kubelet failed; retrying", "resource", s.name, "error", err)
 			continue
 		}
 		registered[i] = true

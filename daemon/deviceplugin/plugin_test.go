@@ -135,12 +135,12 @@ func TestConfigErrors(t *testing.T) {
 			if err := tt.cfg.Validate(); err == nil {
 				t.Fatal("accepted")
 			}
-			if err := New(tt.cfg, &topology.Machine{}, nil).Run(t.Context()); err == nil {
+			if err := New(Options{Config: tt.cfg, Machine: fixed(&topology.Machine{})}).Run(t.Context()); err == nil {
 				t.Fatal("Run accepted a bad config")
 			}
 		})
 	}
-	err := New(Config{Dir: t.TempDir(), PerRail: true, Rails: []string{"mlx5_2"}}, testMachine(t), nil).Run(t.Context())
+	err := New(Options{Config: Config{Dir: t.TempDir(), PerRail: true, Rails: []string{"mlx5_2"}}, Machine: fixed(testMachine(t))}).Run(t.Context())
 	if err == nil {
 		t.Fatal("a rail on a NIC without uverbs was accepted")
 	}

@@ -9,11 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/railcni/rail/daemon/metrics"
 )
 
 // resourceServer serves the DevicePlugin service of one resource on its
@@ -23,6 +26,7 @@ type resourceServer struct {
 	name     string
 	endpoint string
 	log      *slog.Logger
+	calls    *metrics.Calls // nil: not measured
 	path     string
 
 	mu      sync.Mutex
@@ -32,10 +36,11 @@ type resourceServer struct {
 	grpc    *grpc.Server
 }
 
-func newResourceServer(res *resource, dir string, log *slog.Logger) *resourceServer {
+func newResourceServer(res *resource, dir string, calls *metrics.Calls, log *slog.Logger) *resourceServer {
 	return &resourceServer{
 		name:     res.name,
 		endpoint: res.endpoint,
+		calls:    calls,
 		res:      res,
 		ids:      res.deviceIDs(),
 		log:      log.With("resource", res.name),
@@ -62,7 +67,7 @@ func (s *resourceServer) start() error {
 	s.mu.Unlock()
 	go func() {
 		if err := srv.Serve(ln); err != nil {
-			s.log.Warn("device plugin server stopped", "socket", s.path, "err", err)
+			s.log.Warn("device plugin server stopped", "socket", s.path, "error", err)
 		}
 	}()
 	return nil
@@ -124,17 +129,43 @@ func (s *resourceServer) snapshot() (*pluginapi.ListAndWatchResponse, chan struc
 	return resp, s.changed
 }
 
+// The kubelet's calls, as metrics and logs name them. A ListAndWatch
+// stream counts one call per device list it sends.
+const (
+	callOptions   = "GetDevicePluginOptions"
+	callList      = "ListAndWatch"
+	callPreferred = "GetPreferredAllocation"
+	callAllocate  = "Allocate"
+	callPreStart  = "PreStartContainer"
+)
+
+// observe counts and times one kubelet call that began at start, and logs
+// it when it failed.
+func (s *resourceServer) observe(call string, start time.Time, err error) {
+	if err != nil {
+		s.log.Warn("device plugin call failed", "call", call, "error", err)
+	}
+	s.calls.Observe(call, start, err)
+}
+
 // GetDevicePluginOptions: no PreStartContainer, preferred allocation offered.
 func (s *resourceServer) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
+	defer s.observe(callOptions, time.Now(), nil)
 	return &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: true}, nil
 }
 
 // ListAndWatch sends the device list now and again on every health change.
 func (s *resourceServer) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
 	for {
+		start := time.Now()
 		resp, changed := s.snapshot()
-		if err := stream.Send(resp); err != nil {
-			return fmt.Errorf("sending the device list of %s: %w", s.name, err)
+		err := stream.Send(resp)
+		if err != nil {
+			err = fmt.Errorf("sending the device list of %s: %w", s.name, err)
+		}
+		s.observe(callList, start, err)
+		if err != nil {
+			return err
 		}
 		select {
 		case <-changed:
@@ -147,6 +178,7 @@ func (s *resourceServer) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStre
 // GetPreferredAllocation prefers the devices kubelet must include, then
 // the available ones in their order.
 func (s *resourceServer) GetPreferredAllocation(_ context.Context, req *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
+	defer s.observe(callPreferred, time.Now(), nil)
 	resp := &pluginapi.PreferredAllocationResponse{}
 	for _, cr := range req.GetContainerRequests() {
 		size := int(cr.GetAllocationSize())
@@ -166,11 +198,12 @@ func (s *resourceServer) GetPreferredAllocation(_ context.Context, req *pluginap
 
 // Allocate gives every requesting container the resource's RDMA device
 // nodes as the latest machine shows them, at the same path as on the host.
-func (s *resourceServer) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
+func (s *resourceServer) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (resp *pluginapi.AllocateResponse, err error) {
+	defer func(start time.Time) { s.observe(callAllocate, start, err) }(time.Now())
 	s.mu.Lock()
 	ids, res := s.ids, s.res
 	s.mu.Unlock()
-	resp := &pluginapi.AllocateResponse{}
+	resp = &pluginapi.AllocateResponse{}
 	for _, cr := range req.GetContainerRequests() {
 		for _, id := range cr.GetDevicesIds() {
 			if !slices.Contains(ids, id) {
@@ -190,5 +223,6 @@ func (s *resourceServer) Allocate(_ context.Context, req *pluginapi.AllocateRequ
 
 // PreStartContainer has nothing to do (not requested in the options).
 func (s *resourceServer) PreStartContainer(context.Context, *pluginapi.PreStartContainerRequest) (*pluginapi.PreStartContainerResponse, error) {
+	defer s.observe(callPreStart, time.Now(), nil)
 	return &pluginapi.PreStartContainerResponse{}, nil
 }

@@ -45,7 +45,9 @@ func Run(args []string) error {
 	if live != nil {
 		checks = append(checks, compareLive(*live, machine)...)
 	}
-	checks = append(checks, rdmaModeCheck(), socketCheck(*socket),
+	protected, problems := nodeNICs(live, machine, *root)
+	checks = append(append(checks, problems...), protectedChecks(protected)...)
+	checks = append(checks, rdmaNetnsModeCheck(), socketCheck(*socket),
 		fileCheck(filepath.Join(*cniBin, "rail"), "rail CNI plugin", "run `raild install-cni`"),
 		fileCheck(*nriSocket, "NRI socket", "enable NRI in containerd ([plugins.'io.containerd.nri.v1.nri'] disable = false)"))
 	failed := 0
@@ -66,7 +68,7 @@ func Run(args []string) error {
 }
 
 // topologyChecks judges what the host shows; inPods counts the NICs raild
-// knows in pods that the host no longer shows (exclusive RDMA mode hides a
+// knows in pods that the host no longer shows (exclusive RDMA netns mode hides a
 // moved device), so a node whose every NIC sits in a pod is not told to
 // load a driver.
 func topologyChecks(m *topology.Machine, root string, inPods int) []check {
@@ -81,7 +83,7 @@ func topologyChecks(m *topology.Machine, root string, inPods int) []check {
 		fix: "load the NIC's RDMA driver (mlx5_ib) or rdma_rxe"})
 	checked := map[string]bool{} // uverbs nodes, one per RDMA device whatever its ports
 	for _, nic := range m.NICs {
-		ok := nic.State == "ACTIVE"
+		ok := nic.State == topology.PortActive
 		out = append(out, check{level: levelIf(ok, "warn"), what: fmt.Sprintf("%s (%s, %s) port %d %s", nic.Name, nic.Netdev, nic.LinkLayer, nic.PortNum(), nic.State),
 			fix: "a NIC whose port is not ACTIVE is never chosen: check cabling and the subnet manager"})
 		if nic.Uverbs != nil && !checked[nic.Uverbs.Path] {
@@ -112,7 +114,7 @@ func rdmaCount(nics []topology.NIC) string {
 	return text
 }
 
-func rdmaModeCheck() check {
+func rdmaNetnsModeCheck() check {
 	mode, err := rdma.SystemNetnsMode()
 	switch {
 	case err != nil:

@@ -11,6 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/daemon/nodenics"
 	"github.com/railcni/rail/daemon/recovery"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
@@ -44,6 +47,10 @@ func Topo(args []string) error {
 	return topology.WriteText(os.Stdout, report)
 }
 
+// topoReport is raild's report when it answers (and neither root nor
+// file is given), else a read of root. A read of this host ("/") finds the
+// node's own NICs by their addresses and routes too; a read of another
+// root by what its sysfs shows (its netdevs are not this netns's).
 func topoReport(root, socket, file string) (topology.Report, error) {
 	var report topology.Report
 	if root == "" && file == "" {
@@ -54,22 +61,52 @@ func topoReport(root, socket, file string) (topology.Report, error) {
 	if root == "" {
 		root = "/"
 	}
-	m, err := topology.DiscoverFile(root, file)
-	if err != nil {
-		return report, fmt.Errorf("discover %s: %w", root, err)
+	var host *nodenics.Reader
+	if root == "/" {
+		host = &nodenics.Reader{NS: netns.None()}
 	}
-	return m.Report(), nil
+	return readReport(root, file, host)
 }
 
-// Leases is `raild leases` (and, with --recover, `raild recover`).
-func Leases(args []string) error {
-	if recovery.Requested(args) {
-		return recovery.Run(args)
+// readReport reads root (with the NCCL topology file, if any); with host,
+// the protection of the node's own NICs includes their addresses and
+// routes as host reads them.
+func readReport(root, file string, host *nodenics.Reader) (topology.Report, error) {
+	m, err := topology.DiscoverFile(root, file)
+	if err != nil {
+		return topology.Report{}, fmt.Errorf("discover %s: %w", root, err)
 	}
+	if host == nil {
+		return m.Report(), nil
+	}
+	protected, err := host.All(m)
+	if err != nil {
+		r := m.Report()
+		r.Problems = append(r.Problems, topology.Problem{Device: "node NICs", Reason: err.Error() + " (protection from sysfs alone)"})
+		return r, nil
+	}
+	return m.ReportWith(protected), nil
+}
+
+// Leases is `raild leases`; with --recover it is `raild recover`, whose
+// flags it takes too.
+func Leases(args []string) error {
 	fs := newFlags("leases")
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	asJSON := fs.Bool("json", false, "print JSON")
+	rebuild := fs.Bool("recover", false, "rebuild the lease store from the pods on this node (raild stopped): the same as raild recover, whose flags follow")
+	var rf recovery.Flags
+	rf.Define(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: raild leases takes flags only", fs.Arg(0))
+	}
+	if *rebuild {
+		return recovery.Recover(fs, rf, os.Stdout)
+	}
+	if err := onlyListFlags(fs); err != nil {
 		return err
 	}
 	leases, err := client(*socket).Leases(context.Background())
@@ -89,6 +126,18 @@ func Leases(args []string) error {
 			strings.Join(l.NICs, ","), l.Mode)
 	}
 	return tw.Flush()
+}
+
+// onlyListFlags refuses recover's flags without --recover: `raild leases
+// --dry-run` must not list leases as if the flag meant something.
+func onlyListFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "socket" && f.Name != "json" && f.Name != "recover" && err == nil {
+			err = fmt.Errorf("--%s is a flag of raild recover: run raild recover (or raild leases --recover) with it", f.Name)
+		}
+	})
+	return err
 }
 
 // Pools is `raild pools`.

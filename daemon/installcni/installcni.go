@@ -117,8 +117,12 @@ func uninstallEntry(in *cniconf.Installer, out io.Writer) error {
 }
 
 // installFile copies one binary into place atomically, so a runtime never
-// executes a half-written plugin.
+// executes a half-written plugin. The temp files of an install-cni killed
+// mid-copy go first.
 func installFile(src, dst string) error {
+	if err := cniconf.RemoveStaleTemps(dst); err != nil {
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
 	in, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", src, err)

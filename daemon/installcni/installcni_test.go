@@ -120,7 +120,8 @@ func TestInstallCNIUninstall(t *testing.T) {
 	if !bytes.Equal(got, calico) {
 		t.Fatalf("after uninstall:\n%s", got)
 	}
-	if names, _ := os.ReadDir(confDir); len(names) != 1 {
+	// The conflist, and the marker that stops a raild serve still running.
+	if names, _ := os.ReadDir(confDir); len(names) != 2 || names[0].Name() != ".rail-uninstalled" {
 		t.Fatalf("conf dir holds %v", names)
 	}
 	if _, err := os.Stat(filepath.Join(to, "rail")); err != nil {

@@ -1,8 +1,10 @@
 package installcni
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -30,5 +32,31 @@ func TestInstallFileIsAtomicAndExecutable(t *testing.T) {
 	}
 	if err := installFile(filepath.Join(from, "missing"), dst); err == nil {
 		t.Fatal("missing source: want an error")
+	}
+}
+
+// Temp files of an install-cni killed mid-copy go at the next install.
+func TestInstallCNIRemovesStaleTempFiles(t *testing.T) {
+	from, to, confDir, _ := installCNIDirs(t)
+	stale := []string{".rail.rail-tmp-12345", ".rail-ipam.rail-tmp-9"}
+	for _, name := range stale {
+		if err := os.WriteFile(filepath.Join(to, name), []byte("half a binary"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := filepath.Join(to, ".bridge.tmp")
+	if err := os.WriteFile(other, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := installCNI([]string{"--from", from, "--to", to, "--conf-dir", confDir}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(to)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{".bridge.tmp", "rail", "rail-ipam"}; !slices.Equal(names, want) {
+		t.Fatalf("bin dir holds %v, want %v", names, want)
 	}
 }

@@ -30,6 +30,10 @@ type Snapshot struct {
 	// Changes are the NICs whose port state differs from the previous
 	// snapshot's (added and removed NICs included).
 	Changes []StateChange
+	// Protected are the node's own NICs and why (protect.go);
+	// ProtectErr is why they could not be read this time, if so.
+	Protected  map[string]topology.Protection
+	ProtectErr error
 }
 
 // Holders says which pod holds each NIC, from the lease store.
@@ -49,6 +53,7 @@ type Inventory struct {
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
 	found      *topology.Machine       // the machine as last read, before the merge with the leases
+	protector  Protector               // nil: protection from sysfs alone
 	current    atomic.Pointer[Snapshot]
 	quiet      quietHolders // holders found to change nothing in a snapshot
 	stats      counters
@@ -117,6 +122,7 @@ func (inv *Inventory) publishFound(cause string, found *topology.Machine, holder
 	}
 	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), found, snap.Holders)
 	snap.Changes = stateChanges(prev, snap.Machine)
+	snap.Protected, snap.ProtectErr = inv.protection(prev, snap.Machine)
 	inv.found = found
 	inv.current.Store(snap)
 	inv.stats.published.Add(1)

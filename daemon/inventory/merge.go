@@ -7,7 +7,7 @@ import (
 )
 
 // merge keeps a held NIC known while it sits in a pod: when the host shows
-// it without its netdev (shared RDMA mode: the netdev moved) or not at all
+// it without its netdev (shared RDMA netns mode: the netdev moved) or not at all
 // (exclusive mode: the RDMA device moved too), its last host record is
 // kept and the NIC is listed in InPod with its holder; a held NIC read
 // without the char devices it had keeps them (keepCharDevs). A NIC nobody

@@ -3,9 +3,11 @@ package inventory
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -43,7 +45,7 @@ func (inv *Inventory) SaveRecords(path string) error {
 // shown without their netdev, are taken from it while a lease holds them.
 // A missing file is no record (the first start).
 func (inv *Inventory) Restore(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := readNoFollow(path)
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -63,6 +65,17 @@ func (inv *Inventory) Restore(path string) error {
 	defer inv.rescanMu.Unlock()
 	inv.remembered = remembered
 	return nil
+}
+
+// readNoFollow reads path, never through a symbolic link: the records sit
+// in root's state dir, and a link there must not feed raild another file.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // writeAtomic writes data to a temporary file beside path and renames it.

@@ -16,6 +16,15 @@ type Metrics struct {
 	Errors      *prometheus.CounterVec   // op, reason
 	Placements  *prometheus.CounterVec   // nic, class
 	Latency     *prometheus.HistogramVec // endpoint
+	// NRIHooks are the NRI hooks the runtime calls (CreateContainer,
+	// RunPodSandbox, ...): rail_nri_hooks_total and
+	// rail_nri_hooks_duration_seconds.
+	NRIHooks *Calls
+	// DevicePlugin are the kubelet's calls into the device plugin
+	// (Allocate, GetPreferredAllocation, ListAndWatch sends, ...):
+	// rail_deviceplugin_calls_total and
+	// rail_deviceplugin_calls_duration_seconds.
+	DevicePlugin *Calls
 }
 
 // PoolSource gives the pools' size and use at scrape time.
@@ -41,7 +50,12 @@ func New(pools PoolSource) *Metrics {
 			Name: "rail_request_duration_seconds", Help: "Socket API latency, by endpoint.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"endpoint"}),
+		NRIHooks: newCalls("rail_nri_hooks", "NRI hooks the runtime called",
+			"Time raild took to answer an NRI hook"),
+		DevicePlugin: newCalls("rail_deviceplugin_calls", "Device plugin calls from the kubelet (a ListAndWatch stream counts each list it sends)",
+			"Time raild took to answer a device plugin call"),
 	}
+	m.Registry.MustRegister(append(m.NRIHooks.collectors(), m.DevicePlugin.collectors()...)...)
 	m.Registry.MustRegister(m.Allocations, m.Releases, m.Errors, m.Placements, m.Latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&poolCollector{source: pools})

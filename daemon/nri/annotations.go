@@ -28,16 +28,15 @@ func devicesAnnotation(pod *nriapi.PodSandbox, ctr *nriapi.Container) (key, valu
 // annotatedDevices returns the devices a rail.dev/devices annotation chooses
 // for a container, or nil. A refused annotation is logged with its reason
 // and contributes nothing; the container still starts.
-func (p *Plugin) annotatedDevices(pod *nriapi.PodSandbox, ctr *nriapi.Container) []namedDevice {
-	key, value, ok := devicesAnnotation(pod, ctr)
+func (p *Plugin) annotatedDevices(call *hookCall) []namedDevice {
+	key, value, ok := devicesAnnotation(call.pod, call.ctr)
 	if !ok {
 		return nil
 	}
-	devs, err := p.allowedDevices(pod, value)
+	devs, err := p.allowedDevices(call, value)
 	if err != nil {
-		p.log.Warn("refused device annotation: nothing injected from it",
-			"pod", pod.GetNamespace()+"/"+pod.GetName(), "container", ctr.GetName(),
-			"annotation", key, "value", truncate(value, 128), "reason", err)
+		call.log().Warn("refused device annotation: nothing injected from it",
+			"annotation", key, "value", truncate(value, 128), "error", err)
 		return nil
 	}
 	return devs
@@ -48,11 +47,12 @@ func (p *Plugin) annotatedDevices(pod *nriapi.PodSandbox, ctr *nriapi.Container)
 // character devices, umad/issm only with nri.umad, and none may belong to
 // a NIC that another pod holds in move mode (a uverbs node belongs to every
 // port of its device).
-func (p *Plugin) allowedDevices(pod *nriapi.PodSandbox, value string) ([]namedDevice, error) {
+func (p *Plugin) allowedDevices(call *hookCall, value string) ([]namedDevice, error) {
+	pod := call.pod
 	if err := p.namespaceAllowed(pod.GetNamespace()); err != nil {
 		return nil, err
 	}
-	devs, err := p.devices().choose(value)
+	devs, err := call.node().devs.choose(value)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func TestAnnotationRefusals(t *testing.T) {
 				if len(recs) != 1 {
 					t.Fatalf("want one logged refusal, logs:\n%s", logs)
 				}
-				if reason, _ := recs[0]["reason"].(string); !strings.Contains(reason, tt.reason) {
+				if reason, _ := recs[0]["error"].(string); !strings.Contains(reason, tt.reason) {
 					t.Errorf("refusal reason %q, want it to say %q", reason, tt.reason)
 				}
 			}
@@ -75,7 +75,7 @@ func TestAnnotationRefusals(t *testing.T) {
 func TestAnnotationAcceptsNodeDevices(t *testing.T) {
 	p, _ := newTestPlugin(t, Config{UMAD: true}, t.TempDir(), newFakeState())
 	for _, name := range []string{"uverbs0", "uverbs3", "umad1", "issm0", "rdma_cm"} {
-		d, err := p.devices().lookup(name)
+		d, err := p.tables().devs.lookup(name)
 		if err != nil {
 			t.Errorf("lookup(%q): %v", name, err)
 			continue
@@ -84,7 +84,7 @@ func TestAnnotationAcceptsNodeDevices(t *testing.T) {
 			t.Errorf("lookup(%q) = %s %s", name, d.dev.Type, d.dev.Path)
 		}
 	}
-	if _, err := p.devices().lookup("sda"); err == nil {
+	if _, err := p.tables().devs.lookup("sda"); err == nil {
 		t.Error("the block device a broken sysfs entry names must not be choosable")
 	}
 }

@@ -5,21 +5,20 @@ import (
 )
 
 // autoInjectNICs is gpuAutoInject for a container of a pod without a
-// lease: the NICs closest to the GPUs the container was given, in an
-// allowed namespace, minus NICs another pod holds in move mode.
-func (p *Plugin) autoInjectNICs(pod *nriapi.PodSandbox, ctr *nriapi.Container) []string {
-	if !p.cfg.autoNS.allows(pod.GetNamespace()) {
+// lease: the NICs closest to the GPUs it was given, in an allowed
+// namespace, minus NICs another pod holds in move mode.
+func (p *Plugin) autoInjectNICs(call *hookCall) []string {
+	if !p.cfg.autoNS.allows(call.pod.GetNamespace()) {
 		return nil
 	}
 	var nics []string
-	for _, g := range p.ownedGPUs(pod, ctr) {
-		nic, ok := p.affinity.nics[g]
+	for _, g := range p.ownedGPUs(call) {
+		nic, ok := call.node().gpus.nics[g]
 		if !ok {
 			continue
 		}
-		if holder, moved := p.movedElsewhere(pod, nic); moved {
-			p.log.Warn("GPU's NIC is moved into another pod: not injected", "container", ctrRef(pod, ctr),
-				"gpu", g, "nic", nic, "holder", holder)
+		if holder, moved := p.movedElsewhere(call.pod, nic); moved {
+			call.log().Warn("GPU's NIC is moved into another pod: not injected", "gpu", g, "nic", nic, "holder", holder)
 			continue
 		}
 		nics = appendUnique(nics, nic)
@@ -30,19 +29,21 @@ func (p *Plugin) autoInjectNICs(pod *nriapi.PodSandbox, ctr *nriapi.Container) [
 // ownedGPUs is what the runtime (CDI devices) and the kubelet (PodResources)
 // say the container was given. The container's own environment
 // (NVIDIA_VISIBLE_DEVICES) is not evidence: a pod writes it itself.
-func (p *Plugin) ownedGPUs(pod *nriapi.PodSandbox, ctr *nriapi.Container) []int {
-	gpus, unknown := p.cdiGPUs(ctr)
+func (p *Plugin) ownedGPUs(call *hookCall) []int {
+	gpus, unknown := p.cdiGPUs(call)
 	if p.kubelet != nil {
-		given, err := p.kubelet.containerGPUs(pod, ctr.GetName())
+		given, err := p.kubelet.containerGPUs(call.pod, call.ctr.GetName())
 		if err != nil {
-			p.log.Warn("GPUs from the kubelet unknown: none auto-injected from it", "container", ctrRef(pod, ctr), "reason", err)
+			call.log().Warn("GPUs from the kubelet unknown: none auto-injected from it", "error", err)
 		}
-		gpus = appendGPUs(gpus, given.gpus...)
-		unknown = append(unknown, given.unknown...)
+		gpus = appendGPUs(gpus, given.GPUs...)
+		for _, u := range given.Unresolved {
+			unknown = append(unknown, u.Err.Error())
+		}
 	}
 	if len(unknown) > 0 {
-		p.log.Warn("GPUs the container was given are not found on this node: their NICs are not auto-injected",
-			"container", ctrRef(pod, ctr), "unresolved", unknown)
+		call.log().Warn("GPUs the container was given are not found on this node: their NICs are not auto-injected",
+			"unresolved", unknown)
 	}
 	return gpus
 }

@@ -1,10 +1,6 @@
 package nri
 
-import (
-	"strings"
-
-	nriapi "github.com/containerd/nri/pkg/api"
-)
+import "strings"
 
 // cdiAllDevices is the CDI device name NVIDIA's specs give to every GPU.
 const cdiAllDevices = "all"
@@ -15,17 +11,18 @@ const cdiAllDevices = "all"
 // the pod spec, so they say what the container was given. Devices of
 // other kinds are ignored; names of a GPU kind that name no GPU of this
 // node are returned as unknown.
-func (p *Plugin) cdiGPUs(ctr *nriapi.Container) (gpus []int, unknown []string) {
-	for _, d := range ctr.GetCDIDevices() {
+func (p *Plugin) cdiGPUs(call *hookCall) (gpus []int, unknown []string) {
+	affinity := call.node().gpus
+	for _, d := range call.ctr.GetCDIDevices() {
 		kind, name, ok := strings.Cut(d.GetName(), "=")
 		if !ok || !p.cfg.cdiKinds[kind] {
 			continue
 		}
 		if name == cdiAllDevices {
-			gpus = appendGPUs(gpus, p.affinity.all...)
+			gpus = appendGPUs(gpus, affinity.all...)
 			continue
 		}
-		found, bad := p.affinity.resolve([]string{name})
+		found, bad := affinity.resolve([]string{name})
 		gpus = appendGPUs(gpus, found...)
 		unknown = append(unknown, bad...)
 	}

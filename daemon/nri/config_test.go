@@ -24,7 +24,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := New(tt.cfg, testMachine(t.TempDir()), newFakeState(), Kubelet{}, nil); err == nil {
+			if _, err := newPlugin(tt.cfg, testMachine(t.TempDir()), newFakeState(), nil, nil); err == nil {
 				t.Fatalf("New(%+v) accepted a bad config", tt.cfg)
 			}
 			if err := tt.cfg.Validate(); err == nil {
@@ -32,10 +32,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{}, nil, newFakeState(), Kubelet{}, nil); err == nil {
+	if _, err := newPlugin(Config{}, nil, newFakeState(), nil, nil); err == nil {
 		t.Fatal("New accepted a nil machine")
 	}
-	if _, err := New(Config{}, testMachine(t.TempDir()), nil, Kubelet{}, nil); err == nil {
+	if _, err := newPlugin(Config{}, testMachine(t.TempDir()), nil, nil, nil); err == nil {
 		t.Fatal("New accepted a nil state")
 	}
 }

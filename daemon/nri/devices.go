@@ -51,7 +51,7 @@ func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nod
 	nd := &nodeDevices{nics: map[string]*nicDevices{}, byName: map[string]namedDevice{}, umad: withUMAD}
 	if m.RdmaCM != nil {
 		if dev, err := linuxDevice(m.RdmaCM); err != nil {
-			log.Warn("rdma_cm not injectable", "reason", err)
+			log.Warn("rdma_cm not injectable", "error", err)
 		} else {
 			nd.rdmaCM = dev
 			nd.byName[m.RdmaCM.Name] = namedDevice{name: m.RdmaCM.Name, dev: dev}
@@ -75,7 +75,7 @@ func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, l
 		}
 		dev, err := linuxDevice(cd)
 		if err != nil {
-			log.Warn("RDMA device node not injectable", "nic", nic.Name, "reason", err)
+			log.Warn("RDMA device node not injectable", "nic", nic.Name, "error", err)
 			return
 		}
 		named, known := byName[cd.Name]

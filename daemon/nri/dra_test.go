@@ -52,7 +52,7 @@ func TestAutoInjectDRAGPUs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu"}}
-			p, logs := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), Kubelet{Pods: client, DRA: tt.dra})
+			p, logs := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), &podinfo.GPUSource{Kubelet: client, DRA: tt.dra})
 			sandbox := pod("s1", "gpu", nil)
 			<-p.kubelet.start(sandbox).done
 			for name, want := range tt.want {

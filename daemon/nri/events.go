@@ -2,6 +2,7 @@ package nri
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	nriapi "github.com/containerd/nri/pkg/api"
@@ -19,43 +20,51 @@ type pendingRelease struct {
 // the GID index of a macvlan address and, for gpuAutoInject, to ask the
 // kubelet (in the background) which GPUs the pod's containers hold.
 func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
-	p.warmGIDs(pod)
+	call := p.begin(hookRunPodSandbox, pod, nil)
+	p.warmGIDs(&call)
 	p.startKubeletLookup(pod)
+	call.end(nil)
 	return nil
 }
 
 // Synchronize (on every connection to the runtime) rebuilds the GID cache
 // for the pods that already run.
 func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
+	sync := p.begin(hookSynchronize, nil, nil)
 	p.gids.reset()
 	if p.kubelet != nil {
 		p.kubelet.reset()
 	}
 	for _, pod := range pods {
-		p.warmGIDs(pod)
+		call := p.begin(hookSynchronize, pod, nil)
+		p.warmGIDs(&call)
 		p.startKubeletLookup(pod)
 	}
-	p.log.Info("synchronized with the runtime", "pods", len(pods))
+	sync.log().Info("synchronized with the runtime", "pods", len(pods))
+	sync.end(nil)
 	return nil, nil
 }
 
 // StopPodSandbox comes before the CNI DEL in containerd, so what the pod
 // holds is released only if it still holds it after nri.stopGrace.
 func (p *Plugin) StopPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
+	call := p.begin(hookStopPodSandbox, pod, nil)
 	p.forgetSandbox(pod.GetId())
-	if len(p.state.SandboxLeases(pod.GetId())) == 0 {
-		return nil
+	if len(p.state.SandboxLeases(pod.GetId())) > 0 {
+		p.scheduleRelease(pod)
 	}
-	p.scheduleRelease(pod)
+	call.end(nil)
 	return nil
 }
 
 // RemovePodSandbox comes after both CNI DELs: whatever the pod still holds
-// is released now.
+// is released now. A failed release is logged and counted; the runtime
+// goes on removing the pod.
 func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) error {
+	call := p.begin(hookRemovePodSandbox, pod, nil)
 	p.cancelRelease(pod.GetId())
 	p.forgetSandbox(pod.GetId())
-	p.release(ctx, pod, "RemovePodSandbox")
+	call.end(p.release(ctx, &call))
 	return nil
 }
 
@@ -67,19 +76,20 @@ func (p *Plugin) forgetSandbox(sandbox string) {
 	}
 }
 
-func (p *Plugin) release(ctx context.Context, pod *nriapi.PodSandbox, why string) {
-	held := p.state.SandboxLeases(pod.GetId())
+// release returns what a sandbox still holds; call names why (the hook,
+// or the release scheduled after StopPodSandbox) and logs.
+func (p *Plugin) release(ctx context.Context, call *hookCall) error {
+	held := p.state.SandboxLeases(call.pod.GetId())
 	if len(held) == 0 {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
-	ref := pod.GetNamespace() + "/" + pod.GetName()
-	if err := p.state.ReleaseSandbox(ctx, pod.GetId()); err != nil {
-		p.log.Error("releasing a sandbox's leases failed", "pod", ref, "sandbox", pod.GetId(), "after", why, "err", err)
-		return
+	if err := p.state.ReleaseSandbox(ctx, call.pod.GetId()); err != nil {
+		return fmt.Errorf("releasing the leases the CNI DEL left behind: %w", err)
 	}
-	p.log.Info("released leases the CNI DEL left behind", "pod", ref, "sandbox", pod.GetId(), "leases", len(held), "after", why)
+	call.log().Info("released leases the CNI DEL left behind", "leases", len(held))
+	return nil
 }
 
 func (p *Plugin) scheduleRelease(pod *nriapi.PodSandbox) {
@@ -96,7 +106,10 @@ func (p *Plugin) scheduleRelease(pod *nriapi.PodSandbox) {
 		delete(p.releases, id)
 		p.mu.Unlock()
 		if current {
-			p.release(context.Background(), pod, "StopPodSandbox")
+			call := p.begin(hookStopPodSandbox, pod, nil)
+			if err := p.release(context.Background(), &call); err != nil {
+				call.log().Error("releasing a stopped sandbox's leases failed", "after", p.cfg.stopGrace, "error", err)
+			}
 		}
 	})
 	p.releases[id] = pr

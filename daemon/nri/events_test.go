@@ -2,8 +2,10 @@ package nri
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,8 +65,12 @@ func TestRemovePodSandboxReleases(t *testing.T) {
 			if got := st.releasedList(); !slices.Equal(got, tt.want) {
 				t.Fatalf("released %v, want %v", got, tt.want)
 			}
-			if tt.failing && len(logs.records(t, "releasing a sandbox's leases failed")) != 1 {
-				t.Fatalf("failure not logged:\n%s", logs)
+			if !tt.failing {
+				return
+			}
+			recs := logs.records(t, "RemovePodSandbox failed")
+			if len(recs) != 1 || !strings.Contains(fmt.Sprint(recs[0]["error"]), "store closed") || recs[0]["sandbox"] != "s1" {
+				t.Fatalf("failure not logged with the sandbox and the error:\n%s", logs)
 			}
 		})
 	}

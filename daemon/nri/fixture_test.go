@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,8 @@ import (
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
+	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -65,17 +68,17 @@ func charDev(kind string, i int, major, minor uint32) *topology.CharDev {
 // fakeState is an in-memory lease table that records releases.
 type fakeState struct {
 	mu       sync.Mutex
-	leases   map[string][]api.Lease
+	leases   map[string][]ipam.Lease
 	released []string
 	notify   chan string
 	err      error
 }
 
 func newFakeState() *fakeState {
-	return &fakeState{leases: map[string][]api.Lease{}, notify: make(chan string, 16)}
+	return &fakeState{leases: map[string][]ipam.Lease{}, notify: make(chan string, 16)}
 }
 
-func (f *fakeState) SandboxLeases(sandbox string) []api.Lease {
+func (f *fakeState) SandboxLeases(sandbox string) []ipam.Lease {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.leases[sandbox]
@@ -97,7 +100,7 @@ func (f *fakeState) NICMovedTo(nic string) (string, bool) {
 	defer f.mu.Unlock()
 	for sandbox, leases := range f.leases {
 		for _, l := range leases {
-			if l.Mode.Exclusive() && slices.Contains(l.NICs, nic) {
+			if api.Mode(l.Mode).Exclusive() && slices.Contains(l.NICs, nic) {
 				return sandbox, true
 			}
 		}
@@ -109,8 +112,8 @@ func (f *fakeState) add(sandbox string, mode api.Mode, addr string, nics ...stri
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := len(f.leases[sandbox])
-	f.leases[sandbox] = append(f.leases[sandbox], api.Lease{
-		Sandbox: sandbox, IfName: fmt.Sprintf("rail%d", n), Pool: "p", Address: addr, NICs: nics, Mode: mode,
+	f.leases[sandbox] = append(f.leases[sandbox], ipam.Lease{
+		Sandbox: sandbox, IfName: fmt.Sprintf("rail%d", n), Pool: "p", Address: netip.MustParsePrefix(addr), NICs: nics, Mode: string(mode),
 	})
 }
 
@@ -159,14 +162,28 @@ func (l *logBuffer) records(t testing.TB, msg string) []map[string]any {
 
 func newTestPlugin(t testing.TB, cfg Config, root string, st State) (*Plugin, *logBuffer) {
 	t.Helper()
-	return newKubeletPlugin(t, cfg, root, st, Kubelet{})
+	return newKubeletPlugin(t, cfg, root, st, nil)
 }
 
-// newKubeletPlugin is newTestPlugin with a kubelet for gpuAutoInject.
-func newKubeletPlugin(t testing.TB, cfg Config, root string, st State, k Kubelet) (*Plugin, *logBuffer) {
+// fixed is a machine that never changes, as Options.Machine reads it.
+func fixed(m *topology.Machine) func() *topology.Machine {
+	return func() *topology.Machine { return m }
+}
+
+// newPlugin is New on a machine that never changes; gpus (nil: none)
+// resolves against the same machine.
+func newPlugin(cfg Config, m *topology.Machine, st State, gpus *podinfo.GPUSource, log *slog.Logger) (*Plugin, error) {
+	if gpus != nil && gpus.Machine == nil {
+		gpus.Machine = fixed(m)
+	}
+	return New(Options{Config: cfg, Machine: fixed(m), State: st, GPUs: gpus, Log: log})
+}
+
+// newKubeletPlugin is newTestPlugin with a GPU source for gpuAutoInject.
+func newKubeletPlugin(t testing.TB, cfg Config, root string, st State, gpus *podinfo.GPUSource) (*Plugin, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	p, err := New(cfg, testMachine(root), st, k, slog.New(slog.NewJSONHandler(logs, nil)))
+	p, err := newPlugin(cfg, testMachine(root), st, gpus, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -34,7 +34,7 @@ func FuzzDevicesAnnotation(f *testing.F) {
 	st.add("other", api.ModeMove, "10.56.0.7/24", "mlx5_1")
 	plugins := map[bool]*Plugin{}
 	for _, umad := range []bool{false, true} {
-		p, err := New(Config{AnnotationNamespaces: []string{"*"}, UMAD: umad}, testMachine(root), st, Kubelet{}, log)
+		p, err := newPlugin(Config{AnnotationNamespaces: []string{"*"}, UMAD: umad}, testMachine(root), st, nil, log)
 		if err != nil {
 			f.Fatal(err)
 		}

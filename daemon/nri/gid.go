@@ -1,12 +1,10 @@
 package nri
 
 import (
-	"fmt"
 	"net/netip"
 	"sync"
 
-	nriapi "github.com/containerd/nri/pkg/api"
-
+	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -80,45 +78,35 @@ func (c *gidCache) reset() {
 }
 
 // macvlanKeys lists the (NIC, address) pairs of a sandbox's macvlan leases.
-func macvlanKeys(leases []api.Lease) ([]gidKey, error) {
+func macvlanKeys(leases []ipam.Lease) []gidKey {
 	var keys []gidKey
 	for _, l := range leases {
-		if l.Mode != api.ModeMacvlan {
+		if api.Mode(l.Mode) != api.ModeMacvlan {
 			continue
 		}
-		prefix, err := netip.ParsePrefix(l.Address)
-		if err != nil {
-			return nil, fmt.Errorf("lease %s/%s address %q: %w", l.Sandbox, l.IfName, l.Address, err)
-		}
 		for _, nic := range l.NICs {
-			keys = append(keys, gidKey{nic: nic, addr: prefix.Addr()})
+			keys = append(keys, gidKey{nic: nic, addr: l.Address.Addr()})
 		}
 	}
-	return keys, nil
+	return keys
 }
 
 // gidIndex returns the NCCL_IB_GID_INDEX for a pod's macvlan leases: the
 // GID index of its rail address, when every macvlan NIC agrees on it.
-func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool) {
-	keys, err := macvlanKeys(leases)
-	if err != nil {
-		p.log.Warn("cannot find the GID index", "pod", pod.GetNamespace()+"/"+pod.GetName(), "reason", err)
-		return 0, false
-	}
+func (p *Plugin) gidIndex(call *hookCall, leases []ipam.Lease) (int, bool) {
 	found := -1
-	for _, k := range keys {
-		nd, ok := p.devices().nics[k.nic]
+	for _, k := range macvlanKeys(leases) {
+		nd, ok := call.node().devs.nics[k.nic]
 		if !ok || nd.ucx == "" {
 			return 0, false
 		}
-		idx, err := p.gids.resolve(pod.GetId(), k, nd)
+		idx, err := p.gids.resolve(call.pod.GetId(), k, nd)
 		if err != nil {
-			p.log.Warn("cannot find the GID index", "pod", pod.GetNamespace()+"/"+pod.GetName(), "reason", err)
+			call.log().Warn("cannot find the GID index", "error", err)
 			return 0, false
 		}
 		if found >= 0 && idx != found {
-			p.log.Warn("macvlan NICs hold the pod's addresses at different GID indices: "+envNCCLGIDIndex+" not set",
-				"pod", pod.GetNamespace()+"/"+pod.GetName())
+			call.log().Warn("macvlan NICs hold the pod's addresses at different GID indices: " + envNCCLGIDIndex + " not set")
 			return 0, false
 		}
 		found = idx
@@ -127,20 +115,15 @@ func (p *Plugin) gidIndex(pod *nriapi.PodSandbox, leases []api.Lease) (int, bool
 }
 
 // warmGIDs fills the GID cache for one sandbox, off the hot path.
-func (p *Plugin) warmGIDs(pod *nriapi.PodSandbox) {
+func (p *Plugin) warmGIDs(call *hookCall) {
 	if !p.cfg.ncclEnv {
 		return
 	}
-	leases := p.state.SandboxLeases(pod.GetId())
-	keys, err := macvlanKeys(leases)
-	if err != nil || len(keys) == 0 {
-		return
-	}
-	for _, k := range keys {
-		if nd, ok := p.devices().nics[k.nic]; ok && nd.ucx != "" {
+	for _, k := range macvlanKeys(p.state.SandboxLeases(call.pod.GetId())) {
+		if nd, ok := call.node().devs.nics[k.nic]; ok && nd.ucx != "" {
 			// A miss is retried on CreateContainer: the kernel publishes GIDs
 			// asynchronously after the address is added.
-			_, _ = p.gids.resolve(pod.GetId(), k, nd)
+			_, _ = p.gids.resolve(call.pod.GetId(), k, nd)
 		}
 	}
 }

@@ -10,23 +10,28 @@ import (
 
 // gpuAffinity maps GPU indices to the name of their NIC, from the
 // topology's node-wide pick (every GPU, no load), and resolves GPU IDs,
-// built once so the hook only looks things up.
+// built once per machine so the hook only looks things up.
 type gpuAffinity struct {
 	all      []int
 	nics     map[int]string
 	resolver podinfo.Resolver
 }
 
-func buildGPUAffinity(m *topology.Machine, log *slog.Logger) *gpuAffinity {
-	a := &gpuAffinity{nics: m.Affinity()}
+func buildGPUAffinity(m *topology.Machine) *gpuAffinity {
+	a := &gpuAffinity{nics: m.Affinity(), resolver: podinfo.NodeResolver(m)}
 	for _, g := range m.GPUs {
 		a.all = append(a.all, g.Index)
-		a.resolver.GPUs = append(a.resolver.GPUs, podinfo.GPURef{Index: g.Index, PCI: g.PCI, UUID: g.UUID})
-		if _, ok := a.nics[g.Index]; !ok {
-			log.Info("GPU has no usable NIC for auto-injection", "gpu", g.Index)
-		}
 	}
 	return a
+}
+
+// logGaps names the GPUs no NIC serves.
+func (a *gpuAffinity) logGaps(log *slog.Logger) {
+	for _, g := range a.all {
+		if _, ok := a.nics[g]; !ok {
+			log.Info("GPU has no usable NIC for auto-injection", "gpu", g)
+		}
+	}
 }
 
 // resolve maps GPU IDs (indices, UUIDs, MIG ids, PCI addresses) to GPU

@@ -27,7 +27,7 @@ func TestResolveGPUIDs(t *testing.T) {
 		{[]string{"MIG-5d8e6b4a-0000-0000-0000-000000000000"}, nil, []string{"MIG-5d8e6b4a-0000-0000-0000-000000000000"}},
 	}
 	for _, tt := range tests {
-		gpus, unknown := p.affinity.resolve(tt.ids)
+		gpus, unknown := p.tables().gpus.resolve(tt.ids)
 		if !reflect.DeepEqual(gpus, tt.gpus) || !reflect.DeepEqual(unknown, tt.unknown) {
 			t.Errorf("resolve(%q) = %v, %v; want %v, %v", tt.ids, gpus, unknown, tt.gpus, tt.unknown)
 		}
@@ -58,7 +58,8 @@ func TestCDIGPUs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}, GPUCDIKinds: tt.kinds}
 			p, _ := newTestPlugin(t, cfg, t.TempDir(), newFakeState())
-			gpus, unknown := p.cdiGPUs(withCDI(ctr("app"), tt.devices...))
+			call := p.begin(hookCreateContainer, pod("s1", "default", nil), withCDI(ctr("app"), tt.devices...))
+			gpus, unknown := p.cdiGPUs(&call)
 			if !reflect.DeepEqual(gpus, tt.gpus) || !reflect.DeepEqual(unknown, tt.unknown) {
 				t.Errorf("cdiGPUs(%q) = %v, %v; want %v, %v", tt.devices, gpus, unknown, tt.gpus, tt.unknown)
 			}
@@ -70,7 +71,7 @@ func TestCDIGPUs(t *testing.T) {
 func TestGPUAffinity(t *testing.T) {
 	p, _ := newTestPlugin(t, Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}}, t.TempDir(), newFakeState())
 	want := map[int]string{0: "mlx5_0", 1: "mlx5_1", 2: "mlx5_2", 3: "mlx5_3"}
-	if !reflect.DeepEqual(p.affinity.nics, want) {
-		t.Fatalf("affinity %v, want %v", p.affinity.nics, want)
+	if !reflect.DeepEqual(p.tables().gpus.nics, want) {
+		t.Fatalf("affinity %v, want %v", p.tables().gpus.nics, want)
 	}
 }

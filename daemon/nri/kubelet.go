@@ -23,38 +23,11 @@ const (
 	kubeletCalls = 8
 )
 
-// PodResources is the kubelet's account of the devices each container of
-// a pod was given, device plugins and DRA claims (daemon/podinfo's Client).
-type PodResources interface {
-	ContainerGPUs(ctx context.Context, namespace, name string, resources []string) (map[string]podinfo.Devices, error)
-}
-
-// Kubelet is where gpuAutoInject learns which GPUs a container was given.
-type Kubelet struct {
-	// Pods is the PodResources API; nil: only CDI devices name GPUs.
-	Pods PodResources
-	// GPUResources are the resource names whose device IDs are GPUs
-	// (podinfo.DefaultResource when empty).
-	GPUResources []string
-	// DRA maps DRA-allocated GPUs through the node's ResourceSlices; nil
-	// (no API server): a container's DRA GPUs are reported as unknown.
-	DRA podinfo.DRASlices
-	// GPUDRADrivers are the DRA drivers whose devices are GPUs
-	// (podinfo.DefaultDRADriver when empty).
-	GPUDRADrivers []string
-}
-
-// ctrGPUs is what the kubelet gave one container.
-type ctrGPUs struct {
-	gpus    []int
-	unknown []string // why each device the kubelet names maps to no GPU of this node
-}
-
 // podLookup is one PodResources call for a sandbox; done closes when its
 // fields are set.
 type podLookup struct {
 	done  chan struct{}
-	byCtr map[string]ctrGPUs
+	byCtr map[string]podinfo.Held
 	err   error
 }
 
@@ -87,18 +60,17 @@ func (l *podLookup) failed() bool {
 // kubeletGPUs asks the kubelet once per sandbox, when the sandbox starts,
 // and keeps the answer for the sandbox's containers.
 type kubeletGPUs struct {
-	kubelet  Kubelet
-	affinity *gpuAffinity
-	timeout  time.Duration // one kubelet call
-	wait     time.Duration // CreateContainer's wait for a call on its way
-	calls    chan struct{} // one token per call in flight
+	source  *podinfo.GPUSource
+	timeout time.Duration // one kubelet call
+	wait    time.Duration // CreateContainer's wait for a call on its way
+	calls   chan struct{} // one token per call in flight
 
 	mu        sync.Mutex
 	bySandbox map[string]*podLookup
 }
 
-func newKubeletGPUs(k Kubelet, a *gpuAffinity) *kubeletGPUs {
-	return &kubeletGPUs{kubelet: k, affinity: a, timeout: kubeletLookupTimeout, wait: kubeletWait,
+func newKubeletGPUs(source *podinfo.GPUSource) *kubeletGPUs {
+	return &kubeletGPUs{source: source, timeout: kubeletLookupTimeout, wait: kubeletWait,
 		calls: make(chan struct{}, kubeletCalls), bySandbox: map[string]*podLookup{}}
 }
 
@@ -128,33 +100,24 @@ func (k *kubeletGPUs) fetch(l *podLookup, namespace, name string) {
 			namespace, name, kubeletCalls, ctx.Err())
 		return
 	}
-	byCtr, err := k.kubelet.Pods.ContainerGPUs(ctx, namespace, name, k.kubelet.GPUResources)
+	byCtr, err := k.source.ContainerGPUs(ctx, namespace, name)
 	if err != nil {
 		l.err = fmt.Errorf("asking the kubelet for pod %s/%s's GPUs: %w", namespace, name, err)
 		return
 	}
-	l.byCtr = make(map[string]ctrGPUs, len(byCtr))
-	for ctr, devices := range byCtr {
-		devices.DRA = podinfo.GPUDevices(devices.DRA, k.kubelet.GPUDRADrivers)
-		gpus, failed := k.affinity.resolver.ResolveDevices(ctx, devices, k.kubelet.DRA)
-		var unknown []string
-		for _, f := range failed {
-			unknown = append(unknown, f.Err.Error())
-		}
-		l.byCtr[ctr] = ctrGPUs{gpus: gpus, unknown: unknown}
-	}
+	l.byCtr = byCtr
 }
 
 // containerGPUs returns what the kubelet gave a container, from the answer
 // asked for at RunPodSandbox; it waits at most k.wait for one on its way.
-func (k *kubeletGPUs) containerGPUs(pod *nriapi.PodSandbox, ctr string) (ctrGPUs, error) {
+func (k *kubeletGPUs) containerGPUs(pod *nriapi.PodSandbox, ctr string) (podinfo.Held, error) {
 	l := k.start(pod)
 	if !l.answered(k.wait) {
-		return ctrGPUs{}, fmt.Errorf("the kubelet has not said which GPUs pod %s/%s holds within %s",
+		return podinfo.Held{}, fmt.Errorf("the kubelet has not said which GPUs pod %s/%s holds within %s",
 			pod.GetNamespace(), pod.GetName(), k.wait)
 	}
 	if l.err != nil {
-		return ctrGPUs{}, l.err
+		return podinfo.Held{}, l.err
 	}
 	return l.byCtr[ctr], nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/railcni/rail/pkg/api"
 )
 
-var _ PodResources = (*podinfo.Client)(nil)
+var _ podinfo.Kubelet = (*podinfo.Client)(nil)
 
 // fakeKubelet answers ContainerGPUs (device-plugin IDs only) from a table and counts the calls.
 // With block set it answers only when block closes or the call's context
@@ -68,6 +68,11 @@ func (f *fakeKubelet) ContainerGPUs(ctx context.Context, ns, name string, resour
 		out[ctr] = podinfo.Devices{IDs: ids}
 	}
 	return out, nil
+}
+
+// PodGPUs is never what the NRI plugin asks: it asks per container.
+func (f *fakeKubelet) PodGPUs(context.Context, string, string, []string) (podinfo.Devices, error) {
+	return podinfo.Devices{}, errors.New("the NRI plugin asked the kubelet for a whole pod")
 }
 
 func (f *fakeKubelet) callCount() int {
@@ -123,7 +128,7 @@ func TestAutoInjectFromKubelet(t *testing.T) {
 				tt.leases(st)
 			}
 			cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu", "gpu2"}, Memlock: "8Mi"}
-			p, logs := newKubeletPlugin(t, cfg, t.TempDir(), st, Kubelet{Pods: k, GPUResources: []string{"example.com/gpu"}})
+			p, logs := newKubeletPlugin(t, cfg, t.TempDir(), st, &podinfo.GPUSource{Kubelet: k, Resources: []string{"example.com/gpu"}})
 			if k.block != nil {
 				p.kubelet.wait = 50 * time.Millisecond // the answer never comes in time
 			}
@@ -155,7 +160,7 @@ func TestAutoInjectFromKubelet(t *testing.T) {
 			if (tt.reason != "") != (len(recs) == 1) {
 				t.Fatalf("want a logged reason only when the kubelet could not tell; logs:\n%s", logs)
 			}
-			if reason, _ := recs0(recs)["reason"].(string); !strings.Contains(reason, tt.reason) {
+			if reason, _ := recs0(recs)["error"].(string); !strings.Contains(reason, tt.reason) {
 				t.Errorf("logged reason %q, want it to say %q", reason, tt.reason)
 			}
 		})
@@ -175,7 +180,7 @@ func recs0(recs []map[string]any) map[string]any {
 func TestKubeletAskedOncePerSandbox(t *testing.T) {
 	k := &fakeKubelet{pods: map[string]map[string][]string{"gpu/p-s1": {"a": {"0"}, "b": {"1"}}}}
 	cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}}
-	p, _ := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), Kubelet{Pods: k})
+	p, _ := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), &podinfo.GPUSource{Kubelet: k})
 	sandbox := pod("s1", "gpu", nil)
 	if err := p.RunPodSandbox(context.Background(), sandbox); err != nil {
 		t.Fatal(err)
@@ -218,7 +223,7 @@ func TestAutoInjectWithPodinfo(t *testing.T) {
 		{Name: "sidecar"},
 	}}})
 	cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"gpu"}}
-	p, logs := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), Kubelet{Pods: client, GPUResources: []string{"nvidia.com/gpu"}})
+	p, logs := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), &podinfo.GPUSource{Kubelet: client, Resources: []string{"nvidia.com/gpu"}})
 	sandbox := pod("s1", "gpu", nil)
 	<-p.kubelet.start(sandbox).done
 	for name, want := range map[string]string{"app": "=mlx5_2", "sidecar": ""} {
@@ -259,7 +264,7 @@ func TestSynchronizeBoundsKubeletCalls(t *testing.T) {
 		sandboxes = append(sandboxes, sb)
 	}
 	cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}}
-	p, _ := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), Kubelet{Pods: k})
+	p, _ := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), &podinfo.GPUSource{Kubelet: k})
 	if _, err := p.Synchronize(context.Background(), sandboxes, nil); err != nil {
 		t.Fatal(err)
 	}

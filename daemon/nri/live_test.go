@@ -3,6 +3,7 @@ package nri
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
@@ -31,11 +32,11 @@ func discoverMachine(t *testing.T, name string, opt fakesys.Options) (*topology.
 	return m, spec
 }
 
-// TestUseMachineGivesNewContainersTheNewNumbers: a NIC removed and added
+// TestNewMachineGivesNewContainersTheNewNumbers: a NIC removed and added
 // again (a driver reload) comes back with other uverbs numbers; once the
-// inventory's new snapshot is handed over, new containers get the new
+// inventory publishes its new snapshot, new containers get the new
 // numbers, and a NIC missing from the snapshot is skipped, not guessed.
-func TestUseMachineGivesNewContainersTheNewNumbers(t *testing.T) {
+func TestNewMachineGivesNewContainersTheNewNumbers(t *testing.T) {
 	before, spec := discoverFake(t, fakesys.Options{})
 	nic, ok := spec.NIC("mlx5_0")
 	if !ok || nic.Uverbs.Name == "" {
@@ -47,7 +48,9 @@ func TestUseMachineGivesNewContainersTheNewNumbers(t *testing.T) {
 
 	st := newFakeState()
 	st.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0")
-	p, err := New(Config{}, before, st, Kubelet{}, nil)
+	var live atomic.Pointer[topology.Machine]
+	live.Store(before)
+	p, err := New(Options{Machine: live.Load, State: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +66,7 @@ func TestUseMachineGivesNewContainersTheNewNumbers(t *testing.T) {
 	}
 	for _, step := range steps {
 		if step.machine != nil {
-			p.UseMachine(step.machine)
+			live.Store(step.machine)
 		}
 		adj, _, err := p.CreateContainer(t.Context(), pod("s1", "default", nil), ctr("app"))
 		if err != nil {

@@ -66,7 +66,7 @@ func TestAnnotationOwnership(t *testing.T) {
 				if len(refusals) != 1 {
 					t.Fatalf("want one logged refusal, logs:\n%s", logs)
 				}
-				if reason, _ := refusals[0]["reason"].(string); !strings.Contains(reason, tt.reason) {
+				if reason, _ := refusals[0]["error"].(string); !strings.Contains(reason, tt.reason) {
 					t.Errorf("refusal reason %q, want it to say %q", reason, tt.reason)
 				}
 				return

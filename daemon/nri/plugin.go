@@ -8,7 +8,6 @@ package nri
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -17,7 +16,9 @@ import (
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
-	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/daemon/metrics"
+	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -31,7 +32,7 @@ const (
 // State is what the plugin needs from raild.
 type State interface {
 	// SandboxLeases returns the leases a sandbox holds, from memory.
-	SandboxLeases(sandbox string) []api.Lease
+	SandboxLeases(sandbox string) []ipam.Lease
 	// ReleaseSandbox releases what a sandbox holds, for when CNI DEL never came.
 	ReleaseSandbox(ctx context.Context, sandbox string) error
 	// NICMovedTo returns the sandbox that holds a NIC in move mode, from
@@ -39,77 +40,127 @@ type State interface {
 	NICMovedTo(nic string) (sandbox string, moved bool)
 }
 
+// Options wire a Plugin.
+type Options struct {
+	Config Config
+	// Machine is the node as it is now (the inventory's current snapshot).
+	// The hooks read it and rebuild their device and GPU tables when it
+	// changed: a NIC re-added with new uverbs numbers is injected with the
+	// new ones; running containers keep what they got.
+	Machine func() *topology.Machine
+	State   State
+	// GPUs tells gpuAutoInject which GPUs the kubelet gave a container
+	// (asked when the pod starts); nil or without a kubelet: only GPUs the
+	// runtime passes as CDI devices count.
+	GPUs *podinfo.GPUSource
+	// Hooks counts and times every hook (nil: not measured).
+	Hooks *metrics.Calls
+	Log   *slog.Logger
+}
+
 // Plugin is raild's NRI plugin.
 type Plugin struct {
-	cfg      settings
-	machine  *topology.Machine
-	state    State
-	log      *slog.Logger
-	devs     atomic.Pointer[nodeDevices] // the node's devices now (UseMachine)
-	affinity *gpuAffinity
-	kubelet  *kubeletGPUs // nil: no gpuAutoInject or no PodResources
-	gids     *gidCache
+	cfg     settings
+	machine func() *topology.Machine
+	state   State
+	log     *slog.Logger
+	hooks   map[string]*metrics.Call   // by hook name
+	node    atomic.Pointer[nodeTables] // built from the last machine a hook read
+	kubelet *kubeletGPUs               // nil: no gpuAutoInject or no kubelet
+	gids    *gidCache
 
 	mu       sync.Mutex
 	releases map[string]*pendingRelease // sandbox -> release scheduled after StopPodSandbox
 }
 
-// New checks the configuration and prepares everything CreateContainer
-// reads: the device list of every NIC, the node's RDMA devices by name and
-// the NICs closest to each GPU. The kubelet is asked, for gpuAutoInject,
-// when a pod starts.
-func New(cfg Config, m *topology.Machine, st State, k Kubelet, log *slog.Logger) (*Plugin, error) {
-	if m == nil {
+// nodeTables is what the hooks look up, built from one machine: the
+// device list of every NIC, the node's RDMA devices by name and, for
+// gpuAutoInject, the NICs closest to each GPU.
+type nodeTables struct {
+	machine *topology.Machine
+	devs    *nodeDevices
+	gpus    *gpuAffinity // nil without gpuAutoInject
+}
+
+// New checks the configuration and builds the tables CreateContainer
+// reads from the node as it is now.
+func New(opt Options) (*Plugin, error) {
+	if opt.Machine == nil || opt.Machine() == nil {
 		return nil, errors.New("nri: no topology: discover the machine first")
 	}
-	if st == nil {
+	if opt.State == nil {
 		return nil, errors.New("nri: no lease state")
 	}
-	s, err := cfg.settings()
+	s, err := opt.Config.settings()
 	if err != nil {
 		return nil, err
 	}
+	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "nri")
 	p := &Plugin{
 		cfg:      s,
-		machine:  m,
-		state:    st,
+		machine:  opt.Machine,
+		state:    opt.State,
 		log:      log,
-		gids:     newGIDCache(m.Root),
+		hooks:    hookMetrics(opt.Hooks),
+		gids:     newGIDCache(opt.Machine().Root),
 		releases: map[string]*pendingRelease{},
 	}
-	p.devs.Store(buildNodeDevices(m, s.UMAD, log))
+	node := p.tables()
 	if s.GPUAutoInject {
-		p.affinity = buildGPUAffinity(m, log)
-		if k.Pods != nil {
-			p.kubelet = newKubeletGPUs(k, p.affinity)
+		node.gpus.logGaps(log)
+		if opt.GPUs.AsksKubelet() {
+			p.kubelet = newKubeletGPUs(opt.GPUs)
 		} else {
 			log.Warn("gpuAutoInject without the kubelet's PodResources socket: only GPUs the runtime " +
 				"passes as CDI devices get their NICs")
 		}
 	}
-	if p.devices().rdmaCM == nil {
+	if node.devs.rdmaCM == nil {
 		log.Warn("no usable /dev/infiniband/rdma_cm on this node: RDMA CM will not work in pods")
 	}
 	return p, nil
+}
+
+// tables are the hooks' tables for the node as it is now, rebuilt when
+// the inventory published a new machine since the last hook.
+func (p *Plugin) tables() *nodeTables {
+	m := p.machine()
+	if t := p.node.Load(); t != nil && t.machine == m {
+		return t
+	}
+	t := &nodeTables{machine: m, devs: buildNodeDevices(m, p.cfg.UMAD, p.log)}
+	if p.cfg.GPUAutoInject {
+		t.gpus = buildGPUAffinity(m)
+	}
+	p.node.Store(t)
+	return t
 }
 
 // CreateContainer adjusts a container of a pod that holds rail leases (or,
 // with gpuAutoInject, was given GPUs; or carries an allowed rail.dev/devices
 // annotation). Anything else is left untouched.
 func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) (*nriapi.ContainerAdjustment, []*nriapi.ContainerUpdate, error) {
+	call := p.begin(hookCreateContainer, pod, ctr)
+	adj := p.createContainer(&call)
+	call.end(nil)
+	return adj, nil, nil
+}
+
+func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
+	pod, ctr := call.pod, call.ctr
 	leases := p.state.SandboxLeases(pod.GetId())
-	nics := p.containerNICs(pod, ctr, leases)
-	extra := p.annotatedDevices(pod, ctr)
+	nics := p.containerNICs(call, leases)
+	extra := p.annotatedDevices(call)
 	if len(nics) == 0 && len(extra) == 0 {
-		return nil, nil, nil
+		return nil
 	}
-	inj := p.collect(pod, ctr, nics, extra)
+	inj := p.collect(call, nics, extra)
 	if len(inj.devices) == 0 {
-		return nil, nil, nil
+		return nil
 	}
 
 	adj := &nriapi.ContainerAdjustment{}
@@ -120,36 +171,36 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 		adj.AddRlimit("RLIMIT_MEMLOCK", p.cfg.memlock, p.cfg.memlock)
 	}
 	if p.cfg.ncclEnv {
-		p.addEnv(adj, pod, ctr, leases, inj.nics)
+		p.addEnv(call, adj, leases, inj.nics)
 	}
-	p.log.Info("injecting RDMA devices", "container", ctrRef(pod, ctr), "devices", len(inj.devices), "nics", len(inj.nics))
-	return adj, nil, nil
+	call.log().Info("injecting RDMA devices", "devices", len(inj.devices), "nics", len(inj.nics))
+	return adj
 }
 
 // containerNICs names the NICs a container gets: its pod's leased NICs,
 // or with gpuAutoInject and no lease the NICs of the GPUs it was given.
-func (p *Plugin) containerNICs(pod *nriapi.PodSandbox, ctr *nriapi.Container, leases []api.Lease) []string {
+func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
 	var nics []string
 	for _, l := range leases {
 		for _, n := range l.NICs {
 			nics = appendUnique(nics, n)
 		}
 	}
-	if len(leases) > 0 || p.affinity == nil {
+	if len(leases) > 0 || !p.cfg.GPUAutoInject {
 		return nics
 	}
-	return p.autoInjectNICs(pod, ctr)
+	return p.autoInjectNICs(call)
 }
 
 // collect gathers the device nodes of the NICs, rdma_cm with them, and the
 // annotation's choice, each once; a chosen uverbs brings its NIC's env.
-func (p *Plugin) collect(pod *nriapi.PodSandbox, ctr *nriapi.Container, nics []string, extra []namedDevice) *injection {
+func (p *Plugin) collect(call *hookCall, nics []string, extra []namedDevice) *injection {
 	inj := newInjection(len(nics) + len(extra) + 1)
-	devs := p.devices()
+	devs := call.node().devs
 	for _, name := range nics {
 		nd, ok := devs.nics[name]
 		if !ok {
-			p.log.Warn("leased NIC unknown to this node's topology: skipped", "container", ctrRef(pod, ctr), "nic", name)
+			call.log().Warn("leased NIC unknown to this node's topology: skipped", "nic", name)
 			continue
 		}
 		inj.addNIC(nd)
@@ -167,11 +218,11 @@ func (p *Plugin) collect(pod *nriapi.PodSandbox, ctr *nriapi.Container, nics []s
 }
 
 // addEnv sets the NCCL/UCX variables the container does not set itself.
-func (p *Plugin) addEnv(adj *nriapi.ContainerAdjustment, pod *nriapi.PodSandbox, ctr *nriapi.Container, leases []api.Lease, nics []*nicDevices) {
+func (p *Plugin) addEnv(call *hookCall, adj *nriapi.ContainerAdjustment, leases []ipam.Lease, nics []*nicDevices) {
 	if len(nics) == 0 {
 		return
 	}
-	has := envKeys(ctr.GetEnv(), envNCCLHCA, envUCXDevices, envNCCLGIDIndex)
+	has := envKeys(call.ctr.GetEnv(), envNCCLHCA, envUCXDevices, envNCCLGIDIndex)
 	if !has[0] {
 		names := make([]string, len(nics))
 		for i, n := range nics {
@@ -191,7 +242,7 @@ func (p *Plugin) addEnv(adj *nriapi.ContainerAdjustment, pod *nriapi.PodSandbox,
 		}
 	}
 	if !has[2] {
-		if idx, ok := p.gidIndex(pod, leases); ok {
+		if idx, ok := p.gidIndex(call, leases); ok {
 			adj.AddEnv(envNCCLGIDIndex, strconv.Itoa(idx))
 		}
 	}
@@ -219,18 +270,4 @@ func envKeys(env []string, keys ...string) []bool {
 		}
 	}
 	return has
-}
-
-func ctrRef(pod *nriapi.PodSandbox, ctr *nriapi.Container) string {
-	return fmt.Sprintf("%s/%s/%s", pod.GetNamespace(), pod.GetName(), ctr.GetName())
-}
-
-// devices is the node's RDMA devices as the last machine showed them.
-func (p *Plugin) devices() *nodeDevices { return p.devs.Load() }
-
-// UseMachine makes containers created from now on get the device nodes of
-// m (the inventory's new snapshot: a NIC re-added with new uverbs numbers
-// is injected with the new ones). Running containers keep what they got.
-func (p *Plugin) UseMachine(m *topology.Machine) {
-	p.devs.Store(buildNodeDevices(m, p.cfg.UMAD, p.log))
 }

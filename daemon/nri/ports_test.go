@@ -45,7 +45,7 @@ func TestDualPortInjection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := newFakeState()
 			st.add("s1", api.ModeMove, "10.56.0.5/24", tc.nics...)
-			p, err := New(Config{UMAD: tc.umad}, m, st, Kubelet{}, nil)
+			p, err := newPlugin(Config{UMAD: tc.umad}, m, st, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func TestDualPortGIDIndex(t *testing.T) {
 		t.Run(tc.nic, func(t *testing.T) {
 			st := newFakeState()
 			st.add("s1", api.ModeMacvlan, "10.56.0.5/24", tc.nic)
-			p, err := New(Config{}, m, st, Kubelet{}, nil)
+			p, err := newPlugin(Config{}, m, st, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,11 +119,12 @@ func TestDualPortAnnotationOwnership(t *testing.T) {
 		t.Run(tc.value, func(t *testing.T) {
 			st := newFakeState()
 			st.add("other", api.ModeMove, "10.56.0.6/24", "mlx4_0:2")
-			p, err := New(Config{UMAD: true, AnnotationNamespaces: []string{"hpc"}}, m, st, Kubelet{}, nil)
+			p, err := newPlugin(Config{UMAD: true, AnnotationNamespaces: []string{"hpc"}}, m, st, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = p.allowedDevices(pod("s1", "hpc", nil), tc.value)
+			call := p.begin(hookCreateContainer, pod("s1", "hpc", nil), ctr("app"))
+			_, err = p.allowedDevices(&call, tc.value)
 			switch {
 			case tc.refused == "" && err != nil:
 				t.Errorf("refused: %v", err)

@@ -33,7 +33,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 		if time.Since(started) >= stableAfter {
 			wait = backoffMin
 		}
-		p.log.Warn("NRI connection ended; connecting again", "socket", p.cfg.Socket, "in", wait, "err", err)
+		p.log.Warn("NRI connection ended; connecting again", "socket", p.cfg.Socket, "in", wait, "error", err)
 		select {
 		case <-ctx.Done():
 			return nil

@@ -41,29 +41,57 @@ type Node struct {
 	// DeviceMoves is true in exclusive RDMA netns mode, where moving a
 	// port's netdev moves its whole RDMA device (every port of it).
 	DeviceMoves bool
+	// Guard says which NICs are the node's own; nil: what sysfs shows
+	// (enslaved, upper devices, bond masters), without addresses and
+	// routes.
+	Guard Guard
+	// Limits are the NICs and modes this node serves (config, node class).
+	Limits Limits
 }
 
-// Choose picks NICs for in, given who uses which NIC now.
+// Choose picks NICs for in, given who uses which NIC now. It never picks
+// a NIC that is the node's own (see Guard) where its protection refuses
+// in's mode, and reads the picks' protection once more before it answers.
 func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 	linkLayer, err := api.SelectorLinkLayer(in.Mode, in.LinkLayer)
 	if err != nil {
+		return nil, err
+	}
+	if err := n.Limits.checkMode(in.Mode); err != nil {
 		return nil, err
 	}
 	allowed, err := n.allowed(in)
 	if err != nil {
 		return nil, err
 	}
-	exclude, load, moved := constraints(use, in.Mode)
-	if n.DeviceMoves {
-		excludeSiblings(n.Machine, exclude, moved)
+	protected := n.protection()
+	for range maxRechecks {
+		exclude, load, moved := constraints(use, in.Mode)
+		if n.DeviceMoves {
+			excludeSiblings(n.Machine, exclude, moved)
+		}
+		excludeProtected(exclude, protected, in.Mode)
+		req := topology.Request{
+			GPUs:      in.GPUs,
+			NICs:      allowed,
+			LinkLayer: linkLayer,
+			Exclude:   exclude,
+			Load:      load,
+		}
+		picks, err := n.choose(in, req)
+		if err != nil {
+			return nil, err
+		}
+		var refused bool
+		if protected, refused, err = n.recheck(picks, protected, in.Mode); err != nil || !refused {
+			return picks, err
+		}
 	}
-	req := topology.Request{
-		GPUs:      in.GPUs,
-		NICs:      allowed,
-		LinkLayer: linkLayer,
-		Exclude:   exclude,
-		Load:      load,
-	}
+	return nil, fmt.Errorf("the NICs chosen for mode %s kept turning out to be the node's own (addresses or routes changing on them): try again", in.Mode)
+}
+
+// choose selects for req and applies the device and distance rules.
+func (n *Node) choose(in Input, req topology.Request) ([]Pick, error) {
 	choices, err := n.Machine.Select(req)
 	if err != nil {
 		return nil, fmt.Errorf("no usable NIC for mode %s: %w", in.Mode, err)
@@ -102,11 +130,22 @@ func (n *Node) allowed(in Input) ([]string, error) {
 	if len(in.PoolNICs) > 0 {
 		sets = append(sets, in.PoolNICs)
 	}
+	if len(n.Limits.NICs) > 0 {
+		names, err := n.resolveNames(n.Limits.NICs, n.Limits.source()+" nics")
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, names)
+	}
 	if len(sets) == 0 {
 		return nil, nil
 	}
 	result := intersect(sets)
 	if len(result) == 0 {
+		if len(n.Limits.NICs) > 0 {
+			return nil, fmt.Errorf("the NIC selector (nics, rail), the pool's NIC binding and the NICs this node serves (%s nics: %s) have no NIC in common",
+				n.Limits.source(), strings.Join(n.Limits.NICs, ", "))
+		}
 		return nil, fmt.Errorf("the NIC selector (nics, rail) and the pool's NIC binding have no NIC in common")
 	}
 	return result, nil

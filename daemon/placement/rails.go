@@ -11,6 +11,12 @@ import (
 // function), or in the order of the node's affinity (GPU 0's NIC is rail
 // 0, ...).
 func RailIndex(nics map[string]int, byAffinity bool, m *topology.Machine) (map[string]int, error) {
+	return RailIndexWithout(nics, byAffinity, m, nil)
+}
+
+// RailIndexWithout is RailIndex whose affinity order leaves out the NICs
+// in exclude (the node's own, which carry no rail).
+func RailIndexWithout(nics map[string]int, byAffinity bool, m *topology.Machine, exclude map[string]string) (map[string]int, error) {
 	rails := map[string]int{}
 	for id, rail := range nics {
 		nics := m.NICsByID(id)
@@ -25,7 +31,7 @@ func RailIndex(nics map[string]int, byAffinity bool, m *topology.Machine) (map[s
 		return rails, nil
 	}
 	next := 0
-	affinity := m.Affinity()
+	affinity := m.AffinityExcluding(exclude)
 	for _, g := range m.GPUs {
 		nic, ok := affinity[g.Index]
 		if !ok {

@@ -15,6 +15,7 @@ const (
 	answerNoGet              // the kubelet has no usable Get: use List
 	answerNotFound           // the kubelet does not know the pod
 	answerUnreachable        // nothing (or nothing in time) on the socket
+	answerTooLarge           // more than raild reads (a client-side limit)
 )
 
 // classify reads a gRPC error from the kubelet. Kubelets before 1.27 answer
@@ -34,6 +35,8 @@ func classify(err error) answer {
 		return answerNotFound
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return answerUnreachable
+	case codes.ResourceExhausted:
+		return answerTooLarge
 	case codes.Unknown:
 		switch {
 		case strings.Contains(msg, "get method disabled"):

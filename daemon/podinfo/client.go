@@ -25,7 +25,9 @@ const (
 	// DefaultTimeout bounds one PodDevices call when Dial is given none.
 	DefaultTimeout = 2 * time.Second
 
-	// maxMessageSize matches the kubelet's own limit for this API.
+	// maxMessageSize matches the kubelet's own limit for this API: a List
+	// (kubelets without Get) answers for every pod of the node. Get's
+	// answer, one pod's, is bounded far lower (maxGetSize).
 	maxMessageSize = 16 << 20
 	// maxReconnectDelay keeps a kubelet that starts after raild from
 	// waiting out gRPC's default two-minute backoff.
@@ -103,6 +105,9 @@ func (c *Client) PodGPUs(ctx context.Context, namespace, name string, resources 
 	if err != nil {
 		return Devices{}, err
 	}
+	if err := checkBounds(pod, resources); err != nil {
+		return Devices{}, err
+	}
 	return podDevices(pod, resources), nil
 }
 
@@ -128,6 +133,9 @@ func (c *Client) ContainerDevices(ctx context.Context, namespace, name string, r
 func (c *Client) ContainerGPUs(ctx context.Context, namespace, name string, resources []string) (map[string]Devices, error) {
 	pod, resources, err := c.lookup(ctx, "container devices", namespace, name, resources)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkBounds(pod, resources); err != nil {
 		return nil, err
 	}
 	out := map[string]Devices{}
@@ -165,7 +173,7 @@ func (c *Client) Close() error {
 
 func (c *Client) podResources(ctx context.Context, namespace, name string) (*podresourcesapi.PodResources, error) {
 	req := &podresourcesapi.GetPodResourcesRequest{PodNamespace: namespace, PodName: name}
-	resp, err := c.lister.Get(ctx, req)
+	resp, err := c.lister.Get(ctx, req, grpc.MaxCallRecvMsgSize(maxGetSize))
 	if err == nil {
 		if resp.GetPodResources() == nil {
 			return nil, fmt.Errorf("pod %s/%s: kubelet at %s answered Get without pod resources", namespace, name, c.socket)
@@ -179,6 +187,9 @@ func (c *Client) podResources(ctx context.Context, namespace, name string) (*pod
 		return nil, fmt.Errorf("pod %s/%s: %w (kubelet at %s): %w", namespace, name, ErrPodNotFound, c.socket, err)
 	case answerUnreachable:
 		return nil, c.unreachable(err)
+	case answerTooLarge:
+		return nil, fmt.Errorf("pod %s/%s: the kubelet's answer at %s is larger than raild reads for one pod (%d KiB): %w; check the device plugin or DRA driver that allocated its devices: %w",
+			namespace, name, c.socket, maxGetSize>>10, ErrTooManyDevices, err)
 	}
 	return nil, fmt.Errorf("pod %s/%s: kubelet Get at %s: %w", namespace, name, c.socket, err)
 }

@@ -27,12 +27,6 @@ type Resolver struct {
 	MIGParents map[string]string
 }
 
-// ResolveGPUs maps device IDs to GPU indices with no MIG map.
-// See Resolver.Resolve.
-func ResolveGPUs(ids []string, gpus []GPURef) ([]int, error) {
-	return Resolver{GPUs: gpus}.Resolve(ids)
-}
-
 // Resolve maps device IDs to the indices of the GPUs they are on,
 // de-duplicated and in ascending order. Accepted forms:
 //

@@ -85,12 +85,12 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveGPUsHasNoMIGMap(t *testing.T) {
-	if _, err := ResolveGPUs([]string{mig0}, testGPUs()); err == nil {
-		t.Fatal("ResolveGPUs resolved a MIG UUID without a MIG map")
+	if _, err := (Resolver{GPUs: testGPUs()}).Resolve([]string{mig0}); err == nil {
+		t.Fatal("Resolve resolved a MIG UUID without a MIG map")
 	}
-	got, err := ResolveGPUs([]string{uuid3, "0"}, testGPUs())
+	got, err := (Resolver{GPUs: testGPUs()}).Resolve([]string{uuid3, "0"})
 	if err != nil || !slices.Equal(got, []int{0, 3}) {
-		t.Fatalf("ResolveGPUs = %v, %v; want [0 3]", got, err)
+		t.Fatalf("Resolve = %v, %v; want [0 3]", got, err)
 	}
 }
 

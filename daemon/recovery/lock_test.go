@@ -12,7 +12,7 @@ import (
 	"github.com/railcni/rail/daemon/statedir"
 )
 
-// TestRecoverRefusedWhileRaildRuns: `raild leases --recover` rewrites the
+// TestRecoverRefusedWhileRaildRuns: `raild recover` rewrites the
 // store only when no raild holds the state dir.
 func TestRecoverRefusedWhileRaildRuns(t *testing.T) {
 	dir := t.TempDir()
@@ -30,7 +30,7 @@ func TestRecoverRefusedWhileRaildRuns(t *testing.T) {
 	}
 	defer held.Unlock()
 	var out bytes.Buffer
-	err = recoverLeases([]string{"--recover", "--config", cfgPath, "--state-dir", stateDir, "--netns-dir", nsDir}, &out)
+	err = run([]string{"--config", cfgPath, "--state-dir", stateDir, "--netns-dir", nsDir}, &out)
 	want := fmt.Sprintf("in use by another raild (pid %d)", os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("recover with the state dir held = %v, want an error with %q", err, want)

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,51 +21,59 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-const defaultNetnsDir = "/var/run/netns"
-
-// Requested says whether `raild leases` was asked to recover.
-func Requested(args []string) bool {
-	return slices.ContainsFunc(args, func(a string) bool {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		return strings.HasPrefix(a, "-") && name == "recover"
-	})
+// Flags are `raild recover`'s flags; `raild leases --recover` takes the
+// same ones.
+type Flags struct {
+	Config, StateDir, NodeName, NetnsDir string
+	DryRun                               bool
 }
 
-type recoverFlags struct {
-	config, stateDir, nodeName, netnsDir string
-	dryRun                               bool
+// Define adds the flags to fs.
+func (f *Flags) Define(fs *flag.FlagSet) {
+	fs.StringVar(&f.Config, "config", "", "raild's YAML config (for its pools, state dir and netns dir)")
+	fs.StringVar(&f.StateDir, "state-dir", "", "lease store directory (default: the config's, else "+config.DefaultStateDir+")")
+	fs.StringVar(&f.NodeName, "node-name", "", "this node's name (default: the config's, else $NODE_NAME)")
+	fs.StringVar(&f.NetnsDir, "netns-dir", "", "where the runtime keeps pod netns bind mounts (default: the config's, else "+config.DefaultNetnsDir+")")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "print what would be rebuilt, change nothing")
 }
 
-// Run is `raild leases --recover`: it rebuilds the lease
-// store from the pods on this node, with raild stopped. The addresses on
-// the pods' interfaces are the truth; the old store is moved aside.
-func Run(args []string) error { return recoverLeases(args, os.Stdout) }
+// Run is `raild recover`: it rebuilds the lease store from the pods on
+// this node, with raild stopped. The addresses on the pods' interfaces are
+// the truth; the old store is moved aside.
+func Run(args []string) error { return run(args, os.Stdout) }
 
-func recoverLeases(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("raild leases --recover", flag.ContinueOnError)
-	var f recoverFlags
-	fs.Bool("recover", true, "rebuild the lease store from the pods on this node (raild stopped)")
-	fs.StringVar(&f.config, "config", "", "raild's YAML config (for its pools and state dir)")
-	fs.StringVar(&f.stateDir, "state-dir", "", "lease store directory (default: the config's, else "+config.DefaultStateDir+")")
-	fs.StringVar(&f.nodeName, "node-name", "", "this node's name (default: the config's, else $NODE_NAME)")
-	fs.StringVar(&f.netnsDir, "netns-dir", defaultNetnsDir, "where the runtime keeps pod netns bind mounts")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "print what would be rebuilt, change nothing")
+func run(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("raild recover", flag.ContinueOnError)
+	var f Flags
+	f.Define(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: raild recover takes flags only", fs.Arg(0))
+	}
+	return Recover(fs, f, out)
+}
+
+// Recover rebuilds the lease store as f says; fs is the parsed flag set
+// that holds f (the flags set on it win over the config file's values).
+func Recover(fs *flag.FlagSet, f Flags, out io.Writer) error {
 	cfg, pools, err := recoverConfig(fs, f)
 	if err != nil {
 		return err
 	}
-	links, problems, err := scanNetnsDir(f.netnsDir)
+	links, problems, err := scanNetnsDir(cfg.NetnsDir)
+	if errors.Is(err, errNetnsDenied) {
+		return fmt.Errorf("cannot read the pods' addresses: %w: run raild recover as root on the host (or in a privileged container); a store rebuilt without them would hand them out again", err)
+	}
 	if err != nil {
 		return err
 	}
 	now := time.Now()
 	leases, skipped := leasesFromPods(links, pools, now)
 	writeRecovery(out, leases, append(problems, skipped...))
-	path := filepath.Join(cfg.StateDir, "leases.db")
-	if f.dryRun {
+	path := statedir.LeaseStorePath(cfg.StateDir)
+	if f.DryRun {
 		fmt.Fprintf(out, "dry run: %s left as it is\n", path)
 		return nil
 	}
@@ -84,8 +93,8 @@ func recoverLeases(args []string, out io.Writer) error {
 	return nil
 }
 
-func recoverConfig(fs *flag.FlagSet, f recoverFlags) (*config.Config, *ipam.Pools, error) {
-	cfg, err := config.LoadWithFlags(fs, config.Flags{Config: f.config, StateDir: f.stateDir, NodeName: f.nodeName})
+func recoverConfig(fs *flag.FlagSet, f Flags) (*config.Config, *ipam.Pools, error) {
+	cfg, err := config.LoadWithFlags(fs, config.Flags{Config: f.Config, StateDir: f.StateDir, NodeName: f.NodeName, NetnsDir: f.NetnsDir})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,7 +172,7 @@ func leaseFor(pl podLink, pools *ipam.Pools, now time.Time) (l ipam.Lease, ok bo
 		if pool == nil {
 			continue
 		}
-		l := ipam.Lease{Sandbox: owner.Sandbox, IfName: pl.Name, Attachment: owner.Attachment, Network: owner.Network,
+		l := ipam.Lease{Sandbox: owner.Sandbox, IfName: pl.Name, CNIIfName: owner.Attachment, Network: owner.Network,
 			Pool: pool.Name(), Address: netip.PrefixFrom(a.Addr(), pool.Prefix.Bits()), Gateway: pool.Gateway,
 			Mode: mode, Netns: pl.Netns, Created: now}
 		if owner.NIC != "" {

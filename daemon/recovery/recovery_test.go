@@ -154,23 +154,23 @@ func TestRecoverLeasesFromPods(t *testing.T) {
 
 	_, err = statedir.OpenLeaseStore(cfg, pools)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), store) ||
-		!strings.Contains(err.Error(), "raild leases --recover") {
-		t.Fatalf("open of an empty store = %v; want one line naming %s and raild leases --recover", err, store)
+		!strings.Contains(err.Error(), "raild recover") {
+		t.Fatalf("open of an empty store = %v; want one line naming %s and raild recover", err, store)
 	}
 
 	var out bytes.Buffer
-	args := []string{"--recover", "--config", cfgPath, "--state-dir", stateDir, "--netns-dir", nsDir}
-	if err := recoverLeases(append(args, "--dry-run"), &out); err != nil {
+	args := []string{"--config", cfgPath, "--state-dir", stateDir, "--netns-dir", nsDir}
+	if err := run(append(args, "--dry-run"), &out); err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
 	if data, _ := os.ReadFile(store); len(data) != 0 {
 		t.Fatal("the dry run changed the store")
 	}
 	out.Reset()
-	if err := recoverLeases(args, &out); err != nil {
+	if err := run(args, &out); err != nil {
 		t.Fatalf("recover: %v\n%s", err, &out)
 	}
-	t.Logf("raild leases --recover:\n%s", &out)
+	t.Logf("raild recover:\n%s", &out)
 	if !strings.Contains(out.String(), "also on") || !strings.Contains(out.String(), "kept the old file as") {
 		t.Errorf("output does not report the conflict and the kept file:\n%s", &out)
 	}
@@ -187,7 +187,7 @@ func TestRecoverLeasesFromPods(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, l := range alloc.Leases() {
-		got[l.Address.Addr().String()] = fmt.Sprintf("%s/%s %s %s %v %s %s", l.Sandbox, l.IfName, l.Attachment, l.Network, l.NICs, l.Mode, l.Netns)
+		got[l.Address.Addr().String()] = fmt.Sprintf("%s/%s %s %s %v %s %s", l.Sandbox, l.IfName, l.CNIIfName, l.Network, l.NICs, l.Mode, l.Netns)
 		if l.Pool != "prefill" || l.Address.Bits() != 24 {
 			t.Errorf("lease %s: pool %q, prefix /%d; want prefill, /24", l.Address, l.Pool, l.Address.Bits())
 		}
@@ -201,22 +201,5 @@ func TestRecoverLeasesFromPods(t *testing.T) {
 	aside, _ := filepath.Glob(store + ".damaged-*")
 	if len(aside) != 1 {
 		t.Errorf("damaged file kept as %v, want one copy", aside)
-	}
-}
-
-func TestRecoverRequested(t *testing.T) {
-	for _, tt := range []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"--recover"}, true},
-		{[]string{"--json", "-recover"}, true},
-		{[]string{"--recover=true"}, true},
-		{[]string{"--json"}, false},
-		{[]string{"--socket", "recover"}, false},
-	} {
-		if got := Requested(tt.args); got != tt.want {
-			t.Errorf("Requested(%q) = %v, want %v", tt.args, got, tt.want)
-		}
 	}
 }

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/attach"
 )
@@ -20,17 +22,31 @@ type podLink struct {
 	Addrs []netip.Prefix // global unicast addresses, in the kernel's order
 }
 
+// errNetnsDenied: this process may not enter pod netns (no CAP_SYS_ADMIN),
+// so it cannot see any pod's addresses.
+var errNetnsDenied = errors.New("entering a pod's netns needs CAP_SYS_ADMIN")
+
 // scanNetnsDir visits every netns bind mount in dir and returns the
-// interfaces with global addresses; netns that cannot be read are returned
-// as problems, not errors.
+// interfaces with global addresses; netns that cannot be read (a leftover
+// mount point, a netns gone meanwhile) are returned as problems, not
+// errors. Being denied entry is an error wrapping errNetnsDenied: then no
+// netns can be read.
 func scanNetnsDir(dir string) (links []podLink, problems []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--netns-dir %s: %w: want the directory where the runtime keeps pod netns (e.g. /var/run/netns)", dir, err)
 	}
+	if len(entries) > 0 {
+		if err := mayEnterNetns(); err != nil {
+			return nil, nil, fmt.Errorf("%d netns under %s: %w", len(entries), dir, err)
+		}
+	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		found, err := scanNetns(path)
+		if errors.Is(err, os.ErrPermission) {
+			return nil, nil, fmt.Errorf("%s: %w: %w", path, err, errNetnsDenied)
+		}
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", path, err))
 			continue
@@ -38,6 +54,20 @@ func scanNetnsDir(dir string) (links []podLink, problems []string, err error) {
 		links = append(links, found...)
 	}
 	return links, problems, nil
+}
+
+// mayEnterNetns is nil when this thread has CAP_SYS_ADMIN, which entering
+// a pod's netns needs (netlink's error for a refused setns loses its errno).
+func mayEnterNetns() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read capabilities: %w", err)
+	}
+	if data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) == 0 {
+		return errNetnsDenied
+	}
+	return nil
 }
 
 func scanNetns(path string) ([]podLink, error) {

@@ -20,15 +20,16 @@ import (
 const rescanInterval = 30 * time.Second
 
 // watchNode keeps the inventory current from host link events and a timer
-// until ctx ends, handing each new machine to the readers that keep a
-// copy (NRI's device table) and logging what changed. Link events of
+// until ctx ends, waking the readers that act on a new machine (the device
+// plugin's ListAndWatch) and logging what changed. Every reader reads the
+// machine itself from the inventory's current snapshot. Link events of
 // netdevs that are no NIC's (pods' veths, bridges, other plugins'
-// macvlans) cost raild their reading; a NIC's event reads its RDMA device
-// again, not the node.
-func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, readers ...func(*topology.Machine)) {
+// macvlans in pods) cost raild their reading; a NIC's event reads its
+// RDMA device again, not the node.
+func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, changed ...func()) {
 	events, err := inventory.LinkEvents(ctx, netns.None())
 	if err != nil {
-		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "reason", err)
+		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "error", err)
 	}
 	go inv.Run(ctx, inventory.Watch{
 		Interval: rescanInterval,
@@ -36,8 +37,8 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 		Settle:   100 * time.Millisecond,
 		FollowUp: 2 * time.Second,
 		Published: func(s *inventory.Snapshot) {
-			for _, use := range readers {
-				use(s.Machine)
+			for _, wake := range changed {
+				wake()
 			}
 			saveRecords(inv, saveTo, log)
 			reportChanges(s, log)
@@ -45,7 +46,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod,
 				"fullRescans", stats.FullRescans, "deviceReads", stats.DeviceReads, "linkEvents", stats.Events, "ignored", stats.Ignored)
 		},
-		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "reason", err) },
+		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "error", err) },
 	})
 }
 
@@ -53,7 +54,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 // costs only the memory of NICs moved into pods before the next save.
 func saveRecords(inv *inventory.Inventory, path string, log *slog.Logger) {
 	if err := inv.SaveRecords(path); err != nil {
-		log.Warn("cannot save the NICs' host records", "reason", err)
+		log.Warn("cannot save the NICs' host records", "error", err)
 	}
 }
 
@@ -65,12 +66,12 @@ func saveRecords(inv *inventory.Inventory, path string, log *slog.Logger) {
 // first lease of this run can move it.
 func adoptLeases(inv *inventory.Inventory, alloc *ipam.Allocator, stateDir string, log *slog.Logger) {
 	if err := inv.Restore(statedir.RecordsFile(stateDir)); err != nil {
-		log.Warn("NIC records not used", "reason", err)
+		log.Warn("NIC records not used", "error", err)
 	}
 	inv.SetHolders(func() map[string]string { return leaseHolders(alloc.Leases()) })
 	snap, err := inv.Rescan("leases loaded")
 	if err != nil {
-		log.Warn("node rescan failed; the last snapshot stays", "reason", err)
+		log.Warn("node rescan failed; the last snapshot stays", "error", err)
 		return
 	}
 	saveRecords(inv, statedir.RecordsFile(stateDir), log)
@@ -101,7 +102,7 @@ func nodeState(inv *inventory.Inventory) metrics.NodeSource {
 		state := metrics.NodeState{Version: snap.Version, NICs: make([]metrics.NICState, 0, len(snap.Machine.NICs))}
 		for _, nic := range snap.Machine.NICs {
 			_, inPod := snap.InPod[nic.Name]
-			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == "ACTIVE", InPod: inPod})
+			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == topology.PortActive, InPod: inPod})
 		}
 		return state
 	}
@@ -114,7 +115,7 @@ func reportChanges(s *inventory.Snapshot, log *slog.Logger) {
 		attrs := []any{"nic", c.NIC, "from", c.From, "to", c.To, "version", s.Version, "cause", s.Cause}
 		pods, held := s.Holders[c.NIC]
 		switch {
-		case held && c.To != "ACTIVE":
+		case held && c.To != topology.PortActive:
 			log.Warn("a NIC held by a pod is not ACTIVE: the pod keeps it, no new pod gets it", append(attrs, "pods", pods)...)
 		case held:
 			log.Info("NIC state changed", append(attrs, "pods", pods)...)

@@ -65,7 +65,7 @@ func startRailPools(ctx context.Context, clients *kubeclient.Clients, node strin
 	var unavailable *railpool.UnavailableError
 	switch {
 	case errors.As(err, &unavailable): // raild serves without the API server; follow claims once it answers
-		log.Warn("railpools unavailable at start: serving the config's pools, RailPools follow when the API server answers", "err", err)
+		log.Warn("railpools unavailable at start: serving the config's pools, RailPools follow when the API server answers", "error", err)
 		return &claimer, nil, nil
 	case err != nil:
 		return nil, nil, err
@@ -79,11 +79,11 @@ func logClaim(log *slog.Logger, c railpool.Claim, err error) {
 	var unavailable *railpool.UnavailableError
 	switch {
 	case errors.As(err, &unavailable):
-		log.Warn("railpools unavailable", "err", err)
+		log.Warn("railpools unavailable", "error", err)
 	case errors.As(err, &exhausted):
-		log.Error("railpool exhausted", "pool", exhausted.Pool, "err", err)
+		log.Error("railpool exhausted", "pool", exhausted.Pool, "error", err)
 	case err != nil:
-		log.Error("railpool refused", "pool", c.Pool, "err", err)
+		log.Error("railpool refused", "pool", c.Pool, "error", err)
 	default:
 		log.Info("railpool block", "pool", c.Pool, "block", c.Block, "subnet", c.Subnet.String(), "kept", c.Kept, "attempts", c.Attempts)
 	}

@@ -34,6 +34,7 @@ func Run(args []string) error {
 	fs.StringVar(&f.Root, "root", "", "root of /sys, /proc and /dev (default /)")
 	fs.StringVar(&f.Socket, "socket", "", "API socket (default /run/rail/raild.sock)")
 	fs.StringVar(&f.StateDir, "state-dir", "", "lease store directory (default "+config.DefaultStateDir+")")
+	fs.StringVar(&f.NetnsDir, "netns-dir", "", "where the runtime keeps pod netns (default "+config.DefaultNetnsDir+")")
 	fs.StringVar(&f.NodeName, "node-name", "", "this node's name (default $NODE_NAME)")
 	fs.StringVar(&f.PodResources, "pod-resources-socket", "", "kubelet PodResources socket (empty: GPUs from annotations and cni-args only)")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (empty: off)")
@@ -81,6 +82,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	nodeIPs, err := readNode(ctx, cfg, clients, log) // applies the node class
+	if err != nil {
+		return err
+	}
+	if err := protectNodeNICs(inv, cfg, nodeIPs, log); err != nil {
+		return err
+	}
 	pools, followPools, err := nodePools(ctx, cfg, clients, log)
 	if err != nil {
 		return err
@@ -90,69 +98,64 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer lock.Unlock()
+	if err := checkLostStore(cfg, pools, log); err != nil {
+		return err
+	}
 	alloc, err := statedir.OpenLeaseStore(cfg, pools)
 	if err != nil {
 		return err
 	}
 	defer alloc.Close()
-	adoptLeases(inv, alloc, cfg.StateDir, log.With("part", "inventory"))
+	adoptLeases(inv, alloc, cfg.StateDir, log.With("component", "inventory"))
 	machine := inv.Machine()
-	rails, err := placement.RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), machine)
+	rails, err := placement.RailIndexWithout(cfg.Rails.NICs, cfg.UseAffinityRails(), machine, topology.Unplaceable(inv.Protected()))
 	if err != nil {
 		return err
 	}
-	opt := service.Options{Machine: machine, Live: inv.Machine, Rails: rails, Alloc: alloc, GPUResources: cfg.GPUResources,
-		Policy: cfg.AttachPolicy, DeviceMoves: deviceMoves(log), Log: log}
-	kubelet := nri.Kubelet{GPUResources: cfg.GPUResources}
-	if cfg.PodResourcesSocket != "" {
-		pods, err := podinfo.Dial(ctx, cfg.PodResourcesSocket, 5*time.Second)
-		if err != nil {
-			return fmt.Errorf("kubelet PodResources: %w", err)
-		}
-		defer pods.Close()
-		opt.Pods = pods
-		kubelet.Pods = pods
-	}
-	if err := startDRA(ctx, clients, cfg, &opt, &kubelet, log); err != nil {
+	gpus, closeGPUs, err := startGPUSource(ctx, clients, cfg, inv.Machine, log)
+	if err != nil {
 		return err
 	}
+	defer closeGPUs()
+	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
+		Policy: cfg.AttachPolicy, RDMANetnsMode: rdmaNetnsMode(log), Log: log, Guard: inv, Limits: limits(cfg)}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m
 	m.WatchNode(nodeState(inv))
-	k, err := newKube(clients, cfg, m, log.With("part", "kube"))
+	k, err := newKube(clients, cfg, m, log.With("component", "kube"))
 	if err != nil {
 		return err
 	}
 	if k != nil {
 		opt.PodMeta = k.Pods
 	}
-	if opt.Reporter, err = startPodReport(ctx, clients, cfg.NodeName, m, log.With("part", "podreport")); err != nil {
+	if opt.Reporter, err = startPodReport(ctx, clients, cfg.NodeName, m, log.With("component", "podreport")); err != nil {
 		return err
 	}
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
 	inv.SetHolders(svc.NICHolders)
-	log.Info("raild starting", "node", cfg.NodeName, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
+	log.Info("raild starting", "node", cfg.NodeName, "nodeClass", cfg.NodeClass, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
 	go followPools(ctx)
-	return run(ctx, cfg, inv, svc, m, kubelet, k, log)
+	return run(ctx, cfg, inv, svc, m, gpus, k, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
-func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics, kubelet nri.Kubelet,
-	k *kube, log *slog.Logger) error {
+func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics,
+	gpus *podinfo.GPUSource, k *kube, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
 	}
 	srv := server.New(svc, m, log)
-	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("part", "cni"))
-	var readers []func(*topology.Machine)
+	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("component", "cni"))
+	var changed []func() // readers woken by each new snapshot
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
-	go reconcileLoop(ctx, svc, log.With("part", "reconcile"))
+	go reconcileLoop(ctx, svc, log.With("component", "reconcile"))
 	k.run(ctx)
 	if cfg.MetricsAddr != "" {
 		ready := func() error {
@@ -166,19 +169,19 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		defer ops.Close()
 	}
 	if cfg.NRI.Enabled {
-		plugin, err := nri.New(cfg.NRI, svc.Machine(), svc, kubelet, log.With("part", "nri"))
+		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus,
+			Hooks: m.NRIHooks, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
-		readers = append(readers, plugin.UseMachine)
 		go func() { errs <- plugin.Run(ctx) }()
 	}
 	if cfg.DevicePlugin.Enabled {
-		dp := deviceplugin.New(cfg.DevicePlugin, svc.Machine(), log.With("part", "deviceplugin"))
-		readers = append(readers, dp.UseMachine)
+		dp := deviceplugin.New(deviceplugin.Options{Config: cfg.DevicePlugin, Machine: inv.Machine, Calls: m.DevicePlugin, Log: log})
+		changed = append(changed, dp.MachineChanged)
 		go func() { errs <- dp.Run(ctx) }()
 	}
-	watchNode(ctx, inv, statedir.RecordsFile(cfg.StateDir), log.With("part", "inventory"), readers...)
+	watchNode(ctx, inv, statedir.RecordsFile(cfg.StateDir), log.With("component", "inventory"), changed...)
 	select {
 	case <-ctx.Done():
 	case err = <-errs:

@@ -59,7 +59,7 @@ func TestServeRefusesDamagedStore(t *testing.T) {
 				t.Fatal("raild serve started on a damaged store")
 			}
 			line := "raild serve: " + err.Error() // as main prints it
-			for _, want := range []string{store, tt.want, "raild leases --recover", "--state-dir " + stateDir} {
+			for _, want := range []string{store, tt.want, "raild recover", "--state-dir " + stateDir} {
 				if !strings.Contains(line, want) {
 					t.Errorf("%q: want %q in it", line, want)
 				}

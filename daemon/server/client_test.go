@@ -17,10 +17,10 @@ func TestClientRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c := f.client
 	key := func(sb string) api.AttachmentRequest {
-		return api.AttachmentRequest{Sandbox: sb, IfName: "net1", Network: "n"}
+		return api.AttachmentRequest{Sandbox: sb, CNIIfName: "net1", Network: "n"}
 	}
 	alloc := func(sb, pool string) (string, error) {
-		plan, err := c.Allocate(ctx, api.AllocateRequest{Sandbox: sb, IfName: "net1", Network: "n", Mode: api.ModeIPAM, Pool: pool})
+		plan, err := c.Allocate(ctx, api.AllocateRequest{Sandbox: sb, CNIIfName: "net1", Network: "n", Mode: api.ModeIPAM, Pool: pool})
 		if err != nil {
 			return "", err
 		}
@@ -101,7 +101,7 @@ func TestClientRoundTrip(t *testing.T) {
 			return err
 		}},
 		{"gc keeps a and frees the rest", func() error {
-			res, err := c.GC(ctx, api.GCRequest{Network: "n", Valid: []api.Attachment{{Sandbox: "a", IfName: "net1"}}})
+			res, err := c.GC(ctx, api.GCRequest{Network: "n", Valid: []api.Attachment{{Sandbox: "a", CNIIfName: "net1"}}})
 			if err == nil && len(res.Released) != 3 {
 				err = errors.New("gc released other than b, t1, t2")
 			}

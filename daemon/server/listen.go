@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/railcni/rail/daemon/privatedir"
 )
 
 // dialTimeout bounds the probe of an existing socket: a live raild answers
@@ -49,32 +51,10 @@ func Listen(path string) (*Socket, error) {
 }
 
 // ensurePrivateDir creates dir 0700 or checks that an existing one cannot
-// be written by anyone but this user and root. An existing directory is
-// never chmod'ed: it may be shared (/run, /tmp) and others may rely on it.
+// be written by anyone but this user and root (privatedir.Ensure).
 func ensurePrivateDir(dir string) error {
-	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("create socket dir %s: %w", dir, err)
-		}
-		if err := os.Chmod(dir, 0o700); err != nil { // the umask may have narrowed it oddly
-			return fmt.Errorf("create socket dir %s: %w", dir, err)
-		}
-	}
-	info, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("socket dir %s: %w", dir, err)
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("socket dir %s: not a directory: choose a --socket path in a directory of its own, e.g. /run/rail/raild.sock", dir)
-	}
-	if info.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("socket dir %s: mode %v lets group or others replace the socket: use a directory only root can write to, e.g. /run/rail (created 0700)",
-			dir, info.Mode().Perm())
-	}
-	if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("socket dir %s: owned by uid %d, not by this user or root: its owner could replace the socket; use a directory of your own", dir, st.Uid)
-	}
-	return nil
+	return privatedir.Ensure(privatedir.Dir{Path: dir, Role: "socket dir", Guards: "the socket",
+		Fix: "choose a --socket path in a directory only root can write to, e.g. /run/rail/raild.sock (its directory is created 0700)"})
 }
 
 // clearStale checks what is at path: nothing is fine, a socket nobody

@@ -178,7 +178,7 @@ func TestListShapes(t *testing.T) {
 	if status, body := f.do(t, "GET", "/v1/leases", ""); status != 200 || strings.TrimSpace(string(body)) != "[]" {
 		t.Fatalf("leases with none held = %d %s, want 200 []", status, body)
 	}
-	_, err := f.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: "pod1", IfName: "eth0", Network: "n",
+	_, err := f.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: "pod1", CNIIfName: "eth0", Network: "n",
 		Mode: api.ModeMove, Chained: true, Pool: "p", Annotations: map[string]string{api.AnnotationGPUs: "0"}})
 	if err != nil {
 		t.Fatal(err)

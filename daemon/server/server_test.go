@@ -47,8 +47,7 @@ func startServer(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alloc.Close() })
-	svc, err := service.New(service.Options{Machine: machine, Rails: map[string]int{}, Alloc: alloc,
-		GPUResources: []string{"nvidia.com/gpu"}})
+	svc, err := service.New(service.Options{Machine: func() *topology.Machine { return machine }, Rails: map[string]int{}, Alloc: alloc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,10 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	if err := ValidateAllocate(req); err != nil {
 		return nil, err
 	}
-	done := s.enter(attachKey(req.Sandbox, req.IfName, req.Network))
+	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
-	if existing := s.alloc.Get(req.Sandbox, req.IfName, req.Network); len(existing) > 0 {
-		return s.planFromLeases(req.Sandbox, req.IfName, req.Network, existing), nil
+	if existing := s.alloc.Get(req.Sandbox, req.CNIIfName, req.Network); len(existing) > 0 {
+		return s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, existing), nil
 	}
 	req, err := s.withPodAnnotations(ctx, req)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Service) passThrough(req api.AllocateRequest, ask api.Ask) *api.Plan {
 		reason = "attach policy annotated: the pod has no rail annotation"
 	}
 	s.log.Debug("pass-through", "sandbox", req.Sandbox, "pod", podName(req.PodNamespace, req.PodName, ""), "why", reason)
-	return &api.Plan{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network, Mode: req.Mode,
+	return &api.Plan{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName, Network: req.Network, Mode: req.Mode,
 		Interfaces: []api.PlanInterface{}, PassThrough: true, Reason: reason}
 }
 
@@ -125,12 +125,13 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 			return nil, err
 		}
 	}
-	leases, err := s.alloc.AllocateMany([]ipam.Request{s.ipamRequest(req, req.IfName, pool, nil)})
+	leases, err := s.alloc.AllocateMany([]ipam.Request{s.ipamRequest(req, req.CNIIfName, pool, nil)})
 	if err != nil {
 		return nil, s.allocError(err)
 	}
 	s.recordAllocation(leases, nil)
-	plan := s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases)
+	plan := s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan.Fresh = true
 	s.reportAttached(req, plan, nil)
 	return plan, nil
 }
@@ -161,7 +162,8 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 		return nil, s.allocError(err)
 	}
 	s.recordAllocation(leases, picks)
-	plan := s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases)
+	plan := s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan.Fresh = true
 	annotatePlan(plan, picks)
 	s.reportAttached(req, plan, gpus)
 	return plan, nil
@@ -223,7 +225,7 @@ func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []pl
 }
 
 func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics []string) ipam.Request {
-	return ipam.Request{Sandbox: req.Sandbox, IfName: ifname, Attachment: req.IfName, Network: req.Network,
+	return ipam.Request{Sandbox: req.Sandbox, IfName: ifname, CNIIfName: req.CNIIfName, Network: req.Network,
 		Pool: pool, NICs: nics, Mode: string(req.Mode), PodNamespace: req.PodNamespace, PodName: req.PodName,
 		PodUID: req.PodUID, Netns: req.Netns}
 }

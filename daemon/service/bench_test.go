@@ -39,7 +39,7 @@ func BenchmarkAllocateRelease(b *testing.B) {
 		if _, err := svc.Allocate(ctx, req); err != nil {
 			b.Fatal(err)
 		}
-		if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network}); err != nil {
+		if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,10 +10,6 @@ import (
 	"github.com/railcni/rail/pkg/api"
 )
 
-// DRASlices resolves DRA devices through the node's ResourceSlices
-// (daemon/draslices; the service itself stays free of client-go).
-type DRASlices = podinfo.DRASlices
-
 // unresolvedGPUs are the GPUs the kubelet reports that raild cannot map.
 type unresolvedGPUs []podinfo.Unresolved
 

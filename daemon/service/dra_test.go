@@ -62,7 +62,7 @@ func TestGPUsFromDRA(t *testing.T) {
 	tests := []struct {
 		name       string
 		devices    podinfo.Devices
-		dra        DRASlices // nil: raild without an API server
+		dra        podinfo.DRASlices // nil: raild without an API server
 		pools      []ipam.PoolConfig
 		netconf    string // the request's unresolvedGPUs
 		explicit   bool   // the request names the pool
@@ -106,7 +106,7 @@ func TestGPUsFromDRA(t *testing.T) {
 			}
 			svc, _ := newService(t, "h100x8-cx7x4", pools, fakeKubelet{"default/pod-x": tt.devices}, func(o *Options) {
 				if tt.dra != nil {
-					o.DRA = tt.dra
+					o.GPUs.DRA = tt.dra
 				}
 			})
 			req := allocReq(fmt.Sprintf("sb%d", i), "")
@@ -151,7 +151,7 @@ func checkAPIError(t *testing.T, err error, code uint, parts []string) {
 }
 
 func TestValidateUnresolvedGPUs(t *testing.T) {
-	req := api.AllocateRequest{Sandbox: "abc", IfName: "eth0", Network: "n", Mode: api.ModeMove, UnresolvedGPUs: "skip"}
+	req := api.AllocateRequest{Sandbox: "abc", CNIIfName: "eth0", Network: "n", Mode: api.ModeMove, UnresolvedGPUs: "skip"}
 	err := ValidateAllocate(req)
 	if !api.IsCode(err, api.CodeInvalidConfig) || !strings.Contains(err.Error(), `"unresolvedGPUs"`) {
 		t.Fatalf("ValidateAllocate = %v; want an error naming unresolvedGPUs", err)

@@ -16,28 +16,26 @@ import (
 // unresolvedGPUs applies when the netconf sets none.
 func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool string) (gpus []int, held bool, err error) {
 	if ids, where := explicitGPUs(req); len(ids) > 0 {
-		gpus, err := podinfo.ResolveGPUs(ids, s.gpuRefs())
+		gpus, err := podinfo.NodeResolver(s.Machine()).Resolve(ids)
 		if err != nil {
 			return nil, true, s.countError("allocate", "bad_gpus", &api.Error{Code: api.CodeInvalidConfig,
 				Msg: "cannot resolve the GPUs named by " + where, Details: err.Error()})
 		}
 		return gpus, true, nil
 	}
-	if s.opt.Pods == nil || req.PodName == "" {
+	if !s.opt.GPUs.AsksKubelet() || req.PodName == "" {
 		return nil, false, nil
 	}
-	devices, err := s.opt.Pods.PodGPUs(ctx, req.PodNamespace, req.PodName, s.opt.GPUResources)
+	given, err := s.opt.GPUs.PodGPUs(ctx, req.PodNamespace, req.PodName)
 	if err != nil {
 		return nil, false, s.countError("allocate", "podresources", &api.Error{Code: api.CodeTryAgainLater,
 			Msg: "cannot ask the kubelet for the pod's GPUs", Details: err.Error()})
 	}
-	devices.DRA = podinfo.GPUDevices(devices.DRA, s.opt.GPUDRADrivers)
-	if devices.Empty() {
+	if !given.Any() {
 		return nil, false, nil
 	}
-	gpus, unresolved := podinfo.Resolver{GPUs: s.gpuRefs()}.ResolveDevices(ctx, devices, s.opt.DRA)
-	slices.Sort(gpus)
-	failed := unresolvedGPUs(unresolved)
+	gpus = slices.Sorted(slices.Values(given.GPUs))
+	failed := unresolvedGPUs(given.Unresolved)
 	if len(failed) == 0 {
 		return gpus, true, nil
 	}
@@ -70,13 +68,4 @@ func (s *Service) unresolvedPolicy(req api.AllocateRequest, pool string) string 
 		return p.Config.UnresolvedGPUs
 	}
 	return api.UnresolvedGPUsFail
-}
-
-func (s *Service) gpuRefs() []podinfo.GPURef {
-	gpus := s.Machine().GPUs
-	refs := make([]podinfo.GPURef, len(gpus))
-	for i, g := range gpus {
-		refs[i] = podinfo.GPURef{Index: g.Index, PCI: g.PCI, UUID: g.UUID}
-	}
-	return refs
 }

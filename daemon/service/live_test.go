@@ -22,7 +22,7 @@ func TestPlacementReadsTheLiveInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := New(Options{Machine: inv.Machine(), Live: inv.Machine, Alloc: openAlloc(t, onePool()),
+	svc, err := New(Options{Machine: inv.Machine, Alloc: openAlloc(t, onePool()),
 		Rails: map[string]int{"mlx5_0": 0, "mlx5_1": 1, "mlx5_2": 2, "mlx5_3": 3}})
 	if err != nil {
 		t.Fatal(err)

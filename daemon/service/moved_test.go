@@ -29,7 +29,7 @@ func TestNICMovedTo(t *testing.T) {
 			if holder, moved := svc.NICMovedTo("mlx5_0"); holder != tt.holder || moved != (tt.holder != "") {
 				t.Fatalf("NICMovedTo(mlx5_0) = %q, %v; want %q", holder, moved, tt.holder)
 			}
-			if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "s1", IfName: "eth0", Network: "net"}); err != nil {
+			if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "s1", CNIIfName: "eth0", Network: "net"}); err != nil {
 				t.Fatal(err)
 			}
 			if holder, moved := svc.NICMovedTo("mlx5_0"); moved {

@@ -34,9 +34,9 @@ func orderNames(req api.AllocateRequest, n int) []string {
 		case req.Chained:
 			name = fmt.Sprintf("%s%d", prefixOr(req.IfPrefix), i)
 		case i == 0:
-			name = req.IfName
+			name = req.CNIIfName
 		default:
-			name = fmt.Sprintf("%s-%d", req.IfName, i)
+			name = fmt.Sprintf("%s-%d", req.CNIIfName, i)
 		}
 		if len(name) > maxIfName {
 			break
@@ -49,7 +49,7 @@ func orderNames(req api.AllocateRequest, n int) []string {
 func (s *Service) railNames(req api.AllocateRequest, picks []placement.Pick) ([]string, error) {
 	if !req.Chained {
 		return nil, invalid("ifNames", "%q names chained interfaces only; alone, rail's interface is CNI_IFNAME (%s): drop ifNames or chain rail after the primary plugin",
-			api.IfNamesRail, req.IfName)
+			api.IfNamesRail, req.CNIIfName)
 	}
 	names := make([]string, len(picks))
 	nicOf := map[string]string{}

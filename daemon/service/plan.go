@@ -18,7 +18,7 @@ const policyTableBase = 100
 // planFromLeases turns an attachment's leases into the plan the plugin applies.
 func (s *Service) planFromLeases(sandbox, ifname, network string, leases []ipam.Lease) *api.Plan {
 	leases = sortedLeases(leases)
-	plan := &api.Plan{Sandbox: sandbox, IfName: ifname, Network: network}
+	plan := &api.Plan{Sandbox: sandbox, CNIIfName: ifname, Network: network}
 	if len(leases) > 0 {
 		plan.Mode, plan.Netns = api.Mode(leases[0].Mode), leases[0].Netns
 	}
@@ -120,7 +120,7 @@ func compareIfNames(a, b string) int {
 }
 
 func toAPILease(l ipam.Lease) api.Lease {
-	return api.Lease{Sandbox: l.Sandbox, IfName: l.IfName, Attachment: l.Attachment, Network: l.Network,
+	return api.Lease{Sandbox: l.Sandbox, IfName: l.IfName, CNIIfName: l.CNIIfName, Network: l.Network,
 		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: api.Mode(l.Mode),
 		PodNamespace: l.PodNamespace, PodName: l.PodName, PodUID: l.PodUID, Created: l.Created.UTC().Format(time.RFC3339)}
 }

@@ -22,7 +22,7 @@ func TestAttachPolicy(t *testing.T) {
 	tests := []struct {
 		name        string
 		policy      api.AttachPolicy
-		pods        PodDevices
+		pods        podGPUs
 		podName     string
 		annotations map[string]string
 		args        *api.CNIArgs
@@ -60,7 +60,7 @@ func TestAttachPolicy(t *testing.T) {
 			req := allocReq("s1", "")
 			req.PodName, req.Annotations, req.CNIArgs, req.Chained = "pod-"+tt.podName, tt.annotations, tt.args, tt.chained
 			if !tt.chained {
-				req.IfName = "net1"
+				req.CNIIfName = "net1"
 			}
 			plan, err := svc.Allocate(context.Background(), req)
 			switch tt.want {
@@ -75,7 +75,7 @@ func TestAttachPolicy(t *testing.T) {
 				if leases := svc.Leases(); len(leases) != 0 {
 					t.Fatalf("a pass-through recorded leases: %+v", leases)
 				}
-				if _, err := svc.Check(context.Background(), api.AttachmentRequest{Sandbox: "s1", IfName: req.IfName, Network: "net"}); !api.IsCode(err, api.CodeUnknownContainer) {
+				if _, err := svc.Check(context.Background(), api.AttachmentRequest{Sandbox: "s1", CNIIfName: req.CNIIfName, Network: "net"}); !api.IsCode(err, api.CodeUnknownContainer) {
 					t.Fatalf("check after pass-through = %v, want unknown container", err)
 				}
 			default:

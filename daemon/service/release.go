@@ -15,9 +15,9 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 	if err := ValidateAttachment(req); err != nil {
 		return err
 	}
-	done := s.enter(attachKey(req.Sandbox, req.IfName, req.Network))
+	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
-	released, err := s.alloc.Release(req.Sandbox, req.IfName, req.Network)
+	released, err := s.alloc.Release(req.Sandbox, req.CNIIfName, req.Network)
 	if err != nil {
 		return s.countError("release", "store", &api.Error{Code: api.CodeIO, Msg: "release leases", Details: err.Error()})
 	}
@@ -31,12 +31,12 @@ func (s *Service) Check(_ context.Context, req api.AttachmentRequest) (*api.Plan
 	if err := ValidateAttachment(req); err != nil {
 		return nil, err
 	}
-	leases := s.alloc.Get(req.Sandbox, req.IfName, req.Network)
+	leases := s.alloc.Get(req.Sandbox, req.CNIIfName, req.Network)
 	if len(leases) == 0 {
 		return nil, &api.Error{Code: api.CodeUnknownContainer, Msg: "no lease for this attachment",
-			Details: fmt.Sprintf("sandbox %s interface %s network %s holds nothing in raild", req.Sandbox, req.IfName, req.Network)}
+			Details: fmt.Sprintf("sandbox %s interface %s network %s holds nothing in raild", req.Sandbox, req.CNIIfName, req.Network)}
 	}
-	return s.planFromLeases(req.Sandbox, req.IfName, req.Network, leases), nil
+	return s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases), nil
 }
 
 // GC releases the network's leases that the runtime no longer lists.
@@ -46,7 +46,7 @@ func (s *Service) GC(_ context.Context, req api.GCRequest) (*api.GCResult, error
 	}
 	valid := make([]ipam.Key, 0, len(req.Valid))
 	for _, a := range req.Valid {
-		valid = append(valid, ipam.Key{Sandbox: a.Sandbox, IfName: a.IfName})
+		valid = append(valid, ipam.Key{Sandbox: a.Sandbox, IfName: a.CNIIfName})
 	}
 	released, err := s.alloc.GC(req.Network, valid)
 	if err != nil {

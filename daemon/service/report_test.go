@@ -53,7 +53,7 @@ func TestReporterSeesAttachRefuseRelease(t *testing.T) {
 	ctx := context.Background()
 	release := func(sb string) func(*Service) error {
 		return func(s *Service) error {
-			return s.Release(ctx, api.AttachmentRequest{Sandbox: sb, IfName: "eth0", Network: "net"})
+			return s.Release(ctx, api.AttachmentRequest{Sandbox: sb, CNIIfName: "eth0", Network: "net"})
 		}
 	}
 	allocate := func(req api.AllocateRequest) func(*Service) error {
@@ -97,7 +97,7 @@ func TestReporterSeesAttachRefuseRelease(t *testing.T) {
 				return r
 			}()), release("y")}},
 		{name: "rail-ipam lease", machine: "h100x8-cx7x4", pools: onePool(),
-			steps: []func(*Service) error{allocate(api.AllocateRequest{Sandbox: "i", IfName: "net1", Network: "ipam-net",
+			steps: []func(*Service) error{allocate(api.AllocateRequest{Sandbox: "i", CNIIfName: "net1", Network: "ipam-net",
 				Mode: api.ModeIPAM, PodNamespace: "ns", PodName: "p"})},
 			want: []string{"attached ns/p ipam-net chained=false net1=-@10.77.0."}},
 	}

@@ -4,7 +4,6 @@
 package service
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,50 +15,44 @@ import (
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// PodDevices answers what a pod holds that may be GPUs (the kubelet
-// PodResources API): the device IDs of the given resources and the DRA
-// devices of its claims.
-type PodDevices interface {
-	PodGPUs(ctx context.Context, namespace, name string, resources []string) (podinfo.Devices, error)
-}
-
 // Options wires a Service.
 type Options struct {
-	Machine *topology.Machine
-	// Live, when set, is the node as it is now (the inventory's current
-	// snapshot); every placement and plan reads it instead of Machine.
-	Live  func() *topology.Machine
-	Rails map[string]int
-	Alloc *ipam.Allocator
-	Pods  PodDevices // nil: GPUs come only from annotations and cni-args
+	// Machine is the node as it is now (the inventory's current snapshot);
+	// every placement and plan reads it.
+	Machine func() *topology.Machine
+	Rails   map[string]int
+	Alloc   *ipam.Allocator
+	// GPUs says which GPUs the kubelet gave a pod (PodResources, DRA
+	// through the ResourceSlices); nil or without a kubelet: GPUs come only
+	// from annotations and cni-args. A pod holding DRA GPUs the source
+	// cannot map (no API server) fails ADD unless unresolvedGPUs is ignore.
+	GPUs *podinfo.GPUSource
 	// PodMeta reads annotations the runtime did not pass (nil: only the
 	// runtime's annotations count).
-	PodMeta      PodMeta
-	GPUResources []string
-	// DRA resolves DRA-allocated GPUs through the node's ResourceSlices;
-	// nil (raild without an API server): a pod holding DRA GPUs fails ADD
-	// unless unresolvedGPUs is ignore.
-	DRA DRASlices
-	// GPUDRADrivers are the DRA drivers whose devices are GPUs
-	// (podinfo.DefaultDRADriver when empty).
-	GPUDRADrivers []string
+	PodMeta PodMeta
 	// Policy picks the pods that get rail interfaces in chained mode
 	// (empty: api.PolicyGPUOrAnnotated).
 	Policy api.AttachPolicy
-	// DeviceMoves is true in exclusive RDMA netns mode: moving a port's
-	// netdev moves its whole RDMA device (placement then keeps the other
-	// ports of a moved device from other pods).
-	DeviceMoves bool
-	Metrics     *metrics.Metrics // nil: not measured
-	Log         *slog.Logger
+	// RDMANetnsMode is the kernel's RDMA netns mode. In exclusive mode
+	// moving a port's netdev moves its whole RDMA device (placement then
+	// keeps the other ports of a moved device from other pods).
+	RDMANetnsMode rdma.NetnsMode
+	Metrics       *metrics.Metrics // nil: not measured
+	Log           *slog.Logger
 	// NetnsExists tells whether a sandbox's netns is still there; nil uses os.Stat.
 	NetnsExists func(path string) bool
 	// Reporter, when set, tells the cluster what raild did for each pod
 	// (Events, network-status); nil: nothing is reported.
 	Reporter Reporter
+	// Guard says which NICs are the node's own (the inventory); nil: what
+	// sysfs shows of the machine.
+	Guard placement.Guard
+	// Limits are the NICs and modes this node serves (config, node class).
+	Limits placement.Limits
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which
@@ -76,7 +69,7 @@ type Service struct {
 // New builds the service from the leases on disk and releases those whose
 // sandbox netns is gone.
 func New(opt Options) (*Service, error) {
-	if opt.Machine == nil || opt.Alloc == nil {
+	if opt.Machine == nil || opt.Machine() == nil || opt.Alloc == nil {
 		return nil, fmt.Errorf("service needs a machine and an allocator")
 	}
 	if opt.Policy == "" {
@@ -116,24 +109,23 @@ func (s *Service) reconcile() ([]ipam.Lease, error) {
 }
 
 // Machine is the node's topology as it is now.
-func (s *Service) Machine() *topology.Machine {
-	if s.opt.Live != nil {
-		if m := s.opt.Live(); m != nil {
-			return m
-		}
-	}
-	return s.opt.Machine
-}
+func (s *Service) Machine() *topology.Machine { return s.opt.Machine() }
 
 // node is the placement view of the node now.
 func (s *Service) node() *placement.Node {
-	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.DeviceMoves}
+	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.RDMANetnsMode == rdma.NetnsExclusive,
+		Guard: s.opt.Guard, Limits: s.opt.Limits}
 }
 
 // Topology is the report of `raild topo`.
-// It is the live machine, with the pods holding each NIC in use.
+// It is the live machine, with the pods holding each NIC in use and the
+// node's own NICs.
 func (s *Service) Topology() topology.Report {
-	r := s.Machine().Report()
+	m := s.Machine()
+	r := m.Report()
+	if s.opt.Guard != nil {
+		r = m.ReportWith(s.opt.Guard.Protected())
+	}
 	if holders := s.NICHolders(); len(holders) > 0 {
 		r.Holders = holders
 	}
@@ -170,18 +162,12 @@ func (s *Service) logReleased(released []ipam.Lease, why string) {
 }
 
 // SandboxLeases returns the leases of a sandbox from the allocator's
-// memory (NRI hot path).
-func (s *Service) SandboxLeases(sandbox string) []api.Lease {
-	var leases []api.Lease
-	s.alloc.ReadSandbox(sandbox, func(l *ipam.Lease, memo *any) {
-		wire, ok := (*memo).(api.Lease)
-		if !ok {
-			wire = toAPILease(*l)
-			*memo = wire
-		}
-		leases = append(leases, wire)
-	})
-	slices.SortFunc(leases, func(a, b api.Lease) int { return compareIfNames(a.IfName, b.IfName) })
+// memory, typed, in interface order (NRI hot path). Their NICs are the
+// allocator's own lists: read them, never change them.
+func (s *Service) SandboxLeases(sandbox string) []ipam.Lease {
+	var leases []ipam.Lease
+	s.alloc.ReadSandbox(sandbox, func(l *ipam.Lease) { leases = append(leases, *l) })
+	slices.SortFunc(leases, func(a, b ipam.Lease) int { return compareIfNames(a.IfName, b.IfName) })
 	return leases
 }
 

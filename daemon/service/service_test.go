@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -21,8 +22,36 @@ func (f fakePods) PodGPUs(_ context.Context, ns, name string, _ []string) (podin
 	return podinfo.Devices{IDs: f[ns+"/"+name]}, nil
 }
 
+// podGPUs is a kubelet stand-in that answers for whole pods, all the
+// service asks.
+type podGPUs interface {
+	PodGPUs(ctx context.Context, namespace, name string, resources []string) (podinfo.Devices, error)
+}
+
+// podKubelet makes a podGPUs a podinfo.Kubelet; the service never asks
+// per container.
+type podKubelet struct{ podGPUs }
+
+func (podKubelet) ContainerGPUs(context.Context, string, string, []string) (map[string]podinfo.Devices, error) {
+	return nil, errors.New("the service asked the kubelet per container")
+}
+
+// fixed is a machine that never changes, as Options.Machine reads it.
+func fixed(m *topology.Machine) func() *topology.Machine {
+	return func() *topology.Machine { return m }
+}
+
+// gpuSource is the GPU source raild builds, over pods (nil: no kubelet).
+func gpuSource(m *topology.Machine, pods podGPUs) *podinfo.GPUSource {
+	src := &podinfo.GPUSource{Resources: []string{"nvidia.com/gpu"}, Machine: fixed(m)}
+	if pods != nil {
+		src.Kubelet = podKubelet{pods}
+	}
+	return src
+}
+
 // newService builds a service on a built-in machine with the given pools.
-func newService(t testing.TB, machine string, pools []ipam.PoolConfig, pods PodDevices, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
+func newService(t testing.TB, machine string, pools []ipam.PoolConfig, pods podGPUs, tweaks ...func(*Options)) (*Service, *fakesys.Spec) {
 	t.Helper()
 	root := t.TempDir()
 	spec, err := fakesys.Write(root, machine, fakesys.Options{})
@@ -43,7 +72,7 @@ func newService(t testing.TB, machine string, pools []ipam.PoolConfig, pods PodD
 			next++
 		}
 	}
-	opt := Options{Machine: m, Rails: rails, Alloc: alloc, Pods: pods, GPUResources: []string{"nvidia.com/gpu"}}
+	opt := Options{Machine: fixed(m), Rails: rails, Alloc: alloc, GPUs: gpuSource(m, pods)}
 	for _, tweak := range tweaks {
 		tweak(&opt)
 	}
@@ -74,7 +103,7 @@ func onePool() []ipam.PoolConfig {
 }
 
 func allocReq(sandbox string, gpus string) api.AllocateRequest {
-	return api.AllocateRequest{Sandbox: sandbox, IfName: "eth0", Network: "net", Mode: api.ModeMove, Chained: true,
+	return api.AllocateRequest{Sandbox: sandbox, CNIIfName: "eth0", Network: "net", Mode: api.ModeMove, Chained: true,
 		PodNamespace: "default", PodName: "pod-" + sandbox, Annotations: map[string]string{api.AnnotationGPUs: gpus}}
 }
 
@@ -102,7 +131,7 @@ func TestAllocatePlacement(t *testing.T) {
 		{name: "by uuid", req: allocReq("d", "GPU-placeholder"), wantErr: "GPU-placeholder"},
 		{name: "multus alone names net1, net1-1", req: func() api.AllocateRequest {
 			r := allocReq("e", "")
-			r.Chained, r.IfName = false, "net1"
+			r.Chained, r.CNIIfName = false, "net1"
 			r.CNIArgs = &api.CNIArgs{GPUs: api.List{"4", "6"}}
 			return r
 		}(), want: "net1=mlx5_2,net1-1=mlx5_3", tables: true},
@@ -172,13 +201,13 @@ func TestMoveExclusivity(t *testing.T) {
 	}
 	// The old sandbox goes; the new one gets the NIC; a late release of the
 	// old sandbox must not free the new one's lease.
-	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "old", IfName: "eth0", Network: "net"}); err != nil {
+	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "old", CNIIfName: "eth0", Network: "net"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Allocate(ctx, allocReq("new", "0")); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "old", IfName: "eth0", Network: "net"}); err != nil {
+	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "old", CNIIfName: "eth0", Network: "net"}); err != nil {
 		t.Fatal(err)
 	}
 	leases := svc.Leases()
@@ -296,13 +325,13 @@ func TestGCAndIPAMMode(t *testing.T) {
 	svc, _ := newService(t, "h100x8-cx7x4", onePool(), nil)
 	ctx := context.Background()
 	for _, sb := range []string{"keep", "drop"} {
-		req := api.AllocateRequest{Sandbox: sb, IfName: "net1", Network: "ipam-net", Mode: api.ModeIPAM}
+		req := api.AllocateRequest{Sandbox: sb, CNIIfName: "net1", Network: "ipam-net", Mode: api.ModeIPAM}
 		plan, err := svc.Allocate(ctx, req)
 		if err != nil || len(plan.Interfaces) != 1 || plan.Interfaces[0].NIC != nil {
 			t.Fatalf("ipam allocate: %+v %v", plan, err)
 		}
 	}
-	res, err := svc.GC(ctx, api.GCRequest{Network: "ipam-net", Valid: []api.Attachment{{Sandbox: "keep", IfName: "net1"}}})
+	res, err := svc.GC(ctx, api.GCRequest{Network: "ipam-net", Valid: []api.Attachment{{Sandbox: "keep", CNIIfName: "net1"}}})
 	if err != nil || len(res.Released) != 1 || res.Released[0].Sandbox != "drop" {
 		t.Fatalf("GC = %+v, %v", res, err)
 	}
@@ -312,14 +341,14 @@ func TestGCAndIPAMMode(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	ok := api.AllocateRequest{Sandbox: "abc", IfName: "eth0", Network: "n", Mode: api.ModeMove}
+	ok := api.AllocateRequest{Sandbox: "abc", CNIIfName: "eth0", Network: "n", Mode: api.ModeMove}
 	tests := []struct {
 		name  string
 		req   func(api.AllocateRequest) api.AllocateRequest
 		field string
 	}{
 		{"empty sandbox", func(r api.AllocateRequest) api.AllocateRequest { r.Sandbox = ""; return r }, `"sandbox"`},
-		{"long ifname", func(r api.AllocateRequest) api.AllocateRequest { r.IfName = "abcdefghijklmnop"; return r }, `"ifName"`},
+		{"long ifname", func(r api.AllocateRequest) api.AllocateRequest { r.CNIIfName = "abcdefghijklmnop"; return r }, `"ifName"`},
 		{"bad mode", func(r api.AllocateRequest) api.AllocateRequest { r.Mode = "bridge"; return r }, `"mode"`},
 		{"no network", func(r api.AllocateRequest) api.AllocateRequest { r.Network = ""; return r }, `"network"`},
 		{"bad link layer", func(r api.AllocateRequest) api.AllocateRequest { r.Selector.LinkLayer = "x"; return r }, `"selector.linkLayer"`},

@@ -62,7 +62,7 @@ func (e *usageEnv) start() {
 	}
 	e.allocs = append(e.allocs, alloc)
 	exists := func(path string) bool { _, ok := e.netns.Load(path); return ok }
-	if e.svc, err = New(Options{Machine: m, Alloc: alloc, NetnsExists: exists}); err != nil {
+	if e.svc, err = New(Options{Machine: fixed(m), Alloc: alloc, NetnsExists: exists}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -156,7 +156,7 @@ func TestUsageIsTheLeases(t *testing.T) {
 		{name: "CNI DEL", run: func(e *usageEnv) {
 			e.mustAdd("a", "net", api.ModeMove, "0")
 			e.check("after ADD")
-			if err := e.svc.Release(ctx, api.AttachmentRequest{Sandbox: "a", IfName: "eth0", Network: "net"}); err != nil {
+			if err := e.svc.Release(ctx, api.AttachmentRequest{Sandbox: "a", CNIIfName: "eth0", Network: "net"}); err != nil {
 				e.t.Fatal(err)
 			}
 		}},
@@ -164,7 +164,7 @@ func TestUsageIsTheLeases(t *testing.T) {
 			e.mustAdd("a", "net", api.ModeMove, "0")
 			e.mustAdd("b", "net", api.ModeMove, "4")
 			e.check("after ADDs")
-			if _, err := e.svc.GC(ctx, api.GCRequest{Network: "net", Valid: []api.Attachment{{Sandbox: "b", IfName: "eth0"}}}); err != nil {
+			if _, err := e.svc.GC(ctx, api.GCRequest{Network: "net", Valid: []api.Attachment{{Sandbox: "b", CNIIfName: "eth0"}}}); err != nil {
 				e.t.Fatal(err)
 			}
 		}},
@@ -191,7 +191,7 @@ func TestUsageIsTheLeases(t *testing.T) {
 			if sb, _ := e.svc.NICMovedTo("mlx5_0"); sb != "a" {
 				e.t.Fatalf("a recovered move lease did not keep its NIC: mlx5_0 moved to %q", sb)
 			}
-			if err := e.svc.Release(ctx, api.AttachmentRequest{Sandbox: "a", IfName: "eth0", Network: "net"}); err != nil {
+			if err := e.svc.Release(ctx, api.AttachmentRequest{Sandbox: "a", CNIIfName: "eth0", Network: "net"}); err != nil {
 				e.t.Fatal(err)
 			}
 		}},
@@ -212,7 +212,7 @@ func TestUsageIsTheLeases(t *testing.T) {
 				e.t.Fatalf("moved a NIC a macvlan lease still uses: %v", err)
 			}
 			e.check("after the refused move")
-			if err := e.svc.Release(ctx, api.AttachmentRequest{Sandbox: "a", IfName: "eth0", Network: "n1"}); err != nil {
+			if err := e.svc.Release(ctx, api.AttachmentRequest{Sandbox: "a", CNIIfName: "eth0", Network: "n1"}); err != nil {
 				e.t.Fatal(err)
 			}
 		}},

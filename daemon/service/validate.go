@@ -19,7 +19,7 @@ func invalid(field, format string, args ...any) *api.Error {
 
 // ValidateAllocate checks a request before anything is placed or leased.
 func ValidateAllocate(req api.AllocateRequest) error {
-	if err := ValidateAttachment(api.AttachmentRequest{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network}); err != nil {
+	if err := ValidateAttachment(api.AttachmentRequest{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
 		return err
 	}
 	if !req.Mode.Valid() {
@@ -56,8 +56,8 @@ func ValidateAttachment(req api.AttachmentRequest) error {
 	if !sandboxRE.MatchString(req.Sandbox) {
 		return invalid("sandbox", "%q: letters, digits, '_', '.', ':' and '-' only, at most 256", req.Sandbox)
 	}
-	if !ifNameRE.MatchString(req.IfName) {
-		return invalid("ifName", "%q must be 1 to 15 bytes without spaces, '/' or ':'", req.IfName)
+	if !ifNameRE.MatchString(req.CNIIfName) {
+		return invalid("ifName", "%q must be 1 to 15 bytes without spaces, '/' or ':'", req.CNIIfName)
 	}
 	if req.Network == "" {
 		return invalid("network", "empty: the network name (netconf \"name\") is required")

@@ -22,16 +22,17 @@ type Lock struct {
 	file *os.File
 }
 
-// LockDir creates dir (0700) if needed and takes its lock, or says
-// which process holds it. The lock goes with the process, however it ends.
+// LockDir makes sure dir is raild's own (Ensure), then takes its lock, or
+// says which process holds it. The lock goes with the process, however it
+// ends.
 func LockDir(dir string) (*Lock, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create state dir: %w", err)
+	if err := Ensure(dir); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(dir, lockFileName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return nil, fmt.Errorf("state dir lock %s: %w", path, err)
+		return nil, fmt.Errorf("state dir lock: %w", err)
 	}
 	if err := flockNonBlocking(f); err != nil {
 		holder := readHolder(f)

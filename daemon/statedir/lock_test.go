@@ -29,7 +29,7 @@ func TestLockStateDir(t *testing.T) {
 			if err := os.WriteFile(dir, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-		}, wantErr: "create state dir"},
+		}, wantErr: "not a directory: raild's state dir must be a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

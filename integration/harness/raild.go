@@ -96,9 +96,12 @@ func (r *Raild) launch() error {
 		return fmt.Errorf("raild log: %w", err)
 	}
 	defer logFile.Close()
+	// --netns-dir: every harness node's pods share the host's /run/netns, so a
+	// fresh raild would take another test's pods in its pool for its own and
+	// refuse to start (the lost-store check); its own dir holds none.
 	args := []string{"serve", "--config", filepath.Join(r.opt.Dir, "raild.yaml"), "--root", r.opt.Root,
 		"--socket", r.Socket, "--state-dir", filepath.Join(r.opt.Dir, "state"), "--node-name", r.opt.NodeName,
-		"--log-level", "debug"}
+		"--netns-dir", filepath.Join(r.opt.Dir, "netns"), "--log-level", "debug"}
 	if r.opt.PodResources != "" {
 		args = append(args, "--pod-resources-socket", r.opt.PodResources)
 	}

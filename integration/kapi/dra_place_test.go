@@ -20,7 +20,7 @@ import (
 )
 
 func draRequest(i int, pod string) api.AllocateRequest {
-	return api.AllocateRequest{Sandbox: fmt.Sprintf("dra-sandbox-%d", i), IfName: "eth0", Network: "net", Mode: api.ModeMove,
+	return api.AllocateRequest{Sandbox: fmt.Sprintf("dra-sandbox-%d", i), CNIIfName: "eth0", Network: "net", Mode: api.ModeMove,
 		Chained: true, PodNamespace: "default", PodName: pod}
 }
 
@@ -102,7 +102,7 @@ func TestDRAGPUsPlaceTheirNICs(t *testing.T) {
 			checkPlacedByGPUs(t, plan, tt.wantGPUs, affinity)
 			// move mode: free the NICs for the next pod
 			req := draRequest(i, tt.pod)
-			if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: req.Sandbox, IfName: req.IfName, Network: req.Network}); err != nil {
+			if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
 				t.Fatalf("Release: %v", err)
 			}
 		})

@@ -90,7 +90,7 @@ func claimPod(name string, ids []string, devices ...string) kubeletstub.Pod {
 
 // draService is raild's service over the fake machine, asking the kubelet
 // stub for pods and the given slices for DRA devices.
-func draService(t *testing.T, root string, pods []kubeletstub.Pod, slices service.DRASlices) *service.Service {
+func draService(t *testing.T, root string, pods []kubeletstub.Pod, slices podinfo.DRASlices) *service.Service {
 	t.Helper()
 	m, err := topology.Discover(root)
 	if err != nil {
@@ -116,8 +116,9 @@ func draService(t *testing.T, root string, pods []kubeletstub.Pod, slices servic
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alloc.Close() })
-	svc, err := service.New(service.Options{Machine: m, Alloc: alloc, Pods: client, DRA: slices,
-		GPUResources: []string{"nvidia.com/gpu"}})
+	live := func() *topology.Machine { return m }
+	svc, err := service.New(service.Options{Machine: live, Alloc: alloc, GPUs: &podinfo.GPUSource{
+		Kubelet: client, DRA: slices, Resources: []string{"nvidia.com/gpu"}, Machine: live}})
 	if err != nil {
 		t.Fatal(err)
 	}

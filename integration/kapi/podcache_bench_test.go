@@ -172,7 +172,7 @@ func BenchmarkRaildADD(b *testing.B) {
 					b.Fatalf("ADD: %+v %v", plan, err)
 				}
 				b.StopTimer()
-				if err := r.client.Release(ctx, api.AttachmentRequest{Sandbox: "sb-bench", IfName: "net1", Network: "rail"}); err != nil {
+				if err := r.client.Release(ctx, api.AttachmentRequest{Sandbox: "sb-bench", CNIIfName: "net1", Network: "rail"}); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

@@ -97,7 +97,7 @@ func (r *kpodsRaild) readyz(t testing.TB) (int, string) {
 // add asks for an address-only attachment (no netlink needed) of the pod,
 // with the runtime passing no annotations unless given.
 func (r *kpodsRaild) add(sandbox, pod, uid string, annotations map[string]string) (*api.Plan, error) {
-	return r.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: sandbox, IfName: "net1", Network: "rail",
+	return r.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: sandbox, CNIIfName: "net1", Network: "rail",
 		Mode: api.ModeIPAM, PodNamespace: "default", PodName: pod, PodUID: uid, Annotations: annotations})
 }
 

@@ -106,7 +106,7 @@ func newService(t *testing.T, reporter service.Reporter) *service.Service {
 	for i, nic := range m.NICs {
 		rails[nic.Name] = i
 	}
-	svc, err := service.New(service.Options{Machine: m, Rails: rails, Alloc: alloc, Reporter: reporter,
+	svc, err := service.New(service.Options{Machine: func() *topology.Machine { return m }, Rails: rails, Alloc: alloc, Reporter: reporter,
 		NetnsExists: func(string) bool { return true }})
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 	}
 	stopWriter, ticks, conflicts := otherWriter(t, writer, "trainer")
 	defer stopWriter()
-	req := api.AllocateRequest{Sandbox: "sb1", Netns: "/var/run/netns/sb1", IfName: "eth0", Network: "k8s-pod-network",
+	req := api.AllocateRequest{Sandbox: "sb1", Netns: "/var/run/netns/sb1", CNIIfName: "eth0", Network: "k8s-pod-network",
 		Mode: api.ModeMove, Chained: true, PodNamespace: "default", PodName: "trainer", PodUID: string(pod.UID),
 		Annotations: map[string]string{api.AnnotationGPUs: "0,2"}}
 	if _, err := svc.Allocate(ctx, req); err != nil {
@@ -95,7 +95,7 @@ func TestPodReportAgainstAPIServer(t *testing.T) {
 		}
 	}
 
-	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "sb1", IfName: "eth0", Network: "k8s-pod-network"}); err != nil {
+	if err := svc.Release(ctx, api.AttachmentRequest{Sandbox: "sb1", CNIIfName: "eth0", Network: "k8s-pod-network"}); err != nil {
 		t.Fatal(err)
 	}
 	waitStatus(t, admin, "trainer", "k8s-pod-network/eth0 other-net/net9")

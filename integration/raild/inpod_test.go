@@ -58,7 +58,7 @@ func TestRestartWithNICInPod(t *testing.T) {
 			if report.Holders[nic.RDMADevice] != "ns/held" {
 				t.Errorf("%s held by %q, want ns/held", nic.RDMADevice, report.Holders[nic.RDMADevice])
 			}
-			if err := r.client().Release(ctx, api.AttachmentRequest{Sandbox: "sb-held", IfName: "rail0", Network: "n"}); err != nil {
+			if err := r.client().Release(ctx, api.AttachmentRequest{Sandbox: "sb-held", CNIIfName: "rail0", Network: "n"}); err != nil {
 				t.Fatalf("release after the restart: %v", err)
 			}
 			back()
@@ -74,7 +74,7 @@ func TestRestartWithNICInPod(t *testing.T) {
 func allocateMove(t *testing.T, r *raildProc, sandbox string) api.NIC {
 	t.Helper()
 	plan, err := r.client().Allocate(context.Background(), api.AllocateRequest{Sandbox: sandbox, Netns: r.netns,
-		IfName: "rail0", Network: "n", Mode: api.ModeMove, PodNamespace: "ns", PodName: sandbox[len("sb-"):],
+		CNIIfName: "rail0", Network: "n", Mode: api.ModeMove, PodNamespace: "ns", PodName: sandbox[len("sb-"):],
 		Annotations: map[string]string{api.AnnotationAttach: "true"}, MaxNICs: 1})
 	if err != nil {
 		t.Fatalf("allocate %s: %v", sandbox, err)

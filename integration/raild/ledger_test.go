@@ -22,7 +22,7 @@ type clientAllocator struct {
 }
 
 func (a clientAllocator) add(ctx context.Context, sandbox string) (string, error) {
-	plan, err := a.c.Allocate(ctx, api.AllocateRequest{Sandbox: sandbox, Netns: a.netns, IfName: "net1",
+	plan, err := a.c.Allocate(ctx, api.AllocateRequest{Sandbox: sandbox, Netns: a.netns, CNIIfName: "net1",
 		Network: "n", Mode: api.ModeIPAM, Pool: "p", PodNamespace: "default", PodName: "pod-" + sandbox})
 	if err != nil {
 		return "", err
@@ -34,7 +34,7 @@ func (a clientAllocator) add(ctx context.Context, sandbox string) (string, error
 }
 
 func (a clientAllocator) del(ctx context.Context, sandbox string) error {
-	return a.c.Release(ctx, api.AttachmentRequest{Sandbox: sandbox, IfName: "net1", Network: "n"})
+	return a.c.Release(ctx, api.AttachmentRequest{Sandbox: sandbox, CNIIfName: "net1", Network: "n"})
 }
 
 // pluginAllocator execs a fresh rail-ipam process per call.

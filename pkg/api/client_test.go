@@ -93,13 +93,13 @@ func TestClientRoundTrip(t *testing.T) {
 		}
 		var req AllocateRequest
 		json.NewDecoder(r.Body).Decode(&req)
-		json.NewEncoder(w).Encode(Plan{Sandbox: req.Sandbox, IfName: req.IfName, Interfaces: []PlanInterface{{Name: "rail0"}}})
+		json.NewEncoder(w).Encode(Plan{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName, Interfaces: []PlanInterface{{Name: "rail0"}}})
 	})
-	plan, err := NewClient(socket, 0).Allocate(context.Background(), AllocateRequest{Sandbox: "abc", IfName: "eth0"})
+	plan, err := NewClient(socket, 0).Allocate(context.Background(), AllocateRequest{Sandbox: "abc", CNIIfName: "eth0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Sandbox != "abc" || plan.IfName != "eth0" || len(plan.Interfaces) != 1 {
+	if plan.Sandbox != "abc" || plan.CNIIfName != "eth0" || len(plan.Interfaces) != 1 {
 		t.Fatalf("plan = %+v", plan)
 	}
 }

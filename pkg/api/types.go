@@ -33,10 +33,15 @@ type Selector struct {
 
 // AllocateRequest asks raild for a plan for one CNI attachment
 // (sandbox, CNI_IFNAME). It is re-entrant: the same key gets the same plan.
+//
+// Interface names have one Go name per side: CNIIfName is the CNI_IFNAME
+// of the call (the runtime's name for the attachment; its JSON name stays
+// "ifName"), IfName and PlanInterface.Name are the name of an interface
+// inside the pod (rail0, ...).
 type AllocateRequest struct {
 	Sandbox      string            `json:"sandbox"`
 	Netns        string            `json:"netns,omitempty"`
-	IfName       string            `json:"ifName"`
+	CNIIfName    string            `json:"ifName"` // CNI_IFNAME`
 	Network      string            `json:"network"`
 	PodNamespace string            `json:"podNamespace,omitempty"`
 	PodName      string            `json:"podName,omitempty"`
@@ -66,9 +71,9 @@ type AllocateRequest struct {
 
 // AttachmentRequest names one attachment, for release and check.
 type AttachmentRequest struct {
-	Sandbox string `json:"sandbox"`
-	IfName  string `json:"ifName"`
-	Network string `json:"network"`
+	Sandbox   string `json:"sandbox"`
+	CNIIfName string `json:"ifName"` // CNI_IFNAME
+	Network   string `json:"network"`
 }
 
 // NIC describes the RDMA NIC behind one pod interface.
@@ -112,10 +117,10 @@ type PlanInterface struct {
 
 // Plan is raild's answer to allocate and check.
 type Plan struct {
-	Sandbox string `json:"sandbox"`
-	IfName  string `json:"ifName"`
-	Network string `json:"network"`
-	Mode    Mode   `json:"mode"`
+	Sandbox   string `json:"sandbox"`
+	CNIIfName string `json:"ifName"` // CNI_IFNAME
+	Network   string `json:"network"`
+	Mode      Mode   `json:"mode"`
 	// Netns is the sandbox netns recorded at ADD, for a DEL that comes without one.
 	Netns      string          `json:"netns,omitempty"`
 	Interfaces []PlanInterface `json:"interfaces"`
@@ -124,12 +129,19 @@ type Plan struct {
 	// plugin returns the previous result as is. Reason says why.
 	PassThrough bool   `json:"passThrough,omitempty"`
 	Reason      string `json:"reason,omitempty"`
+	// Fresh is true when this Allocate made the leases; false when it
+	// answered from leases an earlier ADD of the attachment made (a
+	// repeated or concurrent ADD), and on Check. A plugin whose ADD fails
+	// releases only a fresh plan's leases: the others belong to the ADD
+	// that made them. A raild that predates the field never says true, so
+	// a newer plugin then leaves the release to the runtime's DEL.
+	Fresh bool `json:"fresh,omitempty"`
 }
 
 // Attachment is one valid (container, interface) pair of the CNI GC verb.
 type Attachment struct {
-	Sandbox string `json:"sandbox"`
-	IfName  string `json:"ifName"`
+	Sandbox   string `json:"sandbox"`
+	CNIIfName string `json:"ifName"` // CNI_IFNAME
 }
 
 // GCRequest lists the attachments the runtime still considers valid for a network.
@@ -146,8 +158,8 @@ type GCResult struct {
 // Lease is one address held by one pod interface.
 type Lease struct {
 	Sandbox      string   `json:"sandbox"`
-	IfName       string   `json:"ifname"`
-	Attachment   string   `json:"attachment"`
+	IfName       string   `json:"ifname"`     // in the pod
+	CNIIfName    string   `json:"attachment"` // CNI_IFNAME of the call that made it
 	Network      string   `json:"network"`
 	Pool         string   `json:"pool"`
 	Address      string   `json:"address"`

@@ -21,7 +21,7 @@ func TestAnnotationsNoneVersusEmpty(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data, err := json.Marshal(AllocateRequest{Sandbox: "s", IfName: "eth0", Annotations: tt.sent})
+			data, err := json.Marshal(AllocateRequest{Sandbox: "s", CNIIfName: "eth0", Annotations: tt.sent})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -112,8 +112,8 @@ func TestUndoListRunsNewestFirstAndJoinsErrors(t *testing.T) {
 	if got := strings.Join(order, ""); got != "cba" {
 		t.Errorf("order %q, want cba", got)
 	}
-	if err == nil || !strings.Contains(err.Error(), "undo b: boom") {
-		t.Errorf("run() = %v, want the failure of b", err)
+	if err == nil || !strings.Contains(err.Error(), "undo b: boom") || !errors.Is(err, ErrUndoIncomplete) {
+		t.Errorf("run() = %v, want the failure of b, marked ErrUndoIncomplete", err)
 	}
 	if err := u.run(); err != nil || len(order) != 3 {
 		t.Errorf("second run() = %v after %d steps, want nothing to do", err, len(order))

@@ -4,20 +4,44 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/railcni/rail/pkg/rdma"
 	"github.com/vishvananda/netlink"
 )
 
 // Attach gives the pod whose network namespace is at podNetns the
-// interface s describes. The host netns is the caller's. On failure
-// nothing is left behind in either namespace.
-//
-// Attach is re-entrant: when the pod already has rail's interface for s
-// and it matches s (see Check), Attach returns it unchanged; when it exists
-// but differs, Attach fails and the caller should Detach first.
+// interface s describes: AttachAll with one Spec.
 func Attach(podNetns string, s Spec) (Result, error) {
-	return defaultAttacher().attach(podNetns, s)
+	got, err := defaultAttacher().attachAll(podNetns, []Spec{s})
+	if err != nil {
+		return Result{}, err
+	}
+	return got[0].Result, nil
+}
+
+// Attached is what AttachAll did for one Spec.
+type Attached struct {
+	Result
+	// Created is true when this call made the interface; false when the
+	// pod already had it as the Spec asks (a repeated ADD), which this call
+	// then left as it was and never undoes.
+	Created bool
+}
+
+// AttachAll gives the pod whose network namespace is at podNetns every
+// interface specs describe, in order, as one transaction in one session of
+// the two namespaces; the host netns is the caller's. When interface k
+// fails, the interfaces 0..k-1 this call created are undone, newest first,
+// and host and pod are as they were; the error then joins the failure and
+// any step of the undo that failed. Every Spec is validated, and their
+// names must differ, before anything changes.
+//
+// AttachAll is re-entrant: an interface the pod already has as rail's for
+// its Spec, matching it (see Check), is returned as is (Created false);
+// one that exists but differs fails, and the caller should Detach first.
+func AttachAll(podNetns string, specs []Spec) ([]Attached, error) {
+	return defaultAttacher().attachAll(podNetns, specs)
 }
 
 // Detach undoes Attach: a moved netdev returns to the host under its
@@ -85,32 +109,56 @@ func defaultAttacher() attacher {
 	return attacher{moveRDMA: rdma.MoveDevice}
 }
 
-func (a attacher) attach(podNetns string, s Spec) (Result, error) {
-	if err := validate(s); err != nil {
-		return Result{}, err
+func (a attacher) attachAll(podNetns string, specs []Spec) (_ []Attached, retErr error) {
+	if err := validateAll(specs); err != nil {
+		return nil, err
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	sess, err := openSession(podNetns)
 	if err != nil {
-		return Result{}, fmt.Errorf("attach %s: %w", s.Name, err)
+		return nil, fmt.Errorf("attach %s: %w", specNames(specs), err)
 	}
 	defer sess.close()
+	var undo undoList
+	defer func() {
+		if retErr != nil {
+			retErr = errors.Join(retErr, undo.run())
+		}
+	}()
+	out := make([]Attached, 0, len(specs))
+	for _, s := range specs {
+		got, err := a.attachOne(sess, s)
+		if err != nil {
+			return nil, err
+		}
+		if got.Created {
+			undo.push("interface "+s.Name, func() error { return a.detachIn(sess, s) })
+		}
+		out = append(out, got)
+	}
+	return out, nil
+}
+
+// attachOne attaches s in an open session, or finds it attached.
+func (a attacher) attachOne(sess *session, s Spec) (Attached, error) {
 	if existing, err := sess.podNL.LinkByName(s.Name); err == nil {
-		return reattach(sess, existing, s)
+		res, err := reattach(sess, existing, s)
+		return Attached{Result: res}, err
 	} else if ignoreGone(err) != nil {
-		return Result{}, fmt.Errorf("attach %s: look up %s in pod: %w", s.Name, s.Name, err)
+		return Attached{}, fmt.Errorf("attach %s: look up %s in pod: %w", s.Name, s.Name, err)
 	}
 	var res Result
+	var err error
 	if s.Mode == ModeMove {
 		res, err = a.attachMove(sess, s)
 	} else {
 		res, err = a.attachChild(sess, s)
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("attach %s (%s of %s): %w", s.Name, s.Mode, s.Parent, err)
+		return Attached{}, fmt.Errorf("attach %s (%s of %s): %w", s.Name, s.Mode, s.Parent, err)
 	}
-	return res, nil
+	return Attached{Result: res, Created: true}, nil
 }
 
 // reattach handles an Attach for a name the pod already has.
@@ -145,6 +193,12 @@ func (a attacher) detach(podNetns string, s Spec) error {
 			return nil
 		}
 	}
+	return a.detachIn(sess, s)
+}
+
+// detachIn undoes s in an open session.
+func (a attacher) detachIn(sess *session, s Spec) error {
+	var err error
 	if s.Mode == ModeMove {
 		err = a.detachMove(sess, s)
 	} else {
@@ -154,6 +208,15 @@ func (a attacher) detach(podNetns string, s Spec) error {
 		return fmt.Errorf("detach %s (%s of %s): %w", s.Name, s.Mode, s.Parent, err)
 	}
 	return nil
+}
+
+// specNames lists the pod names of specs, for messages.
+func specNames(specs []Spec) string {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // resultOf reads back the pod interface name.

@@ -27,8 +27,14 @@
 // netns), the MTU, and the link up.
 //
 // Every step pushes its inverse on an undo list: a failure half-way leaves
-// host and pod as they were. Detach is idempotent: a pod netns that is gone
-// or empty, a link that is gone, a second call, all return nil.
+// host and pod as they were. AttachAll attaches all the interfaces of a
+// plan as one transaction, in one session of the two namespaces: each
+// interface it created is one more step on the list, so a failure at
+// interface k undoes 0..k-1 too, and it says which interfaces it created
+// and which it found already attached (a repeated ADD), so its caller
+// undoes only its own. LockPod serialises callers working on one pod.
+// Detach is idempotent: a pod netns that is gone or empty, a link that is
+// gone, a second call, all return nil.
 //
 // The host netns is always the caller's (the calling thread's) netns. The
 // package never logs.

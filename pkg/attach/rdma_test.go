@@ -120,8 +120,10 @@ func TestRDMAMoveFailures(t *testing.T) {
 func attachIn(e *testEnv, a attacher, s Spec) (Result, error) {
 	var res Result
 	err := e.inHost(func() error {
-		var err error
-		res, err = a.attach(e.pod.Path(), s)
+		got, err := a.attachAll(e.pod.Path(), []Spec{s})
+		if err == nil {
+			res = got[0].Result
+		}
 		return err
 	})
 	return res, err

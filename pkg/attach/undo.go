@@ -27,8 +27,15 @@ func (u *undoList) push(what string, fn func() error) {
 	u.steps = append(u.steps, undoStep{what: what, fn: fn})
 }
 
+// ErrUndoIncomplete marks an attach error whose undo failed in part: some
+// of what the failed call did may still be in the pod or the host (the
+// error says what), so an address on it must stay leased until a Detach
+// has removed it.
+var ErrUndoIncomplete = errors.New("undo incomplete")
+
 // run executes every inverse, newest first, even when some fail, and
-// returns the failures joined. The list is empty afterwards.
+// returns the failures joined, marked with ErrUndoIncomplete. The list is
+// empty afterwards.
 func (u *undoList) run() error {
 	var errs []error
 	for i := len(u.steps) - 1; i >= 0; i-- {
@@ -37,5 +44,8 @@ func (u *undoList) run() error {
 		}
 	}
 	u.steps = nil
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrUndoIncomplete, errors.Join(errs...))
 }

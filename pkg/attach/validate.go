@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -22,6 +23,25 @@ const (
 // offending field and how to fix it.
 func validate(s Spec) error {
 	return validateWith(s, validateNames)
+}
+
+// validateAll validates the specs of one AttachAll: each, and that no two
+// give the pod the same name.
+func validateAll(specs []Spec) error {
+	if len(specs) == 0 {
+		return errors.New("invalid attach spec: no interface to attach")
+	}
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if err := validate(s); err != nil {
+			return err
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("invalid attach spec: two interfaces are named %s: give each its own Name", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
 }
 
 // validateDetach is validate for Detach, which also accepts a Spec without

@@ -31,13 +31,15 @@ func discover(t testing.TB, root string) *topology.Machine {
 }
 
 // machineCase is the expected view of one built-in machine: NIC columns,
-// one matrix row per GPU ("PIX PHB SYS SYS"), the affinity per GPU and
-// the devices with problems.
+// one matrix row per GPU ("PIX PHB SYS SYS"), the affinity per GPU, the
+// devices with problems and the NICs sysfs shows to be the node's own
+// ("mlx5_bond_0 lag bond-master: ens3f0np0, ens3f1np1").
 type machineCase struct {
-	nics     string
-	matrix   []string
-	affinity []string
-	problems []string
+	nics      string
+	matrix    []string
+	affinity  []string
+	problems  []string
+	protected []string
 }
 
 var machineCases = map[string]machineCase{
@@ -61,7 +63,8 @@ var machineCases = map[string]machineCase{
 			"SYS SYS SYS SYS SYS NODE NODE PIX PHB PHB PHB",
 			"SYS SYS SYS SYS SYS NODE NODE PHB PIX PHB PHB",
 		},
-		affinity: []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8"},
+		affinity:  []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8"},
+		protected: []string{"mlx5_bond_0 lag bond-master: ens11f0np0, ens11f1np1"},
 	},
 	"twolevel-2s": {
 		nics: "mlx5_0 mlx5_1 mlx5_2 mlx5_3",
@@ -78,8 +81,31 @@ var machineCases = map[string]machineCase{
 		matrix: []string{"PIX PHB PHB", "PIX PHB PHB", "PHB PIX PHB", "PHB PIX PHB"},
 		// mlx5_1 is DOWN: GPU2/3 tie at PHB between mlx5_0 (two GPUs on
 		// it) and the bond (none), so both go to the bond.
-		affinity: []string{"mlx5_0", "mlx5_0", "mlx5_bond_0", "mlx5_bond_0"},
-		problems: []string{"mlx5_1: port 1 DOWN (Disabled)"},
+		affinity:  []string{"mlx5_0", "mlx5_0", "mlx5_bond_0", "mlx5_bond_0"},
+		problems:  []string{"mlx5_1: port 1 DOWN (Disabled)"},
+		protected: []string{"mlx5_bond_0 lag bond-master: ens3f0np0, ens3f1np1"},
+	},
+	// The rails as on h100x8-cx7x4, the front-end NIC mlx5_2 on a root
+	// port of socket 0 (PHB from GPU0-3, SYS from GPU4-7), the LAG on a
+	// root port of socket 1. sysfs alone shows the LAG's bond; the
+	// front-end NIC's address and route are the daemon's to find.
+	"frontend-lag": {
+		nics: "mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_bond_0",
+		matrix: []string{
+			"PIX PHB PHB SYS SYS SYS", "PIX PHB PHB SYS SYS SYS", "PHB PIX PHB SYS SYS SYS", "PHB PIX PHB SYS SYS SYS",
+			"SYS SYS SYS PIX PHB PHB", "SYS SYS SYS PIX PHB PHB", "SYS SYS SYS PHB PIX PHB", "SYS SYS SYS PHB PIX PHB",
+		},
+		affinity:  []string{"mlx5_0", "mlx5_0", "mlx5_1", "mlx5_1", "mlx5_3", "mlx5_3", "mlx5_4", "mlx5_4"},
+		protected: []string{"mlx5_bond_0 lag bond-master: ens6f0np0, ens6f1np1"},
+	},
+	// One dual-port ConnectX-5 = two PCI functions under GPU0/GPU1's
+	// switch: PIX from both, SYS from the other socket. mlx5_1's port has
+	// no cable, so every GPU gets mlx5_0.
+	"v100x4-cx5-dualport": {
+		nics:     "mlx5_0 mlx5_1",
+		matrix:   []string{"PIX PIX", "PIX PIX", "SYS SYS", "SYS SYS"},
+		affinity: []string{"mlx5_0", "mlx5_0", "mlx5_0", "mlx5_0"},
+		problems: []string{"mlx5_1: port 1 DOWN (Polling)"},
 	},
 	"lab-1x1": {
 		nics:     "mlx5_0",
@@ -185,6 +211,9 @@ func TestMachineMatrixAndAffinity(t *testing.T) {
 			if !slices.Equal(problems, tc.problems) {
 				t.Errorf("problems = %q, want %q", problems, tc.problems)
 			}
+			if got := protectedLines(m.LinkProtection()); !slices.Equal(got, tc.protected) {
+				t.Errorf("protected = %q, want %q", got, tc.protected)
+			}
 		})
 	}
 }
@@ -258,4 +287,21 @@ func checkNIC(t *testing.T, n topology.NIC, want fakesys.NICSpec) {
 	if n.NodeGUID == "" || p.Rate == "" {
 		t.Errorf("NIC %s: node GUID %q rate %q, want both", n.Name, n.NodeGUID, p.Rate)
 	}
+}
+
+// protectedLines spells protections as "name [lag] kind: detail", sorted.
+func protectedLines(p map[string]topology.Protection) []string {
+	var out []string
+	for name, prot := range p {
+		line := name
+		if prot.LAG {
+			line += " lag"
+		}
+		for _, r := range prot.Reasons {
+			line += " " + string(r.Kind) + ": " + r.Detail
+		}
+		out = append(out, line)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -68,6 +68,7 @@ func (d *discovery) target(dev NIC, p Port, ports int) NIC {
 	if len(p.Netdevs) > 0 {
 		t.Netdev = p.Netdevs[0]
 	}
+	t.Links = d.netdevLinks(t.Netdev)
 	t.Bond = strings.HasPrefix(dev.Device, "mlx5_bond_") ||
 		(t.Netdev != "" && d.fs.exists("/sys/class/net/"+t.Netdev+"/bonding"))
 	return t

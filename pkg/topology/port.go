@@ -37,7 +37,7 @@ func (d *discovery) port(n *NIC, dir, devDir string, num int, multi bool, cd cha
 	p.PhysState = d.portAttr(n.Name, pd+"/phys_state")
 	p.LinkLayer = LinkLayer(d.portAttr(n.Name, pd+"/link_layer"))
 	p.Rate, _ = d.fs.read(pd + "/rate")
-	if p.State != "" && p.State != "ACTIVE" {
+	if p.State != "" && p.State != PortActive {
 		reason := "port " + strconv.Itoa(num) + " " + p.State
 		if p.PhysState != "" {
 			reason += " (" + p.PhysState + ")"

@@ -21,6 +21,10 @@ type Report struct {
 	// Holders names the pods holding each NIC in use, when the report
 	// comes from a running raild (its leases); empty from a bare read.
 	Holders map[string]string `json:"holders,omitempty"`
+	// Protected are the node's own NICs and why (see Protection): from
+	// sysfs alone in a bare read of a root, with the host's addresses and
+	// routes from raild or a read of this host.
+	Protected map[string]Protection `json:"protected,omitempty"`
 	// Sources says where each class of Matrix came from (sysfs, file,
 	// socket, numa), keyed the same way.
 	Sources map[string]map[string]Source `json:"sources,omitempty"`
@@ -32,8 +36,14 @@ type Report struct {
 }
 
 // Report gathers the machine's devices, every GPU/NIC class (NICs that
-// cannot be used are listed too) and the affinity.
-func (m *Machine) Report() Report {
+// cannot be used are listed too), the NICs sysfs shows to be the node's
+// own, and the affinity without them.
+func (m *Machine) Report() Report { return m.ReportWith(m.LinkProtection()) }
+
+// ReportWith is Report with the protection known from elsewhere (sysfs and
+// the host's addresses and routes); the affinity leaves out every NIC
+// protected even in child modes.
+func (m *Machine) ReportWith(protected map[string]Protection) Report {
 	r := Report{
 		GPUs:     nonNil(m.GPUs),
 		NICs:     nonNil(m.NICs),
@@ -59,8 +69,11 @@ func (m *Machine) Report() Report {
 		r.TopologyFile = m.TopologyFile.Path
 		r.Disagreements = m.disagreements()
 	}
-	for gpu, nic := range m.Affinity() {
+	for gpu, nic := range m.AffinityExcluding(Unplaceable(protected)) {
 		r.Affinity[strconv.Itoa(gpu)] = nic
+	}
+	if len(protected) > 0 {
+		r.Protected = protected
 	}
 	return r
 }
@@ -82,6 +95,7 @@ func WriteText(w io.Writer, r Report) error {
 	fmt.Fprintln(tw)
 	writeNICTable(tw, r.NICs)
 	fmt.Fprintln(tw)
+	writeProtected(tw, r)
 	writeAffinity(tw, r)
 	writeHolders(tw, r.Holders)
 	if len(r.Problems) > 0 {
@@ -205,4 +219,21 @@ func writeHolders(tw io.Writer, holders map[string]string) {
 	for _, nic := range names {
 		fmt.Fprintf(tw, "  %s:\t%s\n", nic, holders[nic])
 	}
+}
+
+// writeProtected lists the node's own NICs, why, and what rail may do
+// with each.
+func writeProtected(tw io.Writer, r Report) {
+	if len(r.Protected) == 0 {
+		return
+	}
+	fmt.Fprintln(tw, "Protected (the node's own NICs):")
+	for _, n := range r.NICs {
+		p, ok := r.Protected[n.Name]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s: %s\n", n.Name, dash(n.Netdev), p.Use(), p.Why())
+	}
+	fmt.Fprintln(tw)
 }

@@ -49,7 +49,7 @@ func unusable(n NIC, req Request, sel selector) string {
 		return "link layer " + have + " (want " + string(req.LinkLayer) + ")"
 	}
 	switch n.State {
-	case "ACTIVE":
+	case PortActive:
 	case "":
 		return "port state unknown"
 	default:
@@ -119,9 +119,13 @@ func (m *Machine) Select(req Request) ([]Choice, error) {
 
 // Affinity is the full-node pick: every GPU, nothing excluded, no load.
 // GPUs without any usable NIC are left out.
-func (m *Machine) Affinity() map[int]string {
+func (m *Machine) Affinity() map[int]string { return m.AffinityExcluding(nil) }
+
+// AffinityExcluding is Affinity without the NICs in exclude (NIC name ->
+// why), e.g. the node's own.
+func (m *Machine) AffinityExcluding(exclude map[string]string) map[int]string {
 	idx := m.index()
-	st := newSelection(m, idx, Request{})
+	st := newSelection(m, idx, Request{Exclude: exclude})
 	positions := make([]int, len(m.GPUs))
 	for i := range positions {
 		positions[i] = i

@@ -26,6 +26,11 @@ type CharDev struct {
 	Minor uint32 `json:"minor"`
 }
 
+// PortActive is the state of a port that can carry traffic, as the kernel
+// writes it in ports/<n>/state ("4: ACTIVE") and Port.State and NIC.State
+// hold it. Every other state (DOWN, INIT, ARMED, ...) cannot.
+const PortActive = "ACTIVE"
+
 // Port is one port of an RDMA device.
 type Port struct {
 	Num       int       `json:"num"`
@@ -84,6 +89,9 @@ type NIC struct {
 	Ports       []Port    `json:"ports"` // this target's port (none when the device shows none)
 	Root        string    `json:"root,omitempty"`
 	Path        []string  `json:"-"`
+
+	// Links are the netdev's master, uppers and bonding (nil: none).
+	Links *NetdevLinks `json:"links,omitempty"`
 }
 
 // Problem is a device that was skipped or reported partially, with why.

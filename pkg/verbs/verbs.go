@@ -1,14 +1,13 @@
 // Package verbs holds what the rail and rail-ipam plugins answer alike:
-// STATUS and GC through raild, and the CNI result of a plan's addresses.
+// STATUS and GC through raild, and a plan's addresses, parsed once, for
+// the pod interface and for the CNI result.
 package verbs
 
 import (
 	"context"
-	"fmt"
-	"net"
+	"io"
 
 	"github.com/containernetworking/cni/pkg/types"
-	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/netconf"
@@ -44,7 +43,7 @@ func Status(ctx context.Context, raild Raild, pool string, tolerateDown bool) er
 func GC(ctx context.Context, raild Raild, network string, valid []types.GCAttachment) error {
 	req := api.GCRequest{Network: network, Valid: make([]api.Attachment, 0, len(valid))}
 	for _, a := range valid {
-		req.Valid = append(req.Valid, api.Attachment{Sandbox: a.ContainerID, IfName: a.IfName})
+		req.Valid = append(req.Valid, api.Attachment{Sandbox: a.ContainerID, CNIIfName: a.IfName})
 	}
 	if _, err := raild.GC(ctx, req); err != nil {
 		return netconf.CNIError("raild gc", err)
@@ -52,43 +51,14 @@ func GC(ctx context.Context, raild Raild, network string, valid []types.GCAttach
 	return nil
 }
 
-// AddAddresses appends a planned interface's addresses and routes to
-// result; index is the interface's place in result.Interfaces (nil for an
-// IPAM result). An address or route raild should never have planned fails
-// the whole result: a pod must not start with part of its network.
-func AddAddresses(result *current.Result, iface api.PlanInterface, index *int) error {
-	for _, a := range iface.Addresses {
-		ipnet, err := types.ParseCIDR(a.CIDR)
-		if err != nil {
-			return types.NewError(types.ErrInternal, "raild planned a bad address", fmt.Sprintf("%s: %v", iface.Name, err))
-		}
-		gw, err := optionalIP(a.Gateway)
-		if err != nil {
-			return types.NewError(types.ErrInternal, "raild planned a bad gateway", fmt.Sprintf("%s: %v", iface.Name, err))
-		}
-		result.IPs = append(result.IPs, &current.IPConfig{Interface: index, Address: *ipnet, Gateway: gw})
+// Print writes result to w in the version the runtime asked for.
+func Print(w io.Writer, result types.Result, cniVersion string) error {
+	converted, err := result.GetAsVersion(cniVersion)
+	if err != nil {
+		return types.NewError(types.ErrIncompatibleCNIVersion, "cannot give the result in version "+cniVersion, err.Error())
 	}
-	for _, r := range iface.Routes {
-		dst, err := types.ParseCIDR(r.Dst)
-		if err != nil {
-			return types.NewError(types.ErrInternal, "raild planned a bad route", fmt.Sprintf("%s: %v", iface.Name, err))
-		}
-		gw, err := optionalIP(r.GW)
-		if err != nil {
-			return types.NewError(types.ErrInternal, "raild planned a bad route", fmt.Sprintf("%s: %v", iface.Name, err))
-		}
-		result.Routes = append(result.Routes, &types.Route{Dst: *dst, GW: gw})
+	if err := converted.PrintTo(w); err != nil {
+		return types.NewError(types.ErrInternal, "cannot write the result", err.Error())
 	}
 	return nil
-}
-
-func optionalIP(s string) (net.IP, error) {
-	if s == "" {
-		return nil, nil
-	}
-	ip := net.ParseIP(s)
-	if ip == nil {
-		return nil, fmt.Errorf("%q is not an IP address", api.Excerpt(s, 64))
-	}
-	return ip, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -43,6 +44,14 @@ func (p *plugin) add(args *skel.CmdArgs) error {
 	if err != nil {
 		return err
 	}
+	// One ADD of this pod at a time, from raild's answer to the end of a
+	// rollback: a second ADD of the attachment (a runtime retrying, or
+	// concurrent) finds what the first did, never half of it.
+	unlock, err := p.links.LockPod(args.Netns)
+	if err != nil {
+		return types.NewError(types.ErrInternal, "cannot lock the pod's netns", err.Error())
+	}
+	defer unlock()
 	raild := p.raild(conf.Socket, conf.CallTimeout)
 	plan, err := raild.Allocate(context.Background(), allocateRequest(args, conf, keys, chained))
 	switch {
@@ -74,53 +83,69 @@ func (p *plugin) refuseNetns(path string) error {
 	return nil
 }
 
-// attachPlan attaches every planned interface; on any failure it undoes
-// what it did and releases the lease.
+// attachPlan attaches every planned interface as one transaction and
+// prints the merged result. When anything fails, what this call made is
+// undone: the interfaces it created (pkg/attach undoes its own part when
+// attaching fails), then the leases, only when raild made them for this
+// call — a repeated ADD's leases belong to the ADD that made them, and the
+// pod that holds them keeps them. A rollback that fails is reported with
+// the error.
 func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Result, plan *api.Plan,
 	mode rdma.NetnsMode, raild verbs.Raild) (retErr error) {
-	var undo []func()
+	var created []attach.Spec
+	release := plan.Fresh
 	defer func() {
-		if retErr == nil {
-			return
+		if retErr != nil {
+			retErr = verbs.WithRollback(retErr, p.rollback(args, conf, created, release, raild))
 		}
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-		_ = raild.Release(context.Background(), attachmentRequest(args, conf))
 	}()
 	if err := nameConflict(conf, prev, plan); err != nil {
 		return err
 	}
+	ifaces, err := plannedInterfaces(args, conf, plan, mode)
+	if err != nil {
+		return err
+	}
+	specs := make([]attach.Spec, len(ifaces))
+	for i, pi := range ifaces {
+		specs[i] = pi.spec
+	}
+	got, err := p.links.AttachAll(args.Netns, specs)
+	if errors.Is(err, attach.ErrUndoIncomplete) {
+		// Something of this call may still hold a planned address: the
+		// lease stays for the runtime's DEL, which removes both.
+		release = false
+	}
+	if err != nil {
+		return types.NewError(types.ErrInternal, "attach "+describePlan(plan), err.Error())
+	}
 	result := startResult(prev)
-	for _, iface := range plan.Interfaces {
-		spec, err := specFor(conf, iface, planMode(conf, plan), mode)
-		if err != nil {
-			return netconf.CNIError("plan", err)
+	for i, pi := range ifaces {
+		if got[i].Created {
+			created = append(created, pi.spec)
 		}
-		spec.Owner = attach.FitOwner(spec, ownerOf(args, conf, iface))
-		got, created, err := p.attachOne(args.Netns, spec)
-		if created {
-			undo = append(undo, func() { _ = p.links.Detach(args.Netns, spec) })
-		}
-		if err != nil {
-			return types.NewError(types.ErrInternal, "attach "+describeNIC(iface), err.Error())
-		}
-		if err := addInterface(result, args.Netns, iface, got); err != nil {
-			return err
-		}
+		addInterface(result, args.Netns, pi, got[i].Result)
 	}
 	return p.print(result, conf.CNIVersion)
 }
 
-// attachOne attaches one interface, or finds it already attached (a
-// repeated ADD). created says whether this call made it.
-func (p *plugin) attachOne(netns string, spec attach.Spec) (attach.Result, bool, error) {
-	if p.links.Check(netns, spec) == nil {
-		res, err := p.links.Inspect(netns, spec.Name)
-		return res, false, err
+// rollback undoes a failed ADD's own work, newest first: it detaches the
+// interfaces this call created, then releases the leases when release
+// says they are this call's and every detach worked (an address still on
+// a pod interface must stay leased).
+func (p *plugin) rollback(args *skel.CmdArgs, conf *netconf.Rail, created []attach.Spec, release bool, raild verbs.Raild) error {
+	var errs []error
+	for i := len(created) - 1; i >= 0; i-- {
+		if err := p.links.Detach(args.Netns, created[i]); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	res, err := p.links.Attach(netns, spec)
-	return res, err == nil, err
+	if release && len(errs) == 0 {
+		if err := raild.Release(context.Background(), attachmentRequest(args, conf)); err != nil {
+			errs = append(errs, fmt.Errorf("release the leases: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ownerOf names the lease an interface belongs to, recorded on the link so
@@ -171,11 +196,11 @@ func startResult(prev *current.Result) *current.Result {
 	return &current.Result{CNIVersion: current.ImplementedSpecVersion}
 }
 
-func addInterface(result *current.Result, netns string, iface api.PlanInterface, got attach.Result) error {
+func addInterface(result *current.Result, netns string, pi planned, got attach.Result) {
 	entry := &current.Interface{Name: got.Name, Mac: got.MAC, Mtu: got.MTU, Sandbox: netns}
-	if iface.NIC != nil {
-		entry.PciID = iface.NIC.PCI
+	if pi.iface.NIC != nil {
+		entry.PciID = pi.iface.NIC.PCI
 	}
 	result.Interfaces = append(result.Interfaces, entry)
-	return verbs.AddAddresses(result, iface, current.Int(len(result.Interfaces)-1))
+	pi.addressing.AddTo(result, current.Int(len(result.Interfaces)-1))
 }

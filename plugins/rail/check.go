@@ -35,9 +35,9 @@ func (p *plugin) check(args *skel.CmdArgs) error {
 		return netconf.CNIError("raild check", err)
 	}
 	for _, iface := range plan.Interfaces {
-		spec, err := specFor(conf, iface, planMode(conf, plan), mode)
+		spec, _, err := specFor(conf, iface, planMode(conf, plan), mode)
 		if err != nil {
-			return netconf.CNIError("plan", err)
+			return err
 		}
 		if !listed(prev, iface.Name, args.Netns) {
 			return types.NewError(types.ErrInternal, "check "+iface.Name, fmt.Sprintf("%s is not in prevResult for netns %s", iface.Name, args.Netns))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
@@ -32,10 +34,47 @@ func loadConf(stdin []byte) (*netconf.Rail, *current.Result, error) {
 	return conf, prev, nil
 }
 
+// loadDelConf is loadConf for DEL, which ignores a cached prevResult that
+// does not parse: DEL needs it only to name rail's interfaces when raild
+// holds no lease, and then the alias on each pod link says which are
+// rail's. Failing instead would fail the DEL forever, and the runtime
+// would never finish the pod's teardown.
+func loadDelConf(stdin []byte) (*netconf.Rail, *current.Result, error) {
+	conf, prev, err := loadConf(stdin)
+	if err == nil {
+		return conf, prev, nil
+	}
+	stripped, ok := withoutPrevResult(stdin)
+	if !ok {
+		return nil, nil, err
+	}
+	// What is wrong besides the prevResult is what DEL must report.
+	conf, _, err = loadConf(stripped)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conf, nil, nil
+}
+
+// withoutPrevResult is the netconf without its prevResult key; ok is
+// false when it is not a JSON object or has no prevResult.
+func withoutPrevResult(stdin []byte) ([]byte, bool) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(stdin, &fields) != nil {
+		return nil, false
+	}
+	if _, ok := fields["prevResult"]; !ok {
+		return nil, false
+	}
+	delete(fields, "prevResult")
+	out, err := json.Marshal(fields)
+	return out, err == nil
+}
+
 // allocateRequest is what raild needs to know about this ADD.
 func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKeys, chained bool) api.AllocateRequest {
 	return api.AllocateRequest{
-		Sandbox: args.ContainerID, Netns: args.Netns, IfName: args.IfName, Network: conf.Name,
+		Sandbox: args.ContainerID, Netns: args.Netns, CNIIfName: args.IfName, Network: conf.Name,
 		PodNamespace: keys.Namespace, PodName: keys.Name, PodUID: keys.UID,
 		Mode: conf.Mode, Pool: conf.Pool,
 		Selector:    api.Selector{NICs: conf.SelectorNICs(), Rail: conf.Rail, LinkLayer: conf.LinkLayer},
@@ -46,7 +85,16 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKey
 }
 
 func attachmentRequest(args *skel.CmdArgs, conf *netconf.Rail) api.AttachmentRequest {
-	return api.AttachmentRequest{Sandbox: args.ContainerID, IfName: args.IfName, Network: conf.Name}
+	return api.AttachmentRequest{Sandbox: args.ContainerID, CNIIfName: args.IfName, Network: conf.Name}
+}
+
+// describePlan names every interface of a plan with its NIC.
+func describePlan(plan *api.Plan) string {
+	names := make([]string, len(plan.Interfaces))
+	for i, iface := range plan.Interfaces {
+		names[i] = describeNIC(iface)
+	}
+	return strings.Join(names, ", ")
 }
 
 func describeNIC(iface api.PlanInterface) string {

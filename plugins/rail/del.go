@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -15,14 +16,15 @@ import (
 )
 
 // del undoes ADD. What it undoes comes from what ADD did — the lease raild
-// keeps, else the alias rail left on each link — never from the netconf,
+// keeps, else the alias rail left on each link (a cached result that does
+// not parse is ignored) — never from the netconf,
 // which may have changed since. It succeeds when there is nothing left to
 // undo: netns gone or empty, raild unreachable, called twice, a pod that
 // passed through, unknown container. Without a lease of its own it works
 // only inside this sandbox's netns, so it never touches a NIC that raild
 // has handed to another sandbox; it never works in its own (host) netns.
 func (p *plugin) del(args *skel.CmdArgs) error {
-	conf, prev, err := loadConf(args.StdinData)
+	conf, prev, err := loadDelConf(args.StdinData)
 	if err != nil {
 		return err
 	}
@@ -41,7 +43,7 @@ func (p *plugin) del(args *skel.CmdArgs) error {
 	}
 	specs, err := p.delSpecs(conf, args, prev, plan, ownLease, netnsPath)
 	if err != nil {
-		return err
+		return types.NewError(types.ErrInternal, "find rail's interfaces", err.Error())
 	}
 	var errs []error
 	for _, spec := range specs {
@@ -72,31 +74,33 @@ func (p *plugin) podNetns(path string) string {
 }
 
 // delSpecs lists what to detach: the lease's interfaces in the lease's
-// mode, else the interfaces this plugin added by the cached result, in the
-// mode their alias records (Mode left empty).
+// mode; else, in a pod netns that is still there, the interfaces this
+// plugin added by the cached result and those whose alias names this
+// attachment (a cached result that did not parse, or none), each in the
+// mode its alias records (Mode left empty).
 func (p *plugin) delSpecs(conf *netconf.Rail, args *skel.CmdArgs, prev *current.Result, plan *api.Plan,
 	ownLease bool, netnsPath string) ([]attach.Spec, error) {
 	switch {
 	case ownLease:
 		specs := make([]attach.Spec, 0, len(plan.Interfaces))
 		for _, iface := range plan.Interfaces {
-			spec, err := specFor(conf, iface, plan.Mode, "")
-			if err != nil {
-				return nil, netconf.CNIError("plan", err)
-			}
-			specs = append(specs, detachSpec(spec))
+			specs = append(specs, detachSpecFor(iface, plan.Mode))
 		}
 		return specs, nil
-	case !ownLease && netnsPath != "" && p.netnsAlive(netnsPath):
-		return specsFromPrevResult(conf, args, prev), nil
+	case netnsPath == "" || !p.netnsAlive(netnsPath):
+		return nil, nil
 	}
-	return nil, nil
-}
-
-// detachSpec keeps what Detach uses: the rest describes an attach.
-func detachSpec(s attach.Spec) attach.Spec {
-	return attach.Spec{Mode: s.Mode, Name: s.Name, Parent: s.Parent, Table: s.Table, Addresses: s.Addresses,
-		RDMADevice: s.RDMADevice, RDMAExclusive: s.RDMAExclusive}
+	specs := specsFromPrevResult(conf, args, prev)
+	owned, err := p.links.OwnedBy(netnsPath, attach.Owner{Sandbox: args.ContainerID, Attachment: args.IfName, Network: conf.Name})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range owned {
+		if !slices.ContainsFunc(specs, func(s attach.Spec) bool { return s.Name == name }) {
+			specs = append(specs, attach.Spec{Name: name})
+		}
+	}
+	return specs, nil
 }
 
 // specsFromPrevResult names the interfaces this plugin added, from the

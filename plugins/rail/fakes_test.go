@@ -68,21 +68,58 @@ func (f *fakeRaild) called() string {
 	return strings.Join(f.calls, ",")
 }
 
-// fakeLinks records the netlink work; failAttach fails that attach (1-based).
+// fakeLinks records the netlink work; failAttach fails that attach
+// (1-based, counted over every AttachAll), changed marks interfaces the
+// pod has but not as rail left them ("netns/name"), as pkg/attach reports
+// them. AttachAll is one transaction, as pkg/attach's: on failure it takes
+// back what it created itself.
 type fakeLinks struct {
 	attached   map[string]bool // "netns/name"
+	changed    map[string]bool
+	owners     map[string][]string // "sandbox/attachment/network": interface names whose alias names it
 	failAttach int
+	undoFails  bool // AttachAll's undo fails: what it created stays
 	failDetach bool
 	log        []string
+	trace      *[]string // where LockPod records lock and unlock: raild's calls, to show their order
 }
 
-func (f *fakeLinks) Attach(netns string, s attach.Spec) (attach.Result, error) {
-	f.log = append(f.log, fmt.Sprintf("attach %s %s %s", netns, s.Name, s.Mode))
-	if f.failAttach > 0 && len(f.attachCalls()) == f.failAttach {
-		return attach.Result{}, errors.New("netlink: device busy")
+func (f *fakeLinks) LockPod(string) (func(), error) {
+	*f.trace = append(*f.trace, "lock")
+	return func() { *f.trace = append(*f.trace, "unlock") }, nil
+}
+
+func (f *fakeLinks) AttachAll(netns string, specs []attach.Spec) (_ []attach.Attached, retErr error) {
+	var made []string
+	defer func() {
+		if retErr != nil && f.undoFails && len(made) > 0 {
+			retErr = fmt.Errorf("%w\n%w: undo interface %s: device busy", retErr, attach.ErrUndoIncomplete, made[0])
+			return
+		}
+		if retErr != nil {
+			for _, key := range made {
+				delete(f.attached, key)
+			}
+		}
+	}()
+	var out []attach.Attached
+	for _, s := range specs {
+		key := netns + "/" + s.Name
+		f.log = append(f.log, fmt.Sprintf("attach %s %s %s", netns, s.Name, s.Mode))
+		switch {
+		case f.changed[key]:
+			return nil, fmt.Errorf("attach %s: already attached but not as requested (interface %s is down): detach it first", s.Name, s.Name)
+		case f.attached[key]:
+			out = append(out, attach.Attached{Result: attach.Result{Name: s.Name, MAC: "02:00:00:00:00:01", MTU: 1500}})
+			continue
+		case f.failAttach > 0 && len(f.attachCalls()) == f.failAttach:
+			return nil, errors.New("netlink: device busy")
+		}
+		f.attached[key] = true
+		made = append(made, key)
+		out = append(out, attach.Attached{Result: attach.Result{Name: s.Name, MAC: "02:00:00:00:00:01", MTU: 1500}, Created: true})
 	}
-	f.attached[netns+"/"+s.Name] = true
-	return attach.Result{Name: s.Name, MAC: "02:00:00:00:00:01", MTU: 1500}, nil
+	return out, nil
 }
 
 func (f *fakeLinks) attachCalls() []string {
@@ -111,10 +148,6 @@ func (f *fakeLinks) Check(netns string, s attach.Spec) error {
 	return nil
 }
 
-func (f *fakeLinks) Inspect(_, name string) (attach.Result, error) {
-	return attach.Result{Name: name}, nil
-}
-
 // testPlugin wires a plugin to fakes. Netns paths: "/ns/pod" is alive,
 // "/ns/gone" is not, "/ns/host" is the plugin's own.
 func testPlugin(raild *fakeRaild, links *fakeLinks) (*plugin, *bytes.Buffer, *[]string) {
@@ -123,6 +156,7 @@ func testPlugin(raild *fakeRaild, links *fakeLinks) (*plugin, *bytes.Buffer, *[]
 	if links.attached == nil {
 		links.attached = map[string]bool{}
 	}
+	links.trace = &raild.calls
 	return &plugin{
 		raild:      func(string, time.Duration) verbs.Raild { return raild },
 		links:      links,
@@ -141,3 +175,15 @@ func unreachable() error {
 }
 
 func (f *fakeLinks) Owned(netns, name string) (bool, error) { return f.attached[netns+"/"+name], nil }
+
+// OwnedBy: the attached interfaces of netns that f.owners lists for the
+// attachment ("sandbox/attachment/network").
+func (f *fakeLinks) OwnedBy(netns string, o attach.Owner) ([]string, error) {
+	var out []string
+	for _, name := range f.owners[o.Sandbox+"/"+o.Attachment+"/"+o.Network] {
+		if f.attached[netns+"/"+name] {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}

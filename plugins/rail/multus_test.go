@@ -27,7 +27,7 @@ func multusConf(user, extra map[string]any) []byte {
 
 // net1Plan is raild's plan for a NAD attachment named net1.
 func net1Plan() *api.Plan {
-	return &api.Plan{Sandbox: "c1", IfName: "net1", Network: "rail-macvlan", Mode: api.ModeMacvlan, Netns: "/ns/pod",
+	return &api.Plan{Sandbox: "c1", CNIIfName: "net1", Network: "rail-macvlan", Mode: api.ModeMacvlan, Netns: "/ns/pod",
 		Interfaces: []api.PlanInterface{{Name: "net1", Pool: "decode", NIC: &api.NIC{RDMADevice: "mlx5_1", Netdev: "ens1"},
 			Addresses: []api.Address{{CIDR: "10.77.0.9/24"}}}}}
 }
@@ -72,7 +72,7 @@ func TestAddUnderMultus(t *testing.T) {
 				return
 			}
 			req := raild.asked[0]
-			if !slices.Equal(req.Selector.NICs, tt.wantNICs) || req.IfName != "net1" || req.Chained || req.PodName != "p" {
+			if !slices.Equal(req.Selector.NICs, tt.wantNICs) || req.CNIIfName != "net1" || req.Chained || req.PodName != "p" {
 				t.Errorf("asked raild %+v; want selector %v for net1, not chained, pod p", req, tt.wantNICs)
 			}
 			if !strings.Contains(out.String(), `"name": "net1"`) || !strings.Contains(out.String(), "10.77.0.9/24") {

@@ -29,20 +29,17 @@ type plugin struct {
 
 // print writes result in the version the runtime asked for.
 func (p *plugin) print(result types.Result, cniVersion string) error {
-	converted, err := result.GetAsVersion(cniVersion)
-	if err != nil {
-		return types.NewError(types.ErrIncompatibleCNIVersion, "cannot give the result in version "+cniVersion, err.Error())
-	}
-	return converted.PrintTo(p.stdout)
+	return verbs.Print(p.stdout, result, cniVersion)
 }
 
 // links is the netlink work of pkg/attach.
 type links interface {
-	Attach(netns string, s attach.Spec) (attach.Result, error)
+	LockPod(netns string) (unlock func(), err error)
+	AttachAll(netns string, specs []attach.Spec) ([]attach.Attached, error)
 	Detach(netns string, s attach.Spec) error
 	Check(netns string, s attach.Spec) error
-	Inspect(netns, name string) (attach.Result, error)
 	Owned(netns, name string) (bool, error)
+	OwnedBy(netns string, o attach.Owner) ([]string, error)
 }
 
 func newPlugin() *plugin {
@@ -60,15 +57,16 @@ func newPlugin() *plugin {
 
 type netlinkLinks struct{}
 
-func (netlinkLinks) Attach(netns string, s attach.Spec) (attach.Result, error) {
-	return attach.Attach(netns, s)
+func (netlinkLinks) LockPod(netns string) (func(), error) { return attach.LockPod(netns) }
+func (netlinkLinks) AttachAll(netns string, specs []attach.Spec) ([]attach.Attached, error) {
+	return attach.AttachAll(netns, specs)
 }
 func (netlinkLinks) Detach(netns string, s attach.Spec) error { return attach.Detach(netns, s) }
 func (netlinkLinks) Check(netns string, s attach.Spec) error  { return attach.Check(netns, s) }
-func (netlinkLinks) Inspect(netns, name string) (attach.Result, error) {
-	return attach.Inspect(netns, name)
+func (netlinkLinks) Owned(netns, name string) (bool, error)   { return attach.Owned(netns, name) }
+func (netlinkLinks) OwnedBy(netns string, o attach.Owner) ([]string, error) {
+	return attach.OwnedBy(netns, o)
 }
-func (netlinkLinks) Owned(netns, name string) (bool, error) { return attach.Owned(netns, name) }
 
 func netnsExists(path string) bool {
 	if path == "" {

@@ -38,7 +38,7 @@ func TestPortTargetSpec(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.nic.Netdev, func(t *testing.T) {
 			iface := api.PlanInterface{Name: "rail0", Pool: "p", NIC: &tc.nic, Addresses: []api.Address{{CIDR: "10.1.0.7/24"}}}
-			spec, err := specFor(conf, iface, api.ModeMove, rdma.NetnsExclusive)
+			spec, _, err := specFor(conf, iface, api.ModeMove, rdma.NetnsExclusive)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,7 +40,7 @@ func TestSpecFor(t *testing.T) {
 			if tt.mutate != nil {
 				tt.mutate(&in)
 			}
-			spec, err := specFor(conf, in, api.ModeMove, tt.mode)
+			spec, _, err := specFor(conf, in, api.ModeMove, tt.mode)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want %q", err, tt.wantErr)

@@ -40,12 +40,29 @@ func netconfJSON(v string, extra map[string]any, prevIfaces ...string) []byte {
 }
 
 func movePlan(names ...string) *api.Plan {
-	plan := &api.Plan{Sandbox: "c1", IfName: "eth0", Network: "railnet", Mode: api.ModeMove, Netns: "/ns/pod"}
+	plan := &api.Plan{Sandbox: "c1", CNIIfName: "eth0", Network: "railnet", Mode: api.ModeMove, Netns: "/ns/pod"}
 	for i, n := range names {
 		plan.Interfaces = append(plan.Interfaces, api.PlanInterface{Name: n, Pool: "p",
 			NIC:       &api.NIC{RDMADevice: "mlx5_" + string(rune('0'+i)), Netdev: "ib" + string(rune('0'+i))},
 			Addresses: []api.Address{{CIDR: "10.77.0." + string(rune('2'+i)) + "/24"}}})
 	}
+	return plan
+}
+
+// withPrevResult is a chained netconf with the cached result prev as is,
+// and extra key-value pairs.
+func withPrevResult(prev any, extra ...string) []byte {
+	conf := map[string]any{"cniVersion": "1.1.0", "name": "railnet", "type": "rail", "prevResult": prev}
+	for i := 0; i+1 < len(extra); i += 2 {
+		conf[extra[i]] = extra[i+1]
+	}
+	data, _ := json.Marshal(conf)
+	return data
+}
+
+func badLeaseAddress() *api.Plan {
+	plan := movePlan("rail0")
+	plan.Interfaces[0].Addresses[0].CIDR = "10.77.0.2"
 	return plan
 }
 
@@ -63,6 +80,7 @@ func TestDel(t *testing.T) {
 		netns      string
 		conf       []byte
 		raild      fakeRaild
+		owned      []string // the pod's interfaces whose alias names this attachment
 		failDetach bool
 		wantCode   uint   // 0: success
 		wantLinks  string // the netlink calls, joined by ";"
@@ -95,10 +113,32 @@ func TestDel(t *testing.T) {
 			wantLinks: "", wantRaild: "check,release"},
 		{name: "alone: net1 and net1-1 from the cached result", netns: "/ns/pod", conf: netconfJSON("1.1.0", nil, "net1", "net1-1", "eth0"),
 			wantLinks: "detach /ns/pod net1 ;detach /ns/pod net1-1 ", wantRaild: "check,release"},
+		{name: "cached prevResult does not parse (bad address), lease: detached by the lease", netns: "/ns/pod",
+			conf:  withPrevResult(map[string]any{"cniVersion": "1.1.0", "ips": []map[string]any{{"address": "10.1.0.5"}}}),
+			raild: fakeRaild{plan: movePlan("rail0")}, wantLinks: "detach /ns/pod rail0 move", wantRaild: "check,release"},
+		{name: "cached prevResult of an unknown version, no lease: DEL succeeds", netns: "/ns/pod",
+			conf: withPrevResult(map[string]any{"cniVersion": "9.9.9"}), wantRaild: "check,release"},
+		{name: "no lease, cached prevResult does not parse: rail's interfaces found by their alias", netns: "/ns/pod",
+			conf: withPrevResult("garbage"), owned: []string{"rail0", "rail1"},
+			wantLinks: "detach /ns/pod rail0 ;detach /ns/pod rail1 ", wantRaild: "check,release"},
+		{name: "no lease: the cached result's interfaces and the alias's, each once", netns: "/ns/pod",
+			conf: netconfJSON("1.1.0", nil, "eth0", "rail0"), owned: []string{"rail1", "rail0"},
+			wantLinks: "detach /ns/pod rail0 ;detach /ns/pod rail1 ", wantRaild: "check,release"},
+		{name: "no lease, netns gone: no alias is read", netns: "/ns/gone", conf: withPrevResult("garbage"), owned: []string{"rail0"},
+			wantRaild: "check,release"},
+		{name: "cached prevResult is not an object: DEL succeeds", netns: "/ns/pod", conf: withPrevResult("garbage"),
+			raild: fakeRaild{plan: movePlan("rail0")}, wantLinks: "detach /ns/pod rail0 move", wantRaild: "check,release"},
+		{name: "a lease address that no longer parses does not stop the detach", netns: "/ns/pod", conf: netconfJSON("1.1.0", nil, "eth0", "rail0"),
+			raild: fakeRaild{plan: badLeaseAddress()}, wantLinks: "detach /ns/pod rail0 move", wantRaild: "check,release"},
+		{name: "a netconf that is bad besides its prevResult still fails", netns: "/ns/pod",
+			conf: withPrevResult("garbage", "mode", "teleport"), wantCode: types.ErrInvalidNetworkConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			links := &fakeLinks{failDetach: tt.failDetach}
+			links := &fakeLinks{failDetach: tt.failDetach, attached: map[string]bool{}, owners: map[string][]string{"c1/eth0/railnet": tt.owned}}
+			for _, name := range tt.owned {
+				links.attached[tt.netns+"/"+name] = true
+			}
 			raild := tt.raild
 			p, _, _ := testPlugin(&raild, links)
 			ifname := "eth0"

@@ -80,7 +80,7 @@ func (r *raildProc) exited(t *testing.T) string {
 
 // allocate takes one address of pool for sandbox (an address-only attachment).
 func (r *raildProc) allocate(sandbox, pool string) (netip.Addr, error) {
-	plan, err := r.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: sandbox, IfName: "net1", Network: "n",
+	plan, err := r.client.Allocate(context.Background(), api.AllocateRequest{Sandbox: sandbox, CNIIfName: "net1", Network: "n",
 		Mode: api.ModeIPAM, Pool: pool})
 	if err != nil {
 		return netip.Addr{}, err

@@ -11,6 +11,7 @@ type nicPlan struct {
 	pci       string
 	linkLayer string
 	state     string
+	phys      string // phys_state name, "" for what state implies
 	rate      string
 	netdev    string // "" when it has none
 	parent    string // software devices: the netdev they run on
@@ -61,8 +62,11 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 			b.virtualFunction(parent, dir, b.addr(bus, dev, vfn), numa, vf, k, name)
 		}
 	}
-	if c.Bond != "" {
+	switch {
+	case c.Bond != "":
 		b.bondDevice(c, pf0, slaves, slaveDirs)
+	case c.Master != "":
+		b.bondMaster(c.Master, slaves, slaveDirs)
 	}
 }
 
@@ -74,6 +78,8 @@ func modelOf(name string) cardModel {
 	switch name {
 	case "ConnectX-6 Dx":
 		return cardModel{"0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core"}
+	case "ConnectX-5":
+		return cardModel{"0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core"}
 	case "ConnectX-6":
 		return cardModel{"0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core"}
 	case "ConnectX-3 Pro":
@@ -93,7 +99,7 @@ func nicClass(linkLayer string) string {
 func (b *builder) plan(f Func, dir, bdf string, numa int, hcaType string) nicPlan {
 	p := nicPlan{
 		name: f.RDMA, devDir: dir, pci: bdf, linkLayer: f.LinkLayer,
-		state: f.State, rate: f.Rate, numa: numa, hcaType: hcaType,
+		state: f.State, phys: f.PhysState, rate: f.Rate, numa: numa, hcaType: hcaType,
 	}
 	p.state, p.rate = defaultState(p.state), defaultRate(p.rate, f.LinkLayer)
 	return p

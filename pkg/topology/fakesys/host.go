@@ -62,6 +62,10 @@ type Card struct {
 	// Slot is the PCIe slot number in Ethernet names (ens<slot>f0np0);
 	// 0 assigns the next free one.
 	Slot int
+	// Master, when set, enslaves the functions' netdevs to a Linux bond of
+	// this name without a RoCE LAG: each function keeps its RDMA device
+	// (mlx5_0, mlx5_1), its netdev a port of the bond.
+	Master string
 }
 
 // Func is one PCI function of a card and its RDMA device.
@@ -69,6 +73,7 @@ type Func struct {
 	RDMA      string // mlx5_0 (ignored for bonded cards)
 	LinkLayer string // "InfiniBand" or "Ethernet"
 	State     string // port state, "" for ACTIVE
+	PhysState string // phys_state ("Polling": no cable), "" for what State implies
 	Rate      string // "" for a default matching the link layer
 	Netdev    string // "" for a systemd-style name
 	NoNetdev  bool   // no netdev at all (IPoIB not loaded)
@@ -85,6 +90,7 @@ type Func struct {
 type Port struct {
 	LinkLayer string // "" for the function's
 	State     string // "" for ACTIVE
+	PhysState string // phys_state ("Polling": no cable), "" for what State implies
 	Rate      string // "" for a default matching the link layer
 	Netdev    string // "" for port 1's netdev name + "d<dev_port>" (systemd's name)
 	NoNetdev  bool
@@ -123,6 +129,9 @@ func (c *Card) validate(where string) error {
 	if len(c.Funcs) == 0 || len(c.Funcs) > 8 {
 		return fmt.Errorf("%s: card needs 1 to 8 Funcs, has %d", where, len(c.Funcs))
 	}
+	if c.Bond != "" && c.Master != "" {
+		return fmt.Errorf("%s: card has both Bond (a RoCE LAG) and Master (a plain bond): keep one", where)
+	}
 	if c.Bond != "" && len(c.Funcs) < 2 {
 		return fmt.Errorf("%s: bonded card %s needs at least 2 Funcs", where, c.Bond)
 	}
@@ -148,6 +157,9 @@ func (f Func) validate(where string, bonded bool) error {
 	case "InfiniBand", "Ethernet":
 	default:
 		return fmt.Errorf("%s: LinkLayer %q: want InfiniBand or Ethernet", where, f.LinkLayer)
+	}
+	if _, ok := physStateNumbers[f.PhysState]; f.PhysState != "" && !ok {
+		return fmt.Errorf("%s: PhysState %q: want a phys_state name such as Polling, Disabled or LinkUp", where, f.PhysState)
 	}
 	for i, p := range f.MorePorts {
 		switch p.LinkLayer {

@@ -115,6 +115,41 @@ func builtins() map[string]func() Host {
 				}},
 			}}
 		},
+		// The rails of h100x8-cx7x4 (mlx5_0, mlx5_1 on socket 0; mlx5_3,
+		// mlx5_4 on socket 1) beside the node's own networking: on socket 0
+		// a ConnectX-6 Dx front-end NIC mlx5_2 on a root port of its own
+		// (the node's address and default route sit on its netdev; tests
+		// put them there in a netns), on socket 1 a RoCE LAG: two
+		// ConnectX-6 Dx PFs enslaved to bond0, one RDMA device mlx5_bond_0.
+		"frontend-lag": func() Host {
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_0"), h100()),
+					pcieSwitch(h100(), ib("mlx5_1"), h100()),
+					eth("mlx5_2"),
+				}},
+				{Bus: 0x97, NUMA: 1, Ports: []Slot{
+					pcieSwitch(h100(), ib("mlx5_3"), h100()),
+					pcieSwitch(h100(), ib("mlx5_4"), h100()),
+					bond("mlx5_bond_0"),
+				}},
+			}}
+		},
+		// Four V100 PCIe on two sockets and one dual-port ConnectX-5
+		// (InfiniBand): two PCI functions, mlx5_0 and mlx5_1, one port
+		// each. Port 1 is cabled (ACTIVE); port 2 has no cable (DOWN,
+		// Polling). GPU0, GPU1 and the card share a switch on socket 0;
+		// GPU2 and GPU3 share one on socket 1.
+		"v100x4-cx5-dualport": func() Host {
+			card := &Card{Model: "ConnectX-5", Funcs: []Func{
+				{RDMA: "mlx5_0", LinkLayer: "InfiniBand", Rate: "100 Gb/sec (4X EDR)"},
+				{RDMA: "mlx5_1", LinkLayer: "InfiniBand", Rate: "10 Gb/sec (4X SDR)", State: "DOWN", PhysState: "Polling"},
+			}}
+			return Host{Roots: []Root{
+				{Bus: 0x17, NUMA: 0, Ports: []Slot{pcieSwitch(v100(), v100(), Slot{Card: card})}},
+				{Bus: 0x85, NUMA: 1, Ports: []Slot{pcieSwitch(v100(), v100())}},
+			}}
+		},
 		// A workstation: one GPU and one RoCE NIC on two root ports.
 		"lab-1x1": func() Host {
 			return Host{Roots: []Root{
@@ -192,6 +227,8 @@ func builtins() map[string]func() Host {
 func pcieSwitch(children ...Slot) Slot { return Slot{Switch: children} }
 
 func h100() Slot { return Slot{GPU: &GPU{Model: "NVIDIA H100 80GB HBM3"}} }
+
+func v100() Slot { return Slot{GPU: &GPU{Model: "Tesla V100-PCIE-32GB"}} }
 
 func ib(name string) Slot {
 	return Slot{Card: &Card{Model: "ConnectX-7", Funcs: []Func{{RDMA: name, LinkLayer: "InfiniBand"}}}}

@@ -10,13 +10,14 @@ type portPlan struct {
 	num       int
 	linkLayer string
 	state     string
+	phys      string // phys_state name, "" for what state implies
 	rate      string
 	netdev    string // "" when it has none
 }
 
 // portOne is port 1, described by the plan's own fields.
 func (p nicPlan) portOne() portPlan {
-	return portPlan{num: 1, linkLayer: p.linkLayer, state: p.state, rate: p.rate, netdev: p.netdev}
+	return portPlan{num: 1, linkLayer: p.linkLayer, state: p.state, phys: p.phys, rate: p.rate, netdev: p.netdev}
 }
 
 // morePorts plans ports 2, 3, … of a function's RDMA device and writes
@@ -29,7 +30,7 @@ func (b *builder) morePorts(f Func, p nicPlan) []portPlan {
 		b.f.file(p.devDir+"/net/"+p.netdev+"/dev_id", "0x0")
 	}
 	for i, mp := range f.MorePorts {
-		pp := portPlan{num: i + 2, linkLayer: mp.LinkLayer, state: mp.State, rate: mp.Rate, netdev: mp.Netdev}
+		pp := portPlan{num: i + 2, linkLayer: mp.LinkLayer, state: mp.State, phys: mp.PhysState, rate: mp.Rate, netdev: mp.Netdev}
 		if pp.linkLayer == "" {
 			pp.linkLayer = f.LinkLayer
 		}

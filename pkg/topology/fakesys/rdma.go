@@ -18,6 +18,20 @@ const (
 	rdmaCMMinor = 58
 )
 
+// physStateNumbers are the numbers sysfs prints before a phys_state.
+var physStateNumbers = map[string]int{"Sleep": 1, "Polling": 2, "Disabled": 3, "PortConfigurationTraining": 4,
+	"LinkUp": 5, "LinkErrorRecovery": 6, "Phy Test": 7}
+
+// portFiles returns the state and phys_state files' text for a port: the
+// phys_state given, else the one the state implies.
+func portFiles(state, phys string) (string, string) {
+	s, implied := portState(state)
+	if num, ok := physStateNumbers[phys]; ok {
+		return s, strconv.Itoa(num) + ": " + phys
+	}
+	return s, implied
+}
+
 // portState returns the state and phys_state files' text for a state.
 func portState(state string) (string, string) {
 	switch state {
@@ -70,7 +84,7 @@ func (b *builder) rdmaDevice(p nicPlan) {
 // port writes ports/<n>: state, phys_state, link_layer, rate and, on RoCE
 // ports, the netdev of GID 0 (InfiniBand ports cannot read it: left out).
 func (b *builder) port(dir string, p portPlan) {
-	state, phys := portState(p.state)
+	state, phys := portFiles(p.state, p.phys)
 	b.f.file(dir+"/state", state)
 	b.f.file(dir+"/phys_state", phys)
 	b.f.file(dir+"/link_layer", p.linkLayer)

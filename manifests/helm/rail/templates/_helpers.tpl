@@ -56,6 +56,20 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if ne (empty .Values.apiServer.host) (empty .Values.apiServer.port) -}}
 {{- fail "apiServer: set both host and port (or neither: the kubernetes Service's address)" -}}
 {{- end -}}
+{{- if not (kindIs "slice" .Values.nodeClasses) -}}
+{{- fail "nodeClasses: want a list of classes, each with name and nodeSelector (or [] for none)" -}}
+{{- end -}}
+{{- range $i, $c := .Values.nodeClasses -}}
+{{- if not $c.name -}}
+{{- fail (printf "nodeClasses[%d].name: give each class a name" $i) -}}
+{{- end -}}
+{{- if not $c.nodeSelector -}}
+{{- fail (printf "nodeClasses[%d].nodeSelector: give matchLabels or matchExpressions (keys for every node belong at the top level)" $i) -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.nodeClasses (eq (toString .Values.kubernetes.enabled) "false") -}}
+{{- fail "nodeClasses: raild reads its Node's labels to pick a class: set kubernetes.enabled to auto or true" -}}
+{{- end -}}
 {{- if not (hasPrefix "/" .Values.hostPaths.root) -}}
 {{- fail (printf "hostPaths.root %q: want an absolute path (\"/\" on a real node)" .Values.hostPaths.root) -}}
 {{- end -}}

@@ -10,11 +10,12 @@ import (
 
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/kubeclient"
-	"github.com/railcni/rail/daemon/nri"
-	"github.com/railcni/rail/daemon/service"
+	"github.com/railcni/rail/pkg/topology"
 )
 
-func TestStartDRA(t *testing.T) {
+// TestStartGPUSource: one source carries the drivers, the resources and,
+// with an API server, the node's ResourceSlices.
+func TestStartGPUSource(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
@@ -31,21 +32,24 @@ func TestStartDRA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := &config.Config{NodeName: tt.node, GPUDRADrivers: []string{"gpu.nvidia.com"}}
-			var opt service.Options
-			var kubelet nri.Kubelet
-			err := startDRA(ctx, tt.clients, cfg, &opt, &kubelet, log)
+			cfg := &config.Config{NodeName: tt.node, GPUDRADrivers: []string{"gpu.nvidia.com"}, GPUResources: []string{"example.com/gpu"}}
+			m := &topology.Machine{}
+			src, closeSrc, err := startGPUSource(ctx, tt.clients, cfg, func() *topology.Machine { return m }, log)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("startDRA = %v; want an error naming %q", err, tt.wantErr)
+					t.Fatalf("startGPUSource = %v; want an error naming %q", err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (opt.DRA != nil) != tt.wantDRA || (kubelet.DRA != nil) != tt.wantDRA || len(opt.GPUDRADrivers) != 1 || len(kubelet.GPUDRADrivers) != 1 {
-				t.Errorf("DRA set = %v/%v (want %v), drivers %v/%v", opt.DRA != nil, kubelet.DRA != nil, tt.wantDRA, opt.GPUDRADrivers, kubelet.GPUDRADrivers)
+			defer closeSrc()
+			if (src.DRA != nil) != tt.wantDRA || len(src.DRADrivers) != 1 || len(src.Resources) != 1 || src.Machine() != m {
+				t.Errorf("source %+v: DRA set = %v, want %v", src, src.DRA != nil, tt.wantDRA)
+			}
+			if src.AsksKubelet() {
+				t.Error("no PodResources socket configured, yet the source asks the kubelet")
 			}
 		})
 	}

@@ -1,0 +1,101 @@
+package podinfo
+
+import (
+	"context"
+
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// Kubelet is the kubelet's PodResources API as a GPUSource asks it
+// (*Client implements it).
+type Kubelet interface {
+	// PodGPUs is what the pod's containers together hold: the device IDs of
+	// the given resources and the DRA devices of its claims.
+	PodGPUs(ctx context.Context, namespace, name string, resources []string) (Devices, error)
+	// ContainerGPUs is PodGPUs per container.
+	ContainerGPUs(ctx context.Context, namespace, name string, resources []string) (map[string]Devices, error)
+}
+
+// GPUSource tells which of the node's GPUs a pod or a container holds: the
+// kubelet's PodResources API (device-plugin IDs and DRA devices), DRA
+// devices mapped through the node's ResourceSlices, and every ID resolved
+// against the node's GPUs as they are now. raild builds one at start; the
+// service (ADD) and the NRI plugin (gpuAutoInject) both hold it.
+type GPUSource struct {
+	// Kubelet is the PodResources API; nil: the kubelet is not asked (GPUs
+	// come from annotations, cni-args and CDI devices only).
+	Kubelet Kubelet
+	// Resources are the resource names whose device IDs are GPUs
+	// (DefaultResource when empty).
+	Resources []string
+	// DRA maps DRA devices through the node's ResourceSlices; nil (no API
+	// server): every DRA GPU is reported unresolved.
+	DRA DRASlices
+	// DRADrivers are the DRA drivers whose devices are GPUs
+	// (DefaultDRADriver when empty).
+	DRADrivers []string
+	// Machine is the node now (the inventory's current snapshot).
+	Machine func() *topology.Machine
+}
+
+// Held is what the kubelet says a pod or a container holds, mapped to the
+// node's GPUs: each GPU once, in the kubelet's order, and every device
+// that maps to none with the reason.
+type Held struct {
+	GPUs       []int
+	Unresolved []Unresolved
+}
+
+// Any tells whether the kubelet reported any GPU device at all (resolved
+// or not).
+func (h Held) Any() bool { return len(h.GPUs) > 0 || len(h.Unresolved) > 0 }
+
+// AsksKubelet tells whether the source has the kubelet to ask (a nil
+// source has not).
+func (s *GPUSource) AsksKubelet() bool { return s != nil && s.Kubelet != nil }
+
+// PodGPUs asks the kubelet what the pod holds and maps it to GPUs.
+func (s *GPUSource) PodGPUs(ctx context.Context, namespace, name string) (Held, error) {
+	devices, err := s.Kubelet.PodGPUs(ctx, namespace, name, s.Resources)
+	if err != nil {
+		return Held{}, err
+	}
+	return s.resolve(ctx, devices), nil
+}
+
+// ContainerGPUs is PodGPUs per container name; containers the kubelet
+// reports no GPU device for are left out.
+func (s *GPUSource) ContainerGPUs(ctx context.Context, namespace, name string) (map[string]Held, error) {
+	byCtr, err := s.Kubelet.ContainerGPUs(ctx, namespace, name, s.Resources)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Held, len(byCtr))
+	for ctr, devices := range byCtr {
+		if held := s.resolve(ctx, devices); held.Any() {
+			out[ctr] = held
+		}
+	}
+	return out, nil
+}
+
+// resolve keeps the GPU drivers' DRA devices and maps everything to the
+// node's GPUs now.
+func (s *GPUSource) resolve(ctx context.Context, devices Devices) Held {
+	devices.DRA = GPUDevices(devices.DRA, s.DRADrivers)
+	if devices.Empty() {
+		return Held{}
+	}
+	gpus, failed := NodeResolver(s.Machine()).ResolveDevices(ctx, devices, s.DRA)
+	return Held{GPUs: gpus, Unresolved: failed}
+}
+
+// NodeResolver resolves IDs against the GPUs of m, the one place the
+// topology's GPUs become GPURefs.
+func NodeResolver(m *topology.Machine) Resolver {
+	refs := make([]GPURef, len(m.GPUs))
+	for i, g := range m.GPUs {
+		refs[i] = GPURef{Index: g.Index, PCI: g.PCI, UUID: g.UUID}
+	}
+	return Resolver{GPUs: refs}
+}
