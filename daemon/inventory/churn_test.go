@@ -13,13 +13,14 @@ import (
 
 // TestChurnBesideCostsNoRescan: 200 veth pairs created, set up and
 // deleted beside a running inventory (pods of another plugin coming and
-// going), and 50 macvlans of another plugin created on a NIC's netdev
-// (a veth standing in for mlx5_0's), set up and deleted, are read as
-// events and cost no read of the node or of a device, and publish
-// nothing: only a NIC's own changes concern the inventory. Before, every
-// burst of them rescanned the whole node.
+// going), and 50 macvlans another plugin creates on a NIC's netdev (a
+// veth standing in for mlx5_0's) straight into a pod's netns, sets up
+// and deletes, are read as events and cost no read of the node or of a
+// device, and publish nothing: only a NIC's own changes concern the
+// inventory. Before, every burst of them rescanned the whole node.
 func TestChurnBesideCostsNoRescan(t *testing.T) {
 	ns, h := testNetns(t)
+	podNS, podH := namedNetns(t, fmt.Sprintf("ry-inv-%d-pod", os.Getpid()))
 	base := fmt.Sprintf("rych%d", os.Getpid()%100000)
 	nic := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "n"}, PeerName: base + "p"}
 	root, _ := fakeNode(t, fakesys.Options{Netdevs: map[string]string{"mlx5_0": nic.Name}})
@@ -41,15 +42,16 @@ func TestChurnBesideCostsNoRescan(t *testing.T) {
 	must(t, err)
 	for i := range macvlans {
 		attrs := netlink.NewLinkAttrs()
-		attrs.Name, attrs.ParentIndex = fmt.Sprintf("%s-m%d", base, i), parent.Attrs().Index
-		mv := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
-		must(t, h.LinkAdd(mv))
-		must(t, h.LinkSetUp(mv))
-		must(t, h.LinkDel(mv))
+		attrs.Name, attrs.ParentIndex, attrs.Namespace = fmt.Sprintf("%s-m%d", base, i), parent.Attrs().Index, netlink.NsFd(int(podNS))
+		must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}))
+		mv, err := podH.LinkByName(attrs.Name)
+		must(t, err)
+		must(t, podH.LinkSetUp(mv))
+		must(t, podH.LinkDel(mv))
 	}
 	// Each veth pair gives at least two events for its creation, one for
-	// its state and one for its removal, each macvlan one of its own and
-	// one of its parent: wait until they were all read, so a watch that
+	// its state and one for its removal, each macvlan two of its parent
+	// (added, removed): wait until they were all read, so a watch that
 	// reads none cannot pass.
 	want := before.Events + 4*pairs + 2*macvlans
 	waitEvents(t, inv, want)
@@ -62,6 +64,19 @@ func TestChurnBesideCostsNoRescan(t *testing.T) {
 	}
 	if after.Ignored-before.Ignored != after.Events-before.Events {
 		t.Errorf("%d of %d events ignored, want all", after.Ignored-before.Ignored, after.Events-before.Events)
+	}
+
+	// A macvlan on the NIC in the node's own netns is an upper device of
+	// it there (the NIC is then the node's own): the NIC is read again.
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.ParentIndex = base+"-mh", parent.Attrs().Index
+	must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}))
+	deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
+	for inv.Stats().DeviceReads == after.DeviceReads && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if inv.Stats().DeviceReads == after.DeviceReads {
+		t.Error("a macvlan on the NIC in the node's netns did not make the inventory read the NIC")
 	}
 }
 

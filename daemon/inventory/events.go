@@ -17,6 +17,10 @@ type LinkEvent struct {
 	Gone  bool   // deleted, or moved to another netns (RTM_DELLINK)
 	// State is the link's attributes that a NIC's record follows.
 	State LinkState
+	// Lower is the link this one sits on in the same netns (a macvlan's
+	// or VLAN's parent), 0 for none: such an upper device on a NIC makes
+	// it the node's own.
+	Lower int
 	// Lost says that events were lost (the subscription's socket
 	// overflowed and it was made again): what changed is unknown.
 	Lost bool
@@ -126,7 +130,11 @@ func forward(ctx context.Context, updates <-chan netlink.LinkUpdate, events chan
 			if !ok {
 				return
 			}
-			ev := LinkEvent{Name: u.Attrs().Name, Index: int(u.Index), Gone: u.Header.Type == unix.RTM_DELLINK, State: stateOf(u.Attrs())}
+			a := u.Attrs()
+			ev := LinkEvent{Name: a.Name, Index: int(u.Index), Gone: u.Header.Type == unix.RTM_DELLINK, State: stateOf(a)}
+			if a.NetNsID < 0 && a.ParentIndex != ev.Index {
+				ev.Lower = a.ParentIndex // a parent in another netns (a veth's peer) is no lower of this one's
+			}
 			select {
 			case events <- ev:
 			case <-ctx.Done():

@@ -51,8 +51,10 @@ func (c *concern) cause() string {
 
 // eventFilter tells which link events concern the inventory: those about
 // a netdev of a NIC it knows (by the name the current snapshot gives, or
-// by the ifindex an earlier event of that netdev had: renamed since), and
-// new links that could be NICs (a `device` link in sysfs). Every other
+// by the ifindex an earlier event of that netdev had: renamed since),
+// upper devices of such a netdev in the same netns (a VLAN or macvlan on
+// it makes it the node's own), and new links that could be NICs (a
+// `device` link in sysfs). Every other
 // link (a pod's veth, a bridge, someone's macvlan) costs one lookup, and
 // so does an event of a NIC's netdev whose LinkState is as its last
 // event left it.
@@ -98,7 +100,11 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 			return concern{}
 		}
 		return concern{devices: []string{device}, first: ev.Name, events: 1}
-	case ev.Gone:
+	}
+	if device, upper := f.byIndex[ev.Lower]; upper && ev.Lower > 0 {
+		return concern{devices: []string{device}, first: ev.Name, events: 1} // an upper device of a NIC's, in this netns
+	}
+	if ev.Gone {
 		return concern{} // a link no NIC knows went away
 	}
 	devices, nic := f.sys.NetdevRDMADevices(ev.Name)

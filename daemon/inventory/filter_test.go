@@ -19,7 +19,9 @@ import (
 // RDMA device below a new link with a `device` the snapshot does not
 // know; a look again later at a new NIC-like link with no RDMA device
 // yet; the whole node when events were lost. An event of a NIC's netdev
-// whose attributes are as its last event left them asks for nothing.
+// whose attributes are as its last event left them asks for nothing; an
+// upper device of it in the same netns (a macvlan, a VLAN: the NIC is then
+// the node's own) asks for the NIC.
 func TestEventFilter(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -61,6 +63,13 @@ func TestEventFilter(t *testing.T) {
 		{name: "a NIC's netdev back under its ifindex after leaving",
 			before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "ibp30s0", Index: 5, Gone: true}},
 			event:  func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "ibp30s0", Index: 5} }, want: "devices [mlx5_1] netdevs []"},
+		{name: "someone's macvlan in the host netns on a NIC's netdev", before: []LinkEvent{{Name: "ibp30s0", Index: 5}},
+			setup: virtualNetdev("mvhost0"),
+			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "mvhost0", Index: 51, Lower: 5} },
+			want:  "devices [mlx5_1] netdevs []"},
+		{name: "that macvlan deleted", before: []LinkEvent{{Name: "ibp30s0", Index: 5}},
+			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "mvhost0", Index: 51, Lower: 5, Gone: true} },
+			want:  "devices [mlx5_1] netdevs []"},
 		{name: "a NIC's netdev renamed", before: []LinkEvent{{Name: "ibp30s0", Index: 5}},
 			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "renamed0", Index: 5} }, want: "devices [mlx5_1] netdevs []"},
 		{name: "a renamed NIC's netdev goes away", before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "renamed0", Index: 5}},

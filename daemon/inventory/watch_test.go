@@ -23,10 +23,15 @@ import (
 // every link in it, even when the test fails.
 func testNetns(t *testing.T) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
+	return namedNetns(t, fmt.Sprintf("ry-inv-%d", os.Getpid()))
+}
+
+// namedNetns is testNetns under a name of the caller's ("ry" prefix).
+func namedNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a network namespace")
 	}
-	name := fmt.Sprintf("ry-inv-%d", os.Getpid())
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	origin, err := netns.Get()
