@@ -2,6 +2,7 @@ package deviceplugin
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,10 +25,10 @@ type liveNode struct {
 // startLiveNode writes the machine, starts the plugin on its inventory and
 // runs the inventory's watch on events, feeding each snapshot to the
 // plugin.
-func startLiveNode(t *testing.T, cfg Config, events <-chan string) *liveNode {
+func startLiveNode(t *testing.T, cfg Config, events <-chan inventory.LinkEvent) *liveNode {
 	t.Helper()
 	n := &liveNode{root: t.TempDir()}
-	spec, err := fakesys.Write(n.root, "h100x8-cx7x4", fakesys.Options{})
+	spec, err := fakesys.Write(n.root, "h100x8-cx7x4", fakesys.Options{Netdevs: map[string]string{"mlx5_0": standInNetdev()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,13 +48,18 @@ func startLiveNode(t *testing.T, cfg Config, events <-chan string) *liveNode {
 	return n
 }
 
+// standInNetdev names mlx5_0's netdev in the fake machine, as the veth
+// standing in for it is named: the inventory reads a NIC again on events
+// of its netdev only.
+func standInNetdev() string { return fmt.Sprintf("rusdp%da", os.Getpid()%100000) }
+
 // sentEvents are link events a test sends itself, as netlink would.
-func sentEvents(t *testing.T) (<-chan string, func(t *testing.T)) {
-	events := make(chan string)
+func sentEvents(t *testing.T) (<-chan inventory.LinkEvent, func(t *testing.T)) {
+	events := make(chan inventory.LinkEvent)
 	return events, func(t *testing.T) {
 		t.Helper()
 		select {
-		case events <- "mlx5_0":
+		case events <- inventory.LinkEvent{Name: standInNetdev()}:
 		case <-time.After(20 * time.Second): // a hang guard
 			t.Fatal("the inventory does not take link events")
 		}
@@ -138,7 +144,7 @@ func allocatePaths(t *testing.T, c pluginapi.DevicePluginClient, id string) []st
 func TestFollowsTheLiveInventory(t *testing.T) {
 	tests := []struct {
 		name   string
-		events func(t *testing.T) (<-chan string, func(t *testing.T))
+		events func(t *testing.T) (<-chan inventory.LinkEvent, func(t *testing.T))
 	}{
 		{"link events sent", sentEvents},
 		{"netlink link events of a veth", netlinkEvents},
@@ -151,7 +157,7 @@ func TestFollowsTheLiveInventory(t *testing.T) {
 	}
 }
 
-func followInventory(t *testing.T, events <-chan string, linkEvent func(t *testing.T)) {
+func followInventory(t *testing.T, events <-chan inventory.LinkEvent, linkEvent func(t *testing.T)) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang guard
 	defer cancel()
 	dir := t.TempDir()

@@ -14,11 +14,12 @@ import (
 	"github.com/railcni/rail/pkg/netnstest"
 )
 
-// netlinkEvents gives real link events: a veth stand-in in a netns of the
-// test's own ("rus" prefix) changes state on each kick, and the
-// inventory's LinkEvents reads them, as raild does in the host netns. The
-// netns and its links go at cleanup, even when the test fails.
-func netlinkEvents(t *testing.T) (<-chan string, func(t *testing.T)) {
+// netlinkEvents gives real link events: a veth stand-in for mlx5_0's
+// netdev in a netns of the test's own ("rus" prefix) changes state on
+// each kick, and the inventory's LinkEvents reads them, as raild does in
+// the host netns. The netns and its links go at cleanup, even when the
+// test fails.
+func netlinkEvents(t *testing.T) (<-chan inventory.LinkEvent, func(t *testing.T)) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a network namespace")
@@ -30,8 +31,7 @@ func netlinkEvents(t *testing.T) (<-chan string, func(t *testing.T)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := fmt.Sprintf("rusdp%d", os.Getpid()%100000)
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "a"}, PeerName: base + "b"}
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: standInNetdev()}, PeerName: fmt.Sprintf("rusdp%db", os.Getpid()%100000)}
 	must(t, h.LinkAdd(veth))
 	up := false
 	return events, func(t *testing.T) {

@@ -31,3 +31,45 @@ func BenchmarkRescan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUpdate is what a NIC's link event costs: one RDMA device of
+// the largest built-in machine read again, found unchanged (nothing
+// published), as when another plugin adds a macvlan on the NIC.
+func BenchmarkUpdate(b *testing.B) {
+	inv := largestMachine(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, published := inv.Update("bench", []string{"mlx5_3"}); published {
+			b.Fatal("an unchanged device published a snapshot")
+		}
+	}
+}
+
+// BenchmarkIgnoredEvent is what a link event of a pod's veth costs once
+// read: the lookup of its name and the sysfs lookup that finds no
+// `device` below it.
+func BenchmarkIgnoredEvent(b *testing.B) {
+	inv := largestMachine(b)
+	f := newEventFilter(inv.sys)
+	ev := LinkEvent{Name: "veth0a1b2c3d", Index: 77}
+	b.ReportAllocs()
+	for b.Loop() {
+		if c := f.classify(inv.Current(), ev); !c.none() {
+			b.Fatal("a veth's event concerns the inventory")
+		}
+	}
+}
+
+// largestMachine is an inventory of the largest built-in machine.
+func largestMachine(b *testing.B) *Inventory {
+	b.Helper()
+	root := b.TempDir()
+	if _, err := fakesys.Write(root, "gpu8-nic8", fakesys.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	inv, err := New(root, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return inv
+}

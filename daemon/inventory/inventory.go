@@ -48,11 +48,22 @@ type Inventory struct {
 	discover Discoverer
 	holders  Holders
 	now      func() time.Time
+	sys      *topology.Sysfs // one device or netdev looked up at a time
 
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
+	found      *topology.Machine       // the machine as last read, before the merge with the leases
 	protector  Protector               // nil: protection from sysfs alone
 	current    atomic.Pointer[Snapshot]
+	quiet      quietHolders // holders found to change nothing in a snapshot
+	stats      counters
+}
+
+// quietHolders are leases' holders that a device read found to give the
+// same view as snapshot snap (see Update).
+type quietHolders struct {
+	snap    *Snapshot
+	holders map[string]string
 }
 
 // New reads the machine once and publishes version 1. holders may be nil
@@ -64,7 +75,11 @@ func New(root string, discover Discoverer, holders Holders) (*Inventory, error) 
 	if holders == nil {
 		holders = func() map[string]string { return nil }
 	}
-	inv := &Inventory{root: root, discover: discover, holders: holders, now: time.Now}
+	sys, err := topology.OpenSysfs(root)
+	if err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	inv := &Inventory{root: root, discover: discover, holders: holders, now: time.Now, sys: sys}
 	if _, err := inv.Rescan("start"); err != nil {
 		return nil, err
 	}
@@ -84,26 +99,34 @@ func (inv *Inventory) Current() *Snapshot { return inv.current.Load() }
 // Machine is the latest snapshot's machine.
 func (inv *Inventory) Machine() *topology.Machine { return inv.Current().Machine }
 
-// Rescan reads the machine again, merges it with the previous snapshot and
-// the leases, and publishes it as the next version.
+// Rescan reads the whole machine again, merges it with the previous
+// snapshot and the leases, and publishes it as the next version.
 func (inv *Inventory) Rescan(cause string) (*Snapshot, error) {
 	inv.rescanMu.Lock()
 	defer inv.rescanMu.Unlock()
+	inv.stats.fullRescans.Add(1)
 	m, err := inv.discover(inv.root)
 	if err != nil {
 		return nil, fmt.Errorf("inventory rescan (%s): %w", cause, err)
 	}
+	return inv.publishFound(cause, m, inv.holders()), nil
+}
+
+// publishFound merges what was read with the previous snapshot and the
+// leases, and publishes it as the next version. rescanMu is held.
+func (inv *Inventory) publishFound(cause string, found *topology.Machine, holders map[string]string) *Snapshot {
 	prev := inv.current.Load()
-	snap := &Snapshot{Taken: inv.now(), Cause: cause, Version: 1}
+	snap := &Snapshot{Taken: inv.now(), Cause: cause, Version: 1, Holders: holders}
 	if prev != nil {
 		snap.Version = prev.Version + 1
 	}
-	snap.Holders = inv.holders()
-	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), m, snap.Holders)
+	snap.Machine, snap.InPod = merge(inv.lastSeen(prev), found, snap.Holders)
 	snap.Changes = stateChanges(prev, snap.Machine)
 	snap.Protected, snap.ProtectErr = inv.protection(prev, snap.Machine)
+	inv.found = found
 	inv.current.Store(snap)
-	return snap, nil
+	inv.stats.published.Add(1)
+	return snap
 }
 
 // lastSeen finds a NIC's last host record: in the previous snapshot, else

@@ -45,9 +45,7 @@ func merge(lastSeen func(string) (topology.NIC, bool), found *topology.Machine, 
 	if len(inPod) == 0 && !changed {
 		return found, inPod
 	}
-	m := topology.NewMachine(found.GPUs, nics)
-	m.Root, m.RdmaCM, m.Problems = found.Root, found.RdmaCM, found.Problems
-	return m, inPod
+	return found.WithNICs(nics, found.Problems), inPod
 }
 
 // keepCharDevs fills the char devices a held NIC is read without from its

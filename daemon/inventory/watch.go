@@ -2,27 +2,27 @@ package inventory
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 )
 
 // Watch says what triggers a rescan.
 type Watch struct {
-	// Interval is the periodic rescan (0: none).
+	// Interval is the periodic rescan of the whole node (0: none): the
+	// safety net for what no link event tells.
 	Interval time.Duration
-	// Events are link changes (LinkEvents); each burst causes one rescan.
-	Events <-chan string
-	// Settle is how long a burst of events may last before the rescan
+	// Events are link changes (LinkEvents). Only those about a NIC's
+	// netdev, or a new link that could be a NIC's, cause a read, and then
+	// of the RDMA devices concerned, not of the whole node; a burst of
+	// them causes one.
+	Events <-chan LinkEvent
+	// Settle is how long a burst of events may last before the read
 	// (a NIC moving into a pod changes several attributes at once).
 	Settle time.Duration
-	// FollowUp, when set, rescans once more this long after an event's
-	// rescan when no other event came: what trails a link event without
-	// one of its own (an RDMA device returning to the host netns after its
-	// netdev, its char devices registered again) is then seen in seconds,
-	// not at the next timer.
+	// FollowUp, when set, reads the same devices once more this long
+	// after an event's read when no other event came: what trails a link
+	// event without one of its own (an RDMA device returning to the host
+	// netns after its netdev, its char devices registered again) is then
+	// seen in seconds, not at the next timer.
 	FollowUp time.Duration
 	// Published, if set, gets every snapshot after it is published.
 	Published func(*Snapshot)
@@ -39,57 +39,77 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		tick = t.C
 	}
 	events := w.Events
+	filter := newEventFilter(inv.sys)
 	var followUp <-chan time.Time
+	var pending concern // what the follow-up reads again
 	for {
-		var cause string
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick:
-			cause = "rescan timer"
+			inv.rescan("rescan timer", w)
 		case <-followUp:
-			cause, followUp = "follow-up of a link event", nil
-		case link, ok := <-events:
+			c := pending
+			followUp, pending = nil, concern{}
+			inv.read("follow-up of a link event", filter.devicesOf(c), w)
+		case ev, ok := <-events:
 			if !ok {
 				events = nil
 				continue
 			}
-			cause = "link event " + link + inv.settle(ctx, events, w.Settle)
+			c := inv.classify(filter, ev)
+			if c.none() {
+				continue
+			}
+			c.add(inv.settle(ctx, events, w.Settle, filter))
+			if c.full {
+				inv.rescan(c.cause(), w)
+				continue
+			}
+			inv.read(c.cause(), c.devices, w)
 			if w.FollowUp > 0 {
+				pending.add(c)
 				followUp = time.After(w.FollowUp)
 			}
 		}
-		inv.publish(cause, w)
 	}
 }
 
-// settle drains the rest of a burst of events, for at most d.
-func (inv *Inventory) settle(ctx context.Context, events <-chan string, d time.Duration) string {
+// classify counts the event and says what it asks.
+func (inv *Inventory) classify(f *eventFilter, ev LinkEvent) concern {
+	inv.stats.events.Add(1)
+	c := f.classify(inv.Current(), ev)
+	if c.none() {
+		inv.stats.ignored.Add(1)
+	}
+	return c
+}
+
+// settle takes in the rest of a burst of events, for at most d.
+func (inv *Inventory) settle(ctx context.Context, events <-chan LinkEvent, d time.Duration, f *eventFilter) concern {
+	var c concern
 	if d <= 0 {
-		return ""
+		return c
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
-	more := 0
 	for {
 		select {
 		case <-ctx.Done():
-			return ""
+			return c
 		case <-timer.C:
-			if more == 0 {
-				return ""
-			}
-			return fmt.Sprintf(" (+%d)", more)
-		case _, ok := <-events:
+			return c
+		case ev, ok := <-events:
 			if !ok {
-				return ""
+				return c
 			}
-			more++
+			c.add(inv.classify(f, ev))
 		}
 	}
 }
 
-func (inv *Inventory) publish(cause string, w Watch) {
+// rescan reads the whole node and hands the snapshot on.
+func (inv *Inventory) rescan(cause string, w Watch) {
 	snap, err := inv.Rescan(cause)
 	switch {
 	case err != nil && w.Failed != nil:
@@ -99,43 +119,9 @@ func (inv *Inventory) publish(cause string, w Watch) {
 	}
 }
 
-// LinkEvents subscribes to link changes (state, rename, add, remove, moves
-// out of the netns) in the netns ns (netns.None(): the caller's, the host
-// netns for raild). Each event gives the link's name; the channel closes
-// when ctx ends or the subscription fails.
-func LinkEvents(ctx context.Context, ns netns.NsHandle) (<-chan string, error) {
-	updates := make(chan netlink.LinkUpdate, 64)
-	opts := netlink.LinkSubscribeOptions{ListExisting: false}
-	if ns.IsOpen() {
-		opts.Namespace = &ns
+// read reads the devices again and hands the snapshot on if it is new.
+func (inv *Inventory) read(cause string, devices []string, w Watch) {
+	if snap, published := inv.Update(cause, devices); published && w.Published != nil {
+		w.Published(snap)
 	}
-	done := make(chan struct{})
-	if err := netlink.LinkSubscribeWithOptions(updates, done, opts); err != nil {
-		close(done)
-		return nil, fmt.Errorf("subscribe to link events: %w", err)
-	}
-	names := make(chan string, 64)
-	go func() {
-		defer close(names)
-		defer func() {
-			close(done)
-			for range updates { // netlink closes it once its socket is shut
-			}
-		}()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case u, ok := <-updates:
-				if !ok {
-					return
-				}
-				select {
-				case names <- u.Attrs().Name:
-				default: // a rescan is pending anyway
-				}
-			}
-		}
-	}()
-	return names, nil
 }

@@ -14,14 +14,18 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// rescanInterval is the periodic rescan beside link events (discovery
-// takes 1-2 ms on the largest machine).
+// rescanInterval is the periodic rescan of the whole node beside link
+// events, the safety net for what no link event tells (discovery takes
+// 1-2 ms on the largest built-in machine).
 const rescanInterval = 30 * time.Second
 
 // watchNode keeps the inventory current from host link events and a timer
 // until ctx ends, waking the readers that act on a new machine (the device
 // plugin's ListAndWatch) and logging what changed. Every reader reads the
-// machine itself from the inventory's current snapshot.
+// machine itself from the inventory's current snapshot. Link events of
+// netdevs that are no NIC's (pods' veths, bridges, other plugins'
+// macvlans in pods) cost raild their reading; a NIC's event reads its
+// RDMA device again, not the node.
 func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, changed ...func()) {
 	events, err := inventory.LinkEvents(ctx, netns.None())
 	if err != nil {
@@ -38,7 +42,9 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 			}
 			saveRecords(inv, saveTo, log)
 			reportChanges(s, log)
-			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod)
+			stats := inv.Stats()
+			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod,
+				"fullRescans", stats.FullRescans, "deviceReads", stats.DeviceReads, "linkEvents", stats.Events, "ignored", stats.Ignored)
 		},
 		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "error", err) },
 	})

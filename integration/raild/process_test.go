@@ -40,7 +40,7 @@ func newRaild(tb testing.TB, subnet string) *raildProc {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	r := &raildProc{tb: tb, dir: dir, root: root, socket: filepath.Join(dir, "raild.sock"), netns: filepath.Join(dir, "netns")}
+	r := &raildProc{tb: tb, dir: dir, root: root, socket: filepath.Join(dir, "raild.sock"), netns: filepath.Join(dir, "pod-netns")}
 	if err := os.WriteFile(r.netns, nil, 0o600); err != nil {
 		tb.Fatal(err)
 	}

@@ -27,7 +27,7 @@ type baseline struct {
 type leakCheck struct {
 	node   *harness.Node
 	pods   []*harness.Pod
-	kernel *kernelSide
+	kernel *kernelFloors
 	base   baseline
 }
 

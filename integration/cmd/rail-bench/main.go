@@ -10,11 +10,15 @@
 //
 // For each: sequential ADD, DEL and ADD+DEL (p50/p99), bursts of
 // concurrent pods (wall time of all ADDs, then all DELs), and CPU per
-// ADD+DEL: user+sys of the plugin processes plus raild's own CPU. Beside
-// them the exec floor (a no-op plugin through libcni) and the kernel floor
-// (one netdev into a netns and back, one netlink message each way). It
-// prints one markdown table with every rail figure as a ratio to its
-// upstream counterpart and to the floor. It exits non-zero on an error or
+// ADD+DEL: user+sys of the plugin processes plus raild's own CPU, also in
+// the upstream side's window (what pods raild does not serve cost it).
+// Beside them the exec floor (a no-op plugin through libcni) and the
+// kernel floor of each mode (one netdev into a netns and back, one
+// netlink message each way; one macvlan created into a netns, then found
+// and deleted there), so rail's ADD and DEL are also set against exec +
+// kernel of their mode. It prints one markdown table with every rail
+// figure as a ratio to its upstream counterpart and to the floor. It
+// exits non-zero on an error or
 // a leak (links, addresses, routes, rules, leases, netns, raild's open
 // files, host-local reservations, CNI cache), never on a time.
 //

@@ -15,7 +15,9 @@ func (b *bench) settings(opt options, took time.Duration, loadBefore, loadAfter 
 	lines := []string{
 		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the %d sides rotated each round; "+
 			"bursts: the fastest of %d per size and phase, sides rotated; CPU: user+sys of the plugin processes (rusage of children), "+
-			"plus raild's own (/proc/<pid>/stat) for rail.", opt.rounds, opt.warmup, len(b.sides.all()), opt.burstReps),
+			"plus raild's own (/proc/<pid>/stat) for rail; beside upstream, raild's CPU in that side's window: what pods it does not "+
+			"serve cost it. Mode floors: the exec floor plus the kernel floor of rail's mode (none for rail chained after ptp, whose "+
+			"ADD holds ptp's work).", opt.rounds, opt.warmup, len(b.sides.all()), opt.burstReps),
 		fmt.Sprintf("Node: %s, 1 GPU, ConnectX-7 RoCE PF + %d VFs (veth stand-ins), raild in the node netns; "+
 			"upstream plugins %s; rail, cni-noop from this tree.", benchMachine, len(b.pods), b.upstream),
 		fmt.Sprintf("Machine: %s, %d CPUs, %s; load average %s before, %s after; %s.",

@@ -26,7 +26,9 @@ func TestQuickRun(t *testing.T) {
 		t.Fatalf("quick run: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), log.String())
 	}
 	table := out.String()
-	wants := []string{tableHeader, "Leaks: none", "**floors**", "kernel: into and back, p50 / p99"}
+	wants := []string{tableHeader, "Leaks: none", "**floors**", "kernel: into and back, p50 / p99",
+		"kernel: macvlan created and deleted, p50 / p99", "| ADD / DEL p50 vs the mode's floor (exec + kernel) |",
+		"| raild's CPU per ADD+DEL, sequential: rail's pod / a pod it does not serve |"}
 	for _, sc := range []string{"rail move vs host-device + static", "rail macvlan vs macvlan + host-local",
 		"ptp + rail macvlan chained vs ptp, then macvlan as a second network"} {
 		wants = append(wants, "| "+sc+" | ADD, p50 / p99 |")
@@ -74,7 +76,7 @@ func TestLeakCheckFindsLeaks(t *testing.T) {
 			_, err = conn.Write([]byte("GET /pools HTTP/1.1\r\nHost: raild\r\n\r\n"))
 			return err
 		}, want: []string{"open socket"}},
-		{name: "kernel floor link not moved back", leave: func(_ *testing.T, b *bench) error { return b.sides.kernel.add(ctx, 0) },
+		{name: "kernel floor link not moved back", leave: func(_ *testing.T, b *bench) error { return b.sides.kernel.move.add(ctx, 0) },
 			want: []string{"kernel floor: rbkf0 is not back"}},
 	}
 	for _, tt := range tests {
@@ -113,7 +115,7 @@ func newTestBench(t *testing.T) (*bench, baseline) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeAll(t, node.Close) })
-	kernel, err := newKernelSide(strings.TrimPrefix(node.ID, namePrefix+"-"))
+	kernel, err := newKernelFloors(strings.TrimPrefix(node.ID, namePrefix+"-"))
 	if err != nil {
 		t.Fatal(err)
 	}

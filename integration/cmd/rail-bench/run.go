@@ -30,7 +30,7 @@ func run(ctx context.Context, opt options, out, log io.Writer) (retErr error) {
 		return err
 	}
 	defer func() { retErr = errors.Join(retErr, node.Close()) }()
-	kernel, err := newKernelSide(strings.TrimPrefix(node.ID, namePrefix+"-"))
+	kernel, err := newKernelFloors(strings.TrimPrefix(node.ID, namePrefix+"-"))
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ type bench struct {
 }
 
 // newBench snapshots the node, then makes the pods and the networks.
-func newBench(node *harness.Node, kernel *kernelSide, pods int) (*bench, error) {
+func newBench(node *harness.Node, kernel *kernelFloors, pods int) (*bench, error) {
 	before, err := node.Snapshot()
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func newBench(node *harness.Node, kernel *kernelSide, pods int) (*bench, error) 
 		b.pods = append(b.pods, pod)
 	}
 	ids := &idSource{run: node.ID}
-	b.sides.scenarios, b.sides.execFloor, err = buildSides(node, b.pods, ids)
+	b.sides.scenarios, b.sides.execFloor, err = buildSides(node, b.pods, ids, kernel)
 	return b, err
 }
 
@@ -120,8 +120,14 @@ func (b *bench) print(out io.Writer, m *measurer, opt options) {
 	exec := summarize(m.records[b.sides.execFloor])
 	var comps []comparison
 	for _, sc := range b.sides.scenarios {
-		comps = append(comps, comparison{name: sc.name, rail: summarize(m.records[sc.rail]),
-			upstream: summarize(m.records[sc.upstream]), floor: exec})
+		c := comparison{name: sc.name, rail: summarize(m.records[sc.rail]),
+			upstream: summarize(m.records[sc.upstream]), floor: exec}
+		if sc.kernel != nil {
+			k := summarize(m.records[sc.kernel])
+			c.kernel = &k
+		}
+		comps = append(comps, c)
 	}
-	writeTable(out, comps, opt.bursts, exec, summarize(m.records[b.sides.kernel]))
+	writeTable(out, comps, opt.bursts, exec, kernelFigures{
+		move: summarize(m.records[b.sides.kernel.move]), macvlan: summarize(m.records[b.sides.kernel.macvlan])})
 }

@@ -29,26 +29,29 @@ func podAnnotations() map[string]string {
 type scenario struct {
 	name           string // what is compared
 	rail, upstream side
+	// kernel is the kernel's own work in rail's mode (nil: none alone,
+	// as where rail is chained after another plugin).
+	kernel side
 }
 
 // sideSet is everything the bench measures.
 type sideSet struct {
 	scenarios []scenario
 	execFloor side
-	kernel    *kernelSide
+	kernel    *kernelFloors
 }
 
 // all lists every side in a fixed order (the rounds rotate it).
 func (s sideSet) all() []side {
-	out := make([]side, 0, 2*len(s.scenarios)+2)
+	out := make([]side, 0, 2*len(s.scenarios)+3)
 	for _, sc := range s.scenarios {
 		out = append(out, sc.rail, sc.upstream)
 	}
-	return append(out, s.execFloor, s.kernel)
+	return append(out, s.execFloor, s.kernel.move, s.kernel.macvlan)
 }
 
 // buildSides writes the conflists of every scenario and the exec floor.
-func buildSides(node *harness.Node, pods []*harness.Pod, ids *idSource) ([]scenario, side, error) {
+func buildSides(node *harness.Node, pods []*harness.Pod, ids *idSource, kernel *kernelFloors) ([]scenario, side, error) {
 	b := sideBuilder{node: node, pods: pods, ids: ids}
 	move := b.alone("rail-move", node.RailPlugin(map[string]any{"mode": api.ModeMove}))
 	hostDevice := b.perSlot("host-device", b.hostDevice)
@@ -65,8 +68,8 @@ func buildSides(node *harness.Node, pods []*harness.Pod, ids *idSource) ([]scena
 	railChained, multus := b.side(chained), b.side(primary, second)
 	railChained.ifaces = []string{"eth0", "rail0"}
 	scenarios := []scenario{
-		{name: "rail move vs host-device + static", rail: move, upstream: hostDevice},
-		{name: "rail macvlan vs macvlan + host-local", rail: railMacvlan, upstream: macvlan},
+		{name: "rail move vs host-device + static", rail: move, upstream: hostDevice, kernel: kernel.move},
+		{name: "rail macvlan vs macvlan + host-local", rail: railMacvlan, upstream: macvlan, kernel: kernel.macvlan},
 		{name: "ptp + rail macvlan chained vs ptp, then macvlan as a second network", rail: railChained, upstream: multus},
 	}
 	noop.ifaces = nil // the no-op plugin gives the pod nothing

@@ -13,21 +13,29 @@ import (
 const tableHeader = "| scenario | figure (ms) | rail | upstream | rail ÷ upstream | floor | rail ÷ floor |\n" +
 	"|---|---|---|---|---|---|---|\n"
 
-// comparison is one scenario's figures and the exec floor's.
+// comparison is one scenario's figures, the exec floor's and, where rail
+// works alone, the kernel floor's of rail's mode.
 type comparison struct {
 	name                  string
 	rail, upstream, floor figures
+	kernel                *figures // nil: no mode floor
+}
+
+// kernelFigures are the kernel floors of the attach modes.
+type kernelFigures struct {
+	move, macvlan figures
 }
 
 // row is one table line: the same figure for rail, upstream and the floor.
 type row struct {
-	label                 string
-	rail, upstream, floor []time.Duration // one or two values each
-	railNote              string          // shown after rail's values
+	label                  string
+	rail, upstream, floor  []time.Duration // one or two values each
+	railNote, upstreamNote string          // shown after the values
+	noRatios               bool            // the values are not the same figure's
 }
 
 // writeTable prints the scenarios, then the floors.
-func writeTable(w io.Writer, comps []comparison, bursts []int, exec, kernel figures) {
+func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, kernel kernelFigures) {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, c := range comps {
@@ -49,6 +57,9 @@ func comparisonRows(c comparison, bursts []int) []row {
 		pairRow("DEL, p50 / p99", c, func(f figures) []time.Duration { return []time.Duration{f.del.p50, f.del.p99} }),
 		pairRow("ADD+DEL, p50 / p99", c, func(f figures) []time.Duration { return []time.Duration{f.cycle.p50, f.cycle.p99} }),
 	}
+	if c.kernel != nil {
+		rows = append(rows, modeFloorRow(c))
+	}
 	for _, size := range bursts {
 		rows = append(rows, pairRow(fmt.Sprintf("burst of %d pods, wall: ADD / DEL", size), c, func(f figures) []time.Duration {
 			if got, ok := f.bursts[size]; ok {
@@ -57,23 +68,49 @@ func comparisonRows(c comparison, bursts []int) []row {
 			return nil
 		}))
 	}
-	rows = append(rows, cpuRow("CPU per ADD+DEL, sequential (plugins + raild)", c, func(f figures) cpuUse { return f.cpu }))
+	seq := func(f figures) cpuUse { return f.cpu }
+	rows = append(rows, cpuRow("CPU per ADD+DEL, sequential (plugins + raild)", c, seq),
+		raildRow("raild's CPU per ADD+DEL, sequential: rail's pod / a pod it does not serve", c, seq))
 	if len(bursts) > 0 {
 		largest := slices.Max(bursts)
-		rows = append(rows, cpuRow(fmt.Sprintf("CPU per pod, bursts of %d (plugins + raild)", largest), c,
-			func(f figures) cpuUse { return f.burstCPU[largest] }))
+		burst := func(f figures) cpuUse { return f.burstCPU[largest] }
+		rows = append(rows, cpuRow(fmt.Sprintf("CPU per pod, bursts of %d (plugins + raild)", largest), c, burst),
+			raildRow(fmt.Sprintf("raild's CPU per pod, bursts of %d: rail's / not served", largest), c, burst))
 	}
 	return rows
 }
 
+// modeFloorRow sets rail's ADD and DEL against the floor of its mode: the
+// exec of a no-op plugin plus the kernel's own work (one move; one
+// macvlan created, then deleted), each p50, measured in the same run.
+func modeFloorRow(c comparison) row {
+	k := *c.kernel
+	return row{label: "ADD / DEL p50 vs the mode's floor (exec + kernel)",
+		rail: []time.Duration{c.rail.add.p50, c.rail.del.p50}, upstream: []time.Duration{c.upstream.add.p50, c.upstream.del.p50},
+		floor: []time.Duration{c.floor.add.p50 + k.add.p50, c.floor.del.p50 + k.del.p50}}
+}
+
 // cpuRow shows CPU use. Only rail talks to raild, so raild's CPU counts
-// for rail alone (what it does in other sides' windows, such as noticing
-// a host-device move, is left out) and is also shown apart.
+// for rail (what it does in the upstream side's window, noticing its
+// links, is shown beside the upstream figure and in raildRow).
 func cpuRow(label string, c comparison, pick func(figures) cpuUse) row {
-	rail := pick(c.rail)
+	rail, upstream := pick(c.rail), pick(c.upstream)
 	return row{label: label, rail: []time.Duration{rail.children + rail.raild},
-		upstream: []time.Duration{pick(c.upstream).children}, floor: []time.Duration{pick(c.floor).children},
-		railNote: fmt.Sprintf(" (raild %s)", ms(rail.raild))}
+		upstream: []time.Duration{upstream.children}, floor: []time.Duration{pick(c.floor).children},
+		railNote: fmt.Sprintf(" (raild %s)", ms(rail.raild)), upstreamNote: fmt.Sprintf(" (raild %s)", ms(upstream.raild))}
+}
+
+// raildRow is raild's own CPU: per rail pod, with its ratio to the CPU of
+// the plugin processes of the same pods, and per upstream pod, one raild
+// does not serve (what it pays for noticing other plugins' links).
+func raildRow(label string, c comparison, pick func(figures) cpuUse) row {
+	rail, upstream := pick(c.rail), pick(c.upstream)
+	note := ""
+	if rail.children > 0 {
+		note = fmt.Sprintf(" (%.2f× the plugins')", float64(rail.raild)/float64(rail.children))
+	}
+	return row{label: label, rail: []time.Duration{rail.raild}, upstream: []time.Duration{upstream.raild},
+		railNote: note, noRatios: true}
 }
 
 func pairRow(label string, c comparison, pick func(figures) []time.Duration) row {
@@ -83,19 +120,26 @@ func pairRow(label string, c comparison, pick func(figures) []time.Duration) row
 // format prints the row: values, and rail's ratios where both sides have
 // the figure.
 func (r row) format(scenario string) string {
-	return fmt.Sprintf("| %s | %s | %s%s | %s | %s | %s | %s |\n", scenario, r.label, values(r.rail), r.railNote,
-		values(r.upstream), ratios(r.rail, r.upstream), values(r.floor), ratios(r.rail, r.floor))
+	byUpstream, byFloor := ratios(r.rail, r.upstream), ratios(r.rail, r.floor)
+	if r.noRatios {
+		byUpstream, byFloor = "—", "—"
+	}
+	return fmt.Sprintf("| %s | %s | %s%s | %s%s | %s | %s | %s |\n", scenario, r.label, values(r.rail), r.railNote,
+		values(r.upstream), r.upstreamNote, byUpstream, values(r.floor), byFloor)
 }
 
 // floorRows are the floors on their own, in the floor column.
-func floorRows(exec, kernel figures) string {
+func floorRows(exec figures, kernel kernelFigures) string {
 	line := func(scenario, label string, v ...time.Duration) string {
 		return fmt.Sprintf("| %s | %s |  |  |  | %s |  |\n", scenario, label, values(v))
 	}
+	move, mv := kernel.move, kernel.macvlan
 	return line("**floors**", "exec: no-op plugin through libcni, ADD / DEL p50", exec.add.p50, exec.del.p50) +
 		line("", "exec: ADD+DEL, p50 / p99", exec.cycle.p50, exec.cycle.p99) +
-		line("", "kernel: one netdev into a netns / back (one netlink message each), p50", kernel.add.p50, kernel.del.p50) +
-		line("", "kernel: into and back, p50 / p99", kernel.cycle.p50, kernel.cycle.p99)
+		line("", "kernel: one netdev into a netns / back (one netlink message each), p50", move.add.p50, move.del.p50) +
+		line("", "kernel: into and back, p50 / p99", move.cycle.p50, move.cycle.p99) +
+		line("", "kernel: one macvlan created into a netns / found and deleted there, p50", mv.add.p50, mv.del.p50) +
+		line("", "kernel: macvlan created and deleted, p50 / p99", mv.cycle.p50, mv.cycle.p99)
 }
 
 func values(v []time.Duration) string {

@@ -1,0 +1,93 @@
+package inventory
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/topology/fakesys"
+)
+
+// TestChurnBesideCostsNoRescan: 200 veth pairs created, set up and
+// deleted beside a running inventory (pods of another plugin coming and
+// going), and 50 macvlans another plugin creates on a NIC's netdev (a
+// veth standing in for mlx5_0's) straight into a pod's netns, sets up
+// and deletes, are read as events and cost no read of the node or of a
+// device, and publish nothing: only a NIC's own changes concern the
+// inventory. Before, every burst of them rescanned the whole node.
+func TestChurnBesideCostsNoRescan(t *testing.T) {
+	ns, h := testNetns(t)
+	podNS, podH := namedNetns(t, fmt.Sprintf("ry-inv-%d-pod", os.Getpid()))
+	base := fmt.Sprintf("rych%d", os.Getpid()%100000)
+	nic := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "n"}, PeerName: base + "p"}
+	root, _ := fakeNode(t, fakesys.Options{Netdevs: map[string]string{"mlx5_0": nic.Name}})
+	inv := watching(t, ns, root, Watch{Settle: 5 * time.Millisecond, FollowUp: 20 * time.Millisecond})
+	must(t, h.LinkAdd(nic))
+	must(t, h.LinkSetUp(nic))
+	waitEvents(t, inv, 2)
+	time.Sleep(100 * time.Millisecond) // the stand-in's own reads and follow-up
+	before := inv.Stats()
+
+	const pairs, macvlans = 200, 50
+	for i := range pairs {
+		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("%s-%da", base, i)}, PeerName: fmt.Sprintf("%s-%db", base, i)}
+		must(t, h.LinkAdd(veth))
+		must(t, h.LinkSetUp(veth))
+		must(t, h.LinkDel(veth))
+	}
+	parent, err := h.LinkByName(nic.Name)
+	must(t, err)
+	for i := range macvlans {
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name, attrs.ParentIndex, attrs.Namespace = fmt.Sprintf("%s-m%d", base, i), parent.Attrs().Index, netlink.NsFd(int(podNS))
+		must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}))
+		mv, err := podH.LinkByName(attrs.Name)
+		must(t, err)
+		must(t, podH.LinkSetUp(mv))
+		must(t, podH.LinkDel(mv))
+	}
+	// Each veth pair gives at least two events for its creation, one for
+	// its state and one for its removal, each macvlan two of its parent
+	// (added, removed): wait until they were all read, so a watch that
+	// reads none cannot pass.
+	want := before.Events + 4*pairs + 2*macvlans
+	waitEvents(t, inv, want)
+	time.Sleep(50 * time.Millisecond) // a follow-up, had any been due
+	after := inv.Stats()
+	if after.FullRescans != before.FullRescans || after.DeviceReads != before.DeviceReads || after.Published != before.Published {
+		t.Errorf("%d link events beside the NICs cost %d full rescans, %d device reads, %d snapshots; want none",
+			after.Events-before.Events, after.FullRescans-before.FullRescans, after.DeviceReads-before.DeviceReads,
+			after.Published-before.Published)
+	}
+	if after.Ignored-before.Ignored != after.Events-before.Events {
+		t.Errorf("%d of %d events ignored, want all", after.Ignored-before.Ignored, after.Events-before.Events)
+	}
+
+	// A macvlan on the NIC in the node's own netns is an upper device of
+	// it there (the NIC is then the node's own): the NIC is read again.
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.ParentIndex = base+"-mh", parent.Attrs().Index
+	must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}))
+	deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
+	for inv.Stats().DeviceReads == after.DeviceReads && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if inv.Stats().DeviceReads == after.DeviceReads {
+		t.Error("a macvlan on the NIC in the node's netns did not make the inventory read the NIC")
+	}
+}
+
+// waitEvents waits until the inventory read at least n link events.
+func waitEvents(t *testing.T, inv *Inventory, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
+	for inv.Stats().Events < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("read %d link events, want at least %d", inv.Stats().Events, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

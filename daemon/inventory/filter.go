@@ -1,0 +1,171 @@
+package inventory
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// concern is what link events ask of the inventory.
+type concern struct {
+	full    bool     // read the whole node (events were lost)
+	devices []string // RDMA devices to read again
+	// netdevs are links that could be NICs with no RDMA device known:
+	// looked at again by the follow-up (a VF's RDMA device registers
+	// after its netdev appears, with no event of its own).
+	netdevs []string
+	first   string // the first event's link, for the cause
+	events  int    // how many events asked for it
+}
+
+func (c *concern) none() bool { return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 }
+
+// add takes in what another event (or burst) asks.
+func (c *concern) add(o concern) {
+	if c.none() {
+		c.first = o.first
+	}
+	c.full = c.full || o.full
+	for _, d := range o.devices {
+		if !slices.Contains(c.devices, d) {
+			c.devices = append(c.devices, d)
+		}
+	}
+	for _, n := range o.netdevs {
+		if !slices.Contains(c.netdevs, n) {
+			c.netdevs = append(c.netdevs, n)
+		}
+	}
+	c.events += o.events
+}
+
+// cause names the events in a snapshot's Cause: "link event ens1 (+3)".
+func (c *concern) cause() string {
+	cause := "link event " + c.first
+	if c.events > 1 {
+		cause += fmt.Sprintf(" (+%d)", c.events-1)
+	}
+	return cause
+}
+
+// eventFilter tells which link events concern the inventory: those about
+// a netdev of a NIC it knows (by the name the current snapshot gives, or
+// by the ifindex an earlier event of that netdev had: renamed since),
+// upper devices of such a netdev in the same netns (a VLAN or macvlan on
+// it makes it the node's own), and new links that could be NICs (a
+// `device` link in sysfs). Every other
+// link (a pod's veth, a bridge, someone's macvlan) costs one lookup, and
+// so does an event of a NIC's netdev whose LinkState is as its last
+// event left it.
+type eventFilter struct {
+	sys      *topology.Sysfs
+	version  uint64            // the snapshot byNetdev was built from
+	byNetdev map[string]string // netdev -> RDMA device
+	byIndex  map[int]string    // ifindex -> RDMA device, learned from events
+	last     map[int]linkSeen  // ifindex -> a NIC netdev's last event
+}
+
+// linkSeen is a NIC netdev's name and state at its last event.
+type linkSeen struct {
+	name  string
+	state LinkState
+}
+
+func newEventFilter(sys *topology.Sysfs) *eventFilter {
+	return &eventFilter{sys: sys, byIndex: map[int]string{}, last: map[int]linkSeen{}}
+}
+
+// classify says what one event asks of the inventory, given its current
+// snapshot.
+func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
+	if ev.Lost {
+		clear(f.byIndex) // a Gone may be among the lost ones
+		clear(f.last)
+		return concern{full: true, first: "(events lost)", events: 1}
+	}
+	f.follow(snap)
+	device, known := f.byNetdev[ev.Name]
+	if !known {
+		device, known = f.byIndex[ev.Index]
+	}
+	switch {
+	case known && ev.Gone:
+		delete(f.byIndex, ev.Index)
+		delete(f.last, ev.Index)
+		return concern{devices: []string{device}, first: ev.Name, events: 1}
+	case known:
+		f.byIndex[ev.Index] = device
+		if !f.changed(ev) {
+			return concern{}
+		}
+		return concern{devices: []string{device}, first: ev.Name, events: 1}
+	}
+	if device, upper := f.byIndex[ev.Lower]; upper && ev.Lower > 0 {
+		return concern{devices: []string{device}, first: ev.Name, events: 1} // an upper device of a NIC's, in this netns
+	}
+	if ev.Gone {
+		return concern{} // a link no NIC knows went away
+	}
+	devices, nic := f.sys.NetdevRDMADevices(ev.Name)
+	if !nic {
+		return concern{}
+	}
+	c := concern{devices: devices, first: ev.Name, events: 1}
+	if len(devices) == 0 {
+		c.netdevs = []string{ev.Name}
+	}
+	return c
+}
+
+// changed records a NIC netdev's event and says whether its name or
+// LinkState differ from its last event's (an event without an ifindex
+// has nothing to compare: it always differs).
+func (f *eventFilter) changed(ev LinkEvent) bool {
+	if ev.Index <= 0 {
+		return true
+	}
+	now := linkSeen{name: ev.Name, state: ev.State}
+	last, seen := f.last[ev.Index]
+	f.last[ev.Index] = now
+	return !seen || last != now
+}
+
+// follow rebuilds the netdev map when a new snapshot was published: every
+// netdev of its NICs, those a pod holds named as on the host.
+func (f *eventFilter) follow(snap *Snapshot) {
+	if f.byNetdev != nil && snap.Version == f.version {
+		return
+	}
+	f.version = snap.Version
+	f.byNetdev = make(map[string]string, len(snap.Machine.NICs))
+	for _, nic := range snap.Machine.NICs {
+		device := nic.Device
+		if device == "" {
+			device, _ = topology.ParseTarget(nic.Name)
+		}
+		if nic.Netdev != "" {
+			f.byNetdev[nic.Netdev] = device
+		}
+		for _, p := range nic.Ports {
+			for _, nd := range p.Netdevs {
+				f.byNetdev[nd] = device
+			}
+		}
+	}
+}
+
+// devicesOf resolves a concern's netdevs to the RDMA devices sysfs shows
+// below them now, beside its devices.
+func (f *eventFilter) devicesOf(c concern) []string {
+	devices := slices.Clone(c.devices)
+	for _, netdev := range c.netdevs {
+		found, _ := f.sys.NetdevRDMADevices(netdev)
+		for _, d := range found {
+			if !slices.Contains(devices, d) {
+				devices = append(devices, d)
+			}
+		}
+	}
+	return devices
+}

@@ -1,0 +1,35 @@
+package inventory
+
+import "sync/atomic"
+
+// Stats count what the inventory did since it started: how often it read
+// the whole node, how often one RDMA device, and what link events cost.
+type Stats struct {
+	// FullRescans are reads of the whole node (start, timer, leases
+	// loaded, lost events, a device not known before).
+	FullRescans uint64
+	// DeviceReads are reads of one RDMA device after a link event about
+	// it (a burst about several devices counts each).
+	DeviceReads uint64
+	// Published are snapshots published (a device read that changed
+	// nothing publishes none).
+	Published uint64
+	// Events are link events read; Ignored those about netdevs that are
+	// no NIC's (a pod's veth, a bridge, someone's macvlan): they cost
+	// their reading and one lookup.
+	Events, Ignored uint64
+}
+
+// counters are Stats as they are counted.
+type counters struct {
+	fullRescans, deviceReads, published, events, ignored atomic.Uint64
+}
+
+// Stats reads the counters.
+func (inv *Inventory) Stats() Stats {
+	c := &inv.stats
+	return Stats{
+		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), Published: c.published.Load(),
+		Events: c.events.Load(), Ignored: c.ignored.Load(),
+	}
+}
