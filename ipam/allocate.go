@@ -115,7 +115,7 @@ func (a *Allocator) reserve(choose func(NICUse) ([]Request, error)) (reservation
 	res := reservation{leases: make([]Lease, len(reqs)), done: make(chan struct{})}
 	for i, r := range reqs {
 		if e := a.leases[keys[i]]; e != nil {
-			if !e.lease.matches(r) {
+			if !answers(e.lease, r) {
 				a.unreserve(res.fresh)
 				return reservation{}, fmt.Errorf("ipam: allocate %s/%s: %w", r.Sandbox, r.IfName, &LeaseConflictError{Existing: e.lease, Requested: r})
 			}
@@ -161,23 +161,23 @@ func (a *Allocator) unreserve(fresh []*entry) {
 	}
 }
 
-// commitReserved writes the reserved leases, then marks them committed,
-// or drops them if the write failed. The mutex is not held while writing.
+// commitReserved writes the reserved leases in one session, then marks
+// them committed, or drops them if the write failed. The mutex is not held
+// while writing.
 func (a *Allocator) commitReserved(fresh []*entry, done chan struct{}) error {
-	op := &writeOp{}
+	ses := a.store.Begin()
 	for _, e := range fresh {
-		rec, err := encodeLease(e.lease)
-		if err != nil {
+		if err := ses.PutLease(e.lease); err != nil {
+			ses.Cancel()
 			a.finishReserved(fresh, done, err)
 			return err
 		}
-		op.putLeases = append(op.putLeases, rec)
-		op.delCooling = append(op.delCooling, []byte(e.lease.Address.Addr().String()))
+		ses.DeleteCooldown(e.lease.Address.Addr())
 	}
 	a.mu.Lock()
-	op.purge = a.takePurge()
+	a.takePurge(ses)
 	a.mu.Unlock()
-	err := a.store.commit(op)
+	err := ses.Commit()
 	a.finishReserved(fresh, done, err)
 	return err
 }

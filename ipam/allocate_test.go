@@ -222,7 +222,7 @@ func TestAllocateMany(t *testing.T) {
 		t.Fatalf("a failed AllocateMany left %d leases, want 2 (all or nothing)", got)
 	}
 	again, err := a.AllocateMany(reqs("sb1", "rail0", "rail1", "rail2"))
-	if err != nil || addrsOf(again)[Key{"sb1", "rail0"}] != "10.0.0.1" || addrsOf(again)[Key{"sb1", "rail2"}] != "10.0.0.3" {
+	if err != nil || addrsOf(again)[Key{Sandbox: "sb1", IfName: "rail0"}] != "10.0.0.1" || addrsOf(again)[Key{Sandbox: "sb1", IfName: "rail2"}] != "10.0.0.3" {
 		t.Fatalf("AllocateMany with existing keys = %v, %v; want old addresses kept, rail2 = 10.0.0.3", again, err)
 	}
 	if _, err := a.AllocateMany(reqs("sb3", "rail0", "rail0")); err == nil || !strings.Contains(err.Error(), "requests[1]: same sandbox") {
@@ -233,7 +233,7 @@ func TestAllocateMany(t *testing.T) {
 	}
 	a.Close()
 	b := reopen(t, path, pools, Options{})
-	if got := addrsOf(b.Leases()); len(got) != 3 || got[Key{"sb1", "rail1"}] != "10.0.0.2" {
+	if got := addrsOf(b.Leases()); len(got) != 3 || got[Key{Sandbox: "sb1", IfName: "rail1"}] != "10.0.0.2" {
 		t.Errorf("after reopen leases = %v, want the 3 of sb1", got)
 	}
 }

@@ -7,17 +7,17 @@ import (
 	"slices"
 	"sync"
 	"time"
-)
 
-// defaultBatchDelay is how long a batch of concurrent writes waits for more
-// writers before it commits (bbolt's MaxBatchDelay; bbolt's own default is 10ms).
-const defaultBatchDelay = 2 * time.Millisecond
+	"github.com/railcni/rail/ipam/store"
+)
 
 // Options tune an Allocator.
 type Options struct {
-	Cooldown   time.Duration    // how long a released address waits before reuse; 0: none
-	Now        func() time.Time // clock, for tests; default time.Now
-	BatchDelay time.Duration    // max wait to gather concurrent writes; default 2ms
+	Cooldown time.Duration    // how long a released address waits before reuse; 0: none
+	Now      func() time.Time // clock, for tests; default time.Now
+	// DamagedHint is appended to every error saying the lease store is
+	// damaged, at open and while it runs: what to do about it.
+	DamagedHint string
 }
 
 // entry is one lease in memory. busy is non-nil while a write for the key
@@ -31,7 +31,6 @@ type entry struct {
 type coolEntry struct {
 	pool string
 	at   time.Time
-	raw  []byte // the record on disk
 }
 
 type coolItem struct {
@@ -39,11 +38,13 @@ type coolItem struct {
 	at   time.Time
 }
 
-// Allocator hands out addresses from Pools and keeps leases in a bbolt file.
+// Allocator hands out addresses from Pools and keeps leases in the lease
+// store (ipam/store): every change is one store session, committed before
+// memory says it is done, or cancelled.
 // It is safe for concurrent use.
 type Allocator struct {
 	pools    *Pools
-	store    *store
+	store    *store.Store
 	cooldown time.Duration
 	now      func() time.Time
 
@@ -55,7 +56,7 @@ type Allocator struct {
 	used      map[netip.Addr]int                   // leases (committed or reserved) per address
 	cooling   map[netip.Addr]coolEntry
 	coolQueue []coolItem            // cooling addresses in release order, for the sweep
-	purge     []kv                  // expired cooldown records to delete with the next write
+	purge     []store.Cooldown      // expired cooldown records to delete with the next write
 	cursor    map[string]netip.Addr // per pool: last address handed out (next-fit)
 }
 
@@ -65,16 +66,10 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 	if opt.Cooldown < 0 {
 		return nil, fmt.Errorf("ipam: cooldown %s: negative: want 0 (reuse at once) or a positive duration", opt.Cooldown)
 	}
-	if opt.BatchDelay < 0 {
-		return nil, fmt.Errorf("ipam: batch delay %s: negative: want a positive duration, or 0 for the default", opt.BatchDelay)
-	}
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if opt.BatchDelay == 0 {
-		opt.BatchDelay = defaultBatchDelay
-	}
-	st, c, err := openStore(path, opt.BatchDelay)
+	st, c, err := store.Open(path, store.Options{DamagedHint: opt.DamagedHint})
 	if err != nil {
 		return nil, err
 	}
@@ -84,16 +79,20 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 		used: map[netip.Addr]int{}, cooling: map[netip.Addr]coolEntry{}, cursor: map[string]netip.Addr{},
 	}
 	if err := a.load(c); err != nil {
-		return nil, errors.Join(err, st.close())
+		var d *DamagedError
+		if errors.As(err, &d) {
+			d.Hint = opt.DamagedHint
+		}
+		return nil, errors.Join(err, st.Close())
 	}
 	return a, nil
 }
 
 // load rebuilds memory from what the store holds, after checking that no
 // address is leased twice, and drops stale cooldown records.
-func (a *Allocator) load(c *contents) error {
-	leases, cools := c.leases, c.cools
-	if err := checkLoadedLeases(a.store.path, leases, a.pools); err != nil {
+func (a *Allocator) load(c *store.Contents) error {
+	leases, cools := c.Leases, c.Cooldowns
+	if err := checkLoadedLeases(a.store.Path(), leases, a.pools); err != nil {
 		return err
 	}
 	latest := map[string]time.Time{}
@@ -104,17 +103,17 @@ func (a *Allocator) load(c *contents) error {
 		}
 	}
 	now := a.now()
-	op := &writeOp{}
+	ses := a.store.Begin()
 	for _, c := range cools {
-		if a.used[c.addr] > 0 || a.expired(c.rec.Released, now) {
-			op.purge = append(op.purge, kv{k: []byte(c.addr.String()), v: c.raw})
+		if a.used[c.Addr] > 0 || a.expired(c.Released, now) {
+			ses.PurgeCooldown(c)
 			continue
 		}
-		a.cooling[c.addr] = coolEntry{pool: c.rec.Pool, at: c.rec.Released, raw: c.raw}
-		a.coolQueue = append(a.coolQueue, coolItem{addr: c.addr, at: c.rec.Released})
+		a.cooling[c.Addr] = coolEntry{pool: c.Pool, at: c.Released}
+		a.coolQueue = append(a.coolQueue, coolItem{addr: c.Addr, at: c.Released})
 	}
 	slices.SortFunc(a.coolQueue, func(x, y coolItem) int { return x.at.Compare(y.at) })
-	return a.store.commit(op)
+	return ses.Commit()
 }
 
 // Close closes the lease file. Leases stay on disk.
@@ -126,7 +125,7 @@ func (a *Allocator) Close() error {
 	}
 	a.closed = true
 	a.mu.Unlock()
-	return a.store.close()
+	return a.store.Close()
 }
 
 // Pools returns the pools the allocator hands out from.

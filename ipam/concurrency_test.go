@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // claims records which key holds each address, as callers saw it.
@@ -135,41 +133,6 @@ func checkLeases(t *testing.T, when string, leases []Lease, want map[Key]netip.A
 	}
 }
 
-// commitsSoFar is the file's transaction ID: it grows by one per commit.
-func commitsSoFar(t *testing.T, a *Allocator) int {
-	t.Helper()
-	var id int
-	if err := a.store.db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-// A burst of 100 concurrent allocations shares commits instead of paying
-// one fsync each.
-func TestBurstIsBatched(t *testing.T) {
-	pools := mustPools(t, []PoolConfig{{Name: "p", Subnet: "10.0.0.0/24"}}, "n1")
-	a, _ := openTest(t, pools, Options{BatchDelay: 50 * time.Millisecond})
-	before := commitsSoFar(t, a)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range 100 {
-		wg.Go(func() {
-			<-start
-			if _, err := a.Allocate(request(fmt.Sprint("sb", i), "rail0", "p")); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	commits := commitsSoFar(t, a) - before
-	if len(a.Leases()) != 100 || commits > 50 {
-		t.Errorf("100 concurrent allocations: %d leases in %d commits, want 100 in at most 50", len(a.Leases()), commits)
-	}
-	t.Logf("100 concurrent allocations in %d commits", commits)
-}
-
 // A failed write leaves memory as it was: a reserved address is freed again,
 // a lease whose release failed stays.
 func TestWriteFailureRollsBack(t *testing.T) {
@@ -179,7 +142,7 @@ func TestWriteFailureRollsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.store.db.Close(); err != nil { // the disk goes away under the allocator
+	if err := a.store.Close(); err != nil { // the disk goes away under the allocator
 		t.Fatal(err)
 	}
 	if _, err := a.Allocate(request("sb2", "rail0", "p")); err == nil || !strings.Contains(err.Error(), "ipam: write") {

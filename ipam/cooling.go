@@ -3,17 +3,14 @@ package ipam
 import (
 	"net/netip"
 	"time"
+
+	"github.com/railcni/rail/ipam/store"
 )
 
-// coolingRecord encodes the cooldown record of a released address.
-func coolingRecord(addr netip.Addr, pool string, now time.Time) (kv, error) {
-	return encodeCooling(addr, coolRecord{Pool: pool, Released: now})
-}
-
-// startCooling puts a released address into its cooldown; rec is its
-// record on disk. Call with the mutex held.
-func (a *Allocator) startCooling(addr netip.Addr, pool string, now time.Time, rec kv) {
-	a.cooling[addr] = coolEntry{pool: pool, at: now, raw: rec.v}
+// startCooling puts a released address into its cooldown. Call with the
+// mutex held.
+func (a *Allocator) startCooling(addr netip.Addr, pool string, now time.Time) {
+	a.cooling[addr] = coolEntry{pool: pool, at: now}
 	a.coolQueue = append(a.coolQueue, coolItem{addr: addr, at: now})
 }
 
@@ -31,17 +28,19 @@ func (a *Allocator) sweep(now time.Time) {
 			continue // reused or released again since: a later item covers it
 		}
 		delete(a.cooling, item.addr)
-		a.purge = append(a.purge, kv{k: []byte(item.addr.String()), v: c.raw})
+		a.purge = append(a.purge, store.Cooldown{Addr: item.addr, Pool: c.pool, Released: c.at})
 	}
 	a.coolQueue = a.coolQueue[n:]
 }
 
-// takePurge hands the queued deletions to a write. Losing them (a failed
-// write) only leaves expired records, which the next Open drops.
-func (a *Allocator) takePurge() []kv {
-	p := a.purge
+// takePurge hands the queued deletions to a session. Losing them (a failed
+// write) only leaves expired records, which the next Open drops. Call with
+// the mutex held.
+func (a *Allocator) takePurge(ses *store.Session) {
+	for _, c := range a.purge {
+		ses.PurgeCooldown(c)
+	}
 	a.purge = nil
-	return p
 }
 
 // poolUsage counts the pool's leases and the addresses still cooling.

@@ -126,11 +126,11 @@ func runAndKill(t *testing.T, path string, n int) (given map[Key]netip.Addr, rel
 		f := strings.Fields(lines.Text())
 		switch {
 		case len(f) == 4 && f[0] == "A":
-			given[Key{f[1], f[2]}] = netip.MustParseAddr(f[3])
+			given[Key{Sandbox: f[1], IfName: f[2]}] = netip.MustParseAddr(f[3])
 		case len(f) == 3 && f[0] == "D":
-			releasing[Key{f[1], f[2]}] = true
+			releasing[Key{Sandbox: f[1], IfName: f[2]}] = true
 		case len(f) == 3 && f[0] == "R":
-			released[Key{f[1], f[2]}] = true
+			released[Key{Sandbox: f[1], IfName: f[2]}] = true
 		}
 		if len(given) >= n && !killed {
 			if err := cmd.Process.Kill(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/railcni/rail/ipam/store"
 )
 
 // Sentinels for errors.Is; the typed errors below carry the details.
@@ -13,7 +15,12 @@ var (
 	ErrNoNodeSlice   = errors.New("pool has no addresses on this node")
 	ErrLeaseConflict = errors.New("lease conflict")
 	ErrClosed        = errors.New("allocator closed")
+	// ErrDamaged is matched (errors.Is) by every DamagedError.
+	ErrDamaged = store.ErrDamaged
 )
+
+// DamagedError says the lease store cannot be trusted (see store.DamagedError).
+type DamagedError = store.DamagedError
 
 // UnknownPoolError is returned for a pool name that is not configured.
 type UnknownPoolError struct {

@@ -2,46 +2,22 @@ package ipam
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/railcni/rail/ipam/store"
 )
 
 // Key identifies a lease: the sandbox (CNI container ID) and the pod
-// interface name (rail0, net1, eth0...).
-type Key struct {
-	Sandbox string `json:"sandbox"`
-	IfName  string `json:"ifname"`
-}
+// interface name. It is the lease store's key.
+type Key = store.Key
 
-// Lease is one address given to one pod interface. Its JSON form is also
-// its on-disk form.
-type Lease struct {
-	Sandbox   string `json:"sandbox"`
-	IfName    string `json:"ifname"`
-	CNIIfName string `json:"attachment"` // CNI_IFNAME of the call that made it (IfName: the name in the pod)
-	Network   string `json:"network"`
-	Pool      string `json:"pool"`
-
-	Address netip.Prefix `json:"address"` // the address with the pool's prefix length
-	Gateway netip.Addr   `json:"gateway,omitzero"`
-
-	NICs []string `json:"nics,omitempty"`
-	Mode string   `json:"mode,omitempty"`
-
-	PodNamespace string `json:"podNamespace,omitempty"`
-	PodName      string `json:"podName,omitempty"`
-	PodUID       string `json:"podUID,omitempty"`
-	Netns        string `json:"netns,omitempty"`
-
-	Created time.Time `json:"created"`
-}
-
-// Key returns the lease's key.
-func (l Lease) Key() Key { return Key{Sandbox: l.Sandbox, IfName: l.IfName} }
+// Lease is one address given to one pod interface, as the lease store
+// keeps it.
+type Lease = store.Lease
 
 // Request asks for a lease for one pod interface.
 type Request struct {
@@ -73,8 +49,8 @@ func (r Request) validate(at string) error {
 	return nil
 }
 
-// matches reports whether an existing lease answers r (ADD re-entrant).
-func (l Lease) matches(r Request) bool {
+// answers reports whether an existing lease answers r (ADD re-entrant).
+func answers(l Lease, r Request) bool {
 	return l.Pool == r.Pool && l.Network == r.Network && l.CNIIfName == r.CNIIfName
 }
 
@@ -86,15 +62,6 @@ func newLease(r Request, p *Pool, addr netip.Addr, now time.Time) Lease {
 		PodNamespace: r.PodNamespace, PodName: r.PodName, PodUID: r.PodUID, Netns: r.Netns,
 		Created: now,
 	}
-}
-
-// bytes is the bbolt key: the length-prefixed sandbox then the ifname, so no
-// separator can be confused with content.
-func (k Key) bytes() []byte {
-	b := make([]byte, 0, binary.MaxVarintLen64+len(k.Sandbox)+len(k.IfName))
-	b = binary.AppendUvarint(b, uint64(len(k.Sandbox)))
-	b = append(b, k.Sandbox...)
-	return append(b, k.IfName...)
 }
 
 func compareLeases(a, b Lease) int {

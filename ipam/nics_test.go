@@ -102,7 +102,7 @@ func TestNICUseFollowsTheLeases(t *testing.T) {
 			return reopen(t, path, a.pools, Options{})
 		}},
 		{"failed write", func(t *testing.T, a *Allocator, _ string) *Allocator {
-			must(t, a, a.store.db.Close())
+			must(t, a, a.store.Close())
 			if _, err := a.AllocateMany([]Request{onNIC("sb9", "rail0", "mlx5_3")}); err == nil {
 				t.Fatal("allocate on a closed file succeeded")
 			}

@@ -5,19 +5,21 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/railcni/rail/ipam/store"
 )
 
 // coolingOnDisk reads the cooldown records straight from the file.
-func coolingOnDisk(t *testing.T, path string) map[string]coolRecord {
+func coolingOnDisk(t *testing.T, path string) map[string]store.Cooldown {
 	t.Helper()
-	st, contents, err := openStore(path, time.Millisecond)
+	st, contents, err := store.Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
-	out := map[string]coolRecord{}
-	for _, c := range contents.cools {
-		out[c.addr.String()] = c.rec
+	defer st.Close()
+	out := map[string]store.Cooldown{}
+	for _, c := range contents.Cooldowns {
+		out[c.Addr.String()] = c
 	}
 	return out
 }

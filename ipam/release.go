@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/railcni/rail/ipam/store"
 )
 
 // Release frees every lease a CNI DEL of (sandbox, attachment, network)
@@ -123,31 +125,30 @@ func (a *Allocator) releaseWhere(selectKeys func() []Key) ([]Lease, error) {
 
 // pendingRelease is a release written but not yet applied in memory.
 type pendingRelease struct {
-	op       *writeOp
+	ses      *store.Session
 	released []Lease
-	cooling  map[netip.Addr]kv // the cooldown record of each address
+	cooling  map[netip.Addr]bool // addresses that start a cooldown
 	at       time.Time
 }
 
-// prepareRelease builds the write for releasing keys. Call with the mutex held.
+// prepareRelease opens the session releasing keys. Call with the mutex held.
 func (a *Allocator) prepareRelease(keys []Key) (*pendingRelease, error) {
-	rel := &pendingRelease{op: &writeOp{}, cooling: map[netip.Addr]kv{}, at: a.now()}
+	rel := &pendingRelease{ses: a.store.Begin(), cooling: map[netip.Addr]bool{}, at: a.now()}
 	a.sweep(rel.at)
 	for _, k := range keys {
 		l := a.leases[k].lease
 		rel.released = append(rel.released, l)
-		rel.op.delLeases = append(rel.op.delLeases, k.bytes())
+		rel.ses.DeleteLease(k)
 		if a.cooldown == 0 {
 			continue
 		}
-		rec, err := coolingRecord(l.Address.Addr(), l.Pool, rel.at)
-		if err != nil {
+		if err := rel.ses.PutCooldown(store.Cooldown{Addr: l.Address.Addr(), Pool: l.Pool, Released: rel.at}); err != nil {
+			rel.ses.Cancel()
 			return nil, err
 		}
-		rel.op.putCooling = append(rel.op.putCooling, rec)
-		rel.cooling[l.Address.Addr()] = rec
+		rel.cooling[l.Address.Addr()] = true
 	}
-	rel.op.purge = a.takePurge()
+	a.takePurge(rel.ses)
 	slices.SortFunc(rel.released, compareLeases)
 	return rel, nil
 }
@@ -155,7 +156,7 @@ func (a *Allocator) prepareRelease(keys []Key) (*pendingRelease, error) {
 // finishRelease writes the release, then frees the addresses into their
 // cooldown, or leaves the leases as they were if the write failed.
 func (a *Allocator) finishRelease(rel *pendingRelease, done chan struct{}) ([]Lease, error) {
-	err := a.store.commit(rel.op)
+	err := rel.ses.Commit()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer close(done)
@@ -168,8 +169,8 @@ func (a *Allocator) finishRelease(rel *pendingRelease, done chan struct{}) ([]Le
 	for _, l := range rel.released {
 		a.removeEntry(l.Key())
 		addr := l.Address.Addr()
-		if rec, ok := rel.cooling[addr]; ok {
-			a.startCooling(addr, l.Pool, rel.at, rec)
+		if rel.cooling[addr] {
+			a.startCooling(addr, l.Pool, rel.at)
 		}
 	}
 	return rel.released, nil

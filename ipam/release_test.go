@@ -130,7 +130,7 @@ func TestReleaseIfSkipsReplacedLease(t *testing.T) {
 	if err != nil || freed != nil {
 		t.Errorf("ReleaseIf = %v, %v; want nothing freed", freed, err)
 	}
-	if got := addrsOf(a.Leases()); got[Key{"sb1", "rail0"}] != "10.0.0.2" {
+	if got := addrsOf(a.Leases()); got[Key{Sandbox: "sb1", IfName: "rail0"}] != "10.0.0.2" {
 		t.Errorf("leases = %v, want the new lease 10.0.0.2 kept", got)
 	}
 }
@@ -189,7 +189,6 @@ func TestOpenErrors(t *testing.T) {
 		want string
 	}{
 		{"negative cooldown", path + ".x", Options{Cooldown: -time.Second}, "cooldown -1s: negative"},
-		{"negative batch delay", path + ".x", Options{BatchDelay: -time.Second}, "batch delay -1s: negative"},
 		{"locked by the open allocator", path, Options{}, "locked by another process"},
 		{"directory in the way", t.TempDir(), Options{}, "ipam: open"},
 	}
@@ -225,7 +224,7 @@ func TestGCLeavesInFlightAddAlone(t *testing.T) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.leases[Key{"adding", "rail0"}] != inFlight {
+	if a.leases[Key{Sandbox: "adding", IfName: "rail0"}] != inFlight {
 		t.Error("GC freed a lease whose ADD was still writing it")
 	}
 }

@@ -24,9 +24,33 @@ type fixture struct {
 	socket string
 	raw    *http.Client // speaks HTTP on the socket, for hand-made requests
 	client *api.Client
+	svc    *service.Service
+}
+
+// testPools are the pools of the test node.
+func testPools(t *testing.T) *ipam.Pools {
+	t.Helper()
+	pools, err := ipam.NewPools([]ipam.PoolConfig{
+		{Name: "p", Subnet: "10.9.0.0/24"}, {Name: "tiny", Subnet: "10.8.0.0/30"},
+	}, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pools
 }
 
 func startServer(t *testing.T) *fixture {
+	t.Helper()
+	alloc, err := ipam.Open(filepath.Join(t.TempDir(), "leases.db"), testPools(t), ipam.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alloc.Close() })
+	return startServerWith(t, alloc)
+}
+
+// startServerWith serves a service on alloc.
+func startServerWith(t *testing.T, alloc *ipam.Allocator) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
@@ -36,17 +60,6 @@ func startServer(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pools, err := ipam.NewPools([]ipam.PoolConfig{
-		{Name: "p", Subnet: "10.9.0.0/24"}, {Name: "tiny", Subnet: "10.8.0.0/30"},
-	}, "node1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc, err := ipam.Open(filepath.Join(t.TempDir(), "leases.db"), pools, ipam.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { alloc.Close() })
 	svc, err := service.New(service.Options{Machine: func() *topology.Machine { return machine }, Rails: map[string]int{}, Alloc: alloc})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +70,7 @@ func startServer(t *testing.T) *fixture {
 	}}
 	t.Cleanup(transport.CloseIdleConnections)
 	return &fixture{socket: socket, raw: &http.Client{Transport: transport, Timeout: 10 * time.Second},
-		client: api.NewClient(socket, 10*time.Second)}
+		client: api.NewClient(socket, 10*time.Second), svc: svc}
 }
 
 // do sends one hand-made request and returns the status and body.

@@ -285,6 +285,8 @@ func (s *Service) allocError(err error) error {
 			Details: err.Error() + "; two rail networks in one pod need different ifPrefix values (or different CNI_IFNAMEs alone)"})
 	case errors.Is(err, ipam.ErrUnknownPool), errors.Is(err, ipam.ErrNoNodeSlice):
 		return s.countError("allocate", "bad_pool", &api.Error{Code: api.CodeInvalidConfig, Msg: "invalid field \"pool\"", Details: err.Error()})
+	case errors.Is(err, ipam.ErrDamaged):
+		return s.countError("allocate", "store_damaged", &api.Error{Code: api.CodeIO, Msg: "lease store damaged", Details: err.Error()})
 	default:
 		return s.countError("allocate", "store", &api.Error{Code: api.CodeIO, Msg: "lease store", Details: err.Error()})
 	}

@@ -13,12 +13,15 @@ import (
 // record sits beside it).
 func LeaseStorePath(stateDir string) string { return filepath.Join(stateDir, "leases.db") }
 
-// OpenLeaseStore opens the lease store; a damaged one stops raild with one
-// line: the file, what is wrong, and the command that fixes it.
+// OpenLeaseStore opens the lease store. A damaged one, found at start or
+// while raild runs, says in one line the file, what is wrong, and the
+// command that fixes it: at start raild stops with it, later every write
+// (ADD, DEL) fails with it and STATUS and /readyz report it.
 func OpenLeaseStore(cfg *config.Config, pools *ipam.Pools) (*ipam.Allocator, error) {
-	alloc, err := ipam.Open(LeaseStorePath(cfg.StateDir), pools, ipam.Options{Cooldown: cfg.CooldownDuration})
+	hint := fmt.Sprintf("refusing to serve: with raild stopped, run `raild recover --config <raild's config> --state-dir %s` to rebuild the leases from the pods on this node (the damaged file is kept)", cfg.StateDir)
+	alloc, err := ipam.Open(LeaseStorePath(cfg.StateDir), pools, ipam.Options{Cooldown: cfg.CooldownDuration, DamagedHint: hint})
 	if errors.Is(err, ipam.ErrDamaged) {
-		return nil, fmt.Errorf("%w; refusing to serve: with raild stopped, run `raild recover --config <raild's config> --state-dir %s` to rebuild the leases from the pods on this node (the damaged file is kept)", err, cfg.StateDir)
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open lease store: %w", err)

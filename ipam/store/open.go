@@ -1,4 +1,4 @@
-package ipam
+package store
 
 import (
 	"errors"
@@ -6,17 +6,33 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// openStore opens the lease file at path, creating it when neither it nor
+// Open opens the lease file at path, creating it when neither it nor
 // its side record exists, and checks it completely before anything is
 // handed out: a missing, empty, truncated, damaged or rolled-back store is
 // a *DamagedError, never a fresh start and never a panic.
-func openStore(path string, batchDelay time.Duration) (*store, *contents, error) {
+func Open(path string, opt Options) (*Store, *Contents, error) {
+	if opt.StuckAfter <= 0 {
+		opt.StuckAfter = DefaultStuckAfter
+	}
+	st, c, err := open(path)
+	var d *DamagedError
+	if errors.As(err, &d) {
+		d.Hint = opt.DamagedHint
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st.opt = opt
+	st.start(c.txid, c.seq)
+	return st, c, nil
+}
+
+func open(path string) (*Store, *Contents, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("ipam: create state dir for %s: %w", path, err)
 	}
@@ -36,7 +52,6 @@ func openStore(path string, batchDelay time.Duration) (*store, *contents, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	db.MaxBatchDelay = batchDelay
 	c, err := checkedContents(db, path, side, sideExists)
 	if err != nil {
 		return nil, nil, errors.Join(err, closeAfter(err, db, file))
@@ -45,7 +60,7 @@ func openStore(path string, batchDelay time.Duration) (*store, *contents, error)
 	if err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("ipam: %w", err), closeAfter(err, db, file))
 	}
-	return &store{db: db, path: path, seq: seq}, c, nil
+	return &Store{db: db, file: file, path: path, seq: seq}, c, nil
 }
 
 // prepareFile refuses a missing or empty file where a store existed, and
@@ -54,7 +69,7 @@ func prepareFile(path string, side uint64, sideExists bool) error {
 	info, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && sideExists && side > 0:
-		return damaged(path, "missing, but its side record %s says commit %d was made: the file was removed or lost", seqPath(path), side)
+		return Damaged(path, "missing, but its side record %s says commit %d was made: the file was removed or lost", seqPath(path), side)
 	case errors.Is(err, fs.ErrNotExist):
 		return createStore(path, sideExists)
 	case err != nil:
@@ -62,7 +77,7 @@ func prepareFile(path string, side uint64, sideExists bool) error {
 	case info.Mode().Type() == fs.ModeSymlink:
 		return fmt.Errorf("ipam: %s: a symbolic link: the lease store is never opened through a link; put the file itself there", path)
 	case info.Size() == 0:
-		return damaged(path, "empty (0 bytes), but raild never leaves it empty: the leases it held are lost")
+		return Damaged(path, "empty (0 bytes), but raild never leaves it empty: the leases it held are lost")
 	}
 	return nil
 }
@@ -109,6 +124,9 @@ func openBolt(path string) (*bolt.DB, *os.File, error) {
 		file = f
 		return f, err
 	}}
+	if err := checkFreelistBeforeOpen(path); err != nil {
+		return nil, nil, err
+	}
 	var db *bolt.DB
 	err := guard(path, func() (err error) {
 		db, err = bolt.Open(path, 0o600, opts)
@@ -122,7 +140,7 @@ func openBolt(path string) (*bolt.DB, *os.File, error) {
 	}
 	var pathErr *fs.PathError
 	if problem, ok := truncation(path); ok {
-		return nil, nil, damaged(path, "%s", problem)
+		return nil, nil, Damaged(path, "%s", problem)
 	}
 	switch {
 	case errors.Is(err, ErrDamaged):
@@ -132,13 +150,13 @@ func openBolt(path string) (*bolt.DB, *os.File, error) {
 	case errors.As(err, &pathErr):
 		return nil, nil, fmt.Errorf("ipam: open %s: %w", path, err)
 	}
-	return nil, nil, damaged(path, "damaged: bbolt cannot open it: %s", oneLine(err.Error()))
+	return nil, nil, Damaged(path, "damaged: bbolt cannot open it: %s", oneLine(err.Error()))
 }
 
 // checkedContents checks the open file and reads it, converting a format 1
 // file, and compares its commit sequence with the side record.
-func checkedContents(db *bolt.DB, path string, side uint64, sideExists bool) (*contents, error) {
-	c, err := inspect(db, path, func(c *contents) error { return checkSeq(c, path, side, sideExists) })
+func checkedContents(db *bolt.DB, path string, side uint64, sideExists bool) (*Contents, error) {
+	c, err := inspect(db, path, func(c *Contents) error { return checkSeq(c, path, side, sideExists) })
 	if err != nil {
 		return nil, err
 	}
@@ -149,23 +167,23 @@ func checkedContents(db *bolt.DB, path string, side uint64, sideExists bool) (*c
 }
 
 // checkSeq refuses a store older than its side record.
-func checkSeq(c *contents, path string, side uint64, sideExists bool) error {
+func checkSeq(c *Contents, path string, side uint64, sideExists bool) error {
 	switch {
 	case c.version != formatVersion && sideExists:
-		return damaged(path, "rolled back: it is in format %q, older than its side record %s (commit %d): an older copy was put back", c.version, seqPath(path), side)
+		return Damaged(path, "rolled back: it is in format %q, older than its side record %s (commit %d): an older copy was put back", c.version, seqPath(path), side)
 	case c.version != formatVersion:
 		return nil // format 1, converted next
 	case !sideExists:
-		return damaged(path, "its side record %s is missing, so lost commits cannot be ruled out", seqPath(path))
+		return Damaged(path, "its side record %s is missing, so lost commits cannot be ruled out", seqPath(path))
 	case c.seq < side:
-		return damaged(path, "rolled back: it holds commit %d but commit %d was acknowledged (%s): an older copy was put back, or its last commit was damaged", c.seq, side, seqPath(path))
+		return Damaged(path, "rolled back: it holds commit %d but commit %d was acknowledged (%s): an older copy was put back, or its last commit was damaged", c.seq, side, seqPath(path))
 	}
 	return nil
 }
 
 // upgrade converts a format 1 file (or a bbolt file without buckets) to
 // the current format in one transaction, after making the side record.
-func upgrade(db *bolt.DB, path string) (*contents, error) {
+func upgrade(db *bolt.DB, path string) (*Contents, error) {
 	old, err := inspect(db, path, nil)
 	if err != nil {
 		return nil, err
@@ -183,8 +201,8 @@ func upgrade(db *bolt.DB, path string) (*contents, error) {
 // faults turned into errors: the file covers the last commit, every record
 // decodes with its checksum, verify (if any) accepts what was read, then
 // bbolt's own consistency check.
-func inspect(db *bolt.DB, path string, verify func(*contents) error) (*contents, error) {
-	var c *contents
+func inspect(db *bolt.DB, path string, verify func(*Contents) error) (*Contents, error) {
+	var c *Contents
 	err := guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
 			if err := checkSize(tx, path); err != nil {
@@ -214,7 +232,7 @@ func checkSize(tx *bolt.Tx, path string) error {
 		return fmt.Errorf("ipam: %w", err)
 	}
 	if info.Size() < tx.Size() {
-		return damaged(path, "truncated: %d bytes, its last commit needs %d", info.Size(), tx.Size())
+		return Damaged(path, "truncated: %d bytes, its last commit needs %d", info.Size(), tx.Size())
 	}
 	return nil
 }
@@ -232,7 +250,7 @@ func checkTx(tx *bolt.Tx, path string) error {
 	if len(problems) > 1 {
 		more = fmt.Sprintf(" (and %d more)", len(problems)-1)
 	}
-	return damaged(path, "damaged: bbolt consistency check: %s%s", oneLine(problems[0].Error()), more)
+	return Damaged(path, "damaged: bbolt consistency check: %s%s", oneLine(problems[0].Error()), more)
 }
 
 // closeAfter closes a store that failed its checks. After a bbolt panic

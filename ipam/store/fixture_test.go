@@ -1,9 +1,10 @@
-package ipam
+package store
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,36 +22,76 @@ type storeFixture struct {
 	leases []Lease
 }
 
-// newStoreFixture allocates n leases (releasing every third, with a
-// cooldown) and keeps a copy of the state directory taken halfway.
+// newStoreFixture writes n leases as the allocator would (one session
+// each, consecutive addresses of 10.8.0.0/22), releasing every third into
+// a cooldown, and keeps a copy of the state directory taken halfway.
 func newStoreFixture(t testing.TB, n int) *storeFixture {
 	t.Helper()
 	dir := t.TempDir()
 	fx := &storeFixture{dir: dir, path: filepath.Join(dir, "leases.db")}
-	pools := mustPools(t, damagePools, "n1")
-	a, err := Open(fx.path, pools, Options{Cooldown: time.Hour})
+	st, _, err := Open(fx.path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	addr := netip.MustParseAddr("10.8.0.0")
 	for i := range n {
-		sb := fmt.Sprintf("sb-%03d", i)
-		if _, err := a.Allocate(request(sb, "rail0", "p")); err != nil {
-			t.Fatal(err)
-		}
+		addr = addr.Next()
+		l := testLease(fmt.Sprintf("sb-%03d", i), netip.PrefixFrom(addr, 22), at.Add(time.Duration(i)*time.Second))
+		commit(t, st, func(s *Session) error { return s.PutLease(l) })
 		if i%3 == 2 {
-			if _, err := a.Release(sb, "eth0", "railnet"); err != nil {
-				t.Fatal(err)
-			}
+			commit(t, st, func(s *Session) error {
+				s.DeleteLease(l.Key())
+				return s.PutCooldown(Cooldown{Addr: addr, Pool: l.Pool, Released: l.Created})
+			})
+		} else {
+			fx.leases = append(fx.leases, l)
 		}
 		if i == n/2 {
 			fx.older = readDir(t, dir)
 		}
 	}
-	fx.leases = a.Leases()
-	if err := a.Close(); err != nil {
+	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return fx
+}
+
+func testLease(sandbox string, addr netip.Prefix, created time.Time) Lease {
+	return Lease{Sandbox: sandbox, IfName: "rail0", CNIIfName: "eth0", Network: "railnet", Pool: "p",
+		Address: addr, NICs: []string{"mlx5_0"}, Mode: "macvlan", PodNamespace: "ns", PodName: "pod-" + sandbox,
+		Created: created}
+}
+
+// commit runs change in a session of its own and commits it.
+func commit(t testing.TB, st *Store, change func(*Session) error) {
+	t.Helper()
+	ses := st.Begin()
+	if err := change(ses); err != nil {
+		ses.Cancel()
+		t.Fatal(err)
+	}
+	if err := ses.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openNoPanic opens the store and turns a panic into a test failure with
+// the value, so a table goes on with the next case. The store is closed
+// at the end of the test.
+func openNoPanic(t *testing.T, path string) (c *Contents, err error) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("Open panicked: %v", r)
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	st, c, err := Open(path, Options{})
+	if err == nil {
+		t.Cleanup(func() { st.Close() })
+	}
+	return c, err
 }
 
 // readDir returns the content of every file in dir.

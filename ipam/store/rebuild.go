@@ -1,4 +1,4 @@
-package ipam
+package store
 
 import (
 	"errors"
@@ -11,18 +11,11 @@ import (
 )
 
 // Rebuild replaces the lease store at path with one holding exactly leases
-// (rebuilt from the pods, say). The old file and its side record are moved
-// aside as <name>.damaged-<UTC time>, never deleted; the returned paths say
-// where. leases must pass the checks of a load: no address twice, none
-// outside its pool. A raild that holds the store open makes Rebuild fail:
-// stop it first. On failure the old files are put back.
-func Rebuild(path string, pools *Pools, leases []Lease, now time.Time) (movedAside []string, retErr error) {
-	if err := checkLoadedLeases(path, leases, pools); err != nil {
-		return nil, fmt.Errorf("ipam: rebuild: %w", err)
-	}
-	if err := checkKeys(leases); err != nil {
-		return nil, err
-	}
+// (rebuilt from the pods, say; the caller has checked them). The old file
+// and its side record are moved aside as <name>.damaged-<UTC time>, never
+// deleted; the returned paths say where. A raild that holds the store open
+// makes Rebuild fail: stop it first. On failure the old files are put back.
+func Rebuild(path string, leases []Lease, now time.Time) (movedAside []string, retErr error) {
 	unlock, err := lockStore(path)
 	if err != nil {
 		return nil, err
@@ -47,25 +40,6 @@ func Rebuild(path string, pools *Pools, leases []Lease, now time.Time) (movedAsi
 	return movedAside, writeLeases(path, leases)
 }
 
-// checkKeys refuses a lease without its key or address, and two leases
-// for one (sandbox, interface).
-func checkKeys(leases []Lease) error {
-	seen := make(map[Key]bool, len(leases))
-	for i, l := range leases {
-		if err := (Request{Sandbox: l.Sandbox, IfName: l.IfName}).validate(fmt.Sprintf("leases[%d]", i)); err != nil {
-			return fmt.Errorf("ipam: rebuild: %w", err)
-		}
-		if !l.Address.IsValid() {
-			return fmt.Errorf("ipam: rebuild: leases[%d].address: not a valid address with prefix length, e.g. 10.0.0.5/24", i)
-		}
-		if seen[l.Key()] {
-			return fmt.Errorf("ipam: rebuild: two leases for sandbox %q interface %q: give each interface one", l.Sandbox, l.IfName)
-		}
-		seen[l.Key()] = true
-	}
-	return nil
-}
-
 // lockStore takes the lock bbolt takes, so a running raild is not robbed
 // of its file.
 func lockStore(path string) (unlock func(), err error) {
@@ -85,7 +59,7 @@ func lockStore(path string) (unlock func(), err error) {
 
 // writeLeases makes a fresh store at path holding leases, in one commit.
 func writeLeases(path string, leases []Lease) error {
-	st, _, err := openStore(path, defaultBatchDelay)
+	st, _, err := Open(path, Options{})
 	if err != nil {
 		return err
 	}
@@ -93,11 +67,11 @@ func writeLeases(path string, leases []Lease) error {
 	for _, l := range leases {
 		rec, err := encodeLease(l)
 		if err != nil {
-			return errors.Join(err, st.close())
+			return errors.Join(err, st.Close())
 		}
 		op.putLeases = append(op.putLeases, rec)
 	}
-	return errors.Join(st.commit(op), st.close())
+	return errors.Join(st.commit(op), st.Close())
 }
 
 // putBack undoes the moves aside of a failed rebuild: the old files go

@@ -1,4 +1,4 @@
-package ipam
+package store
 
 import (
 	"encoding/binary"
@@ -41,7 +41,7 @@ func checkPageHeaders(tx *bolt.Tx, path string) error {
 			return err
 		}
 		if err := checkHeader(metas[i], uint64(i), metaPageFlag); err != nil {
-			return damaged(path, "damaged: meta page %d: %v", i, err)
+			return Damaged(path, "damaged: meta page %d: %v", i, err)
 		}
 	}
 	for _, meta := range metas {
@@ -57,20 +57,20 @@ func checkPageHeaders(tx *bolt.Tx, path string) error {
 			return err
 		}
 		if err := checkHeader(page, freelist, freelistPageFlag); err != nil {
-			return damaged(path, "damaged: freelist page %d: %v", freelist, err)
+			return Damaged(path, "damaged: freelist page %d: %v", freelist, err)
 		}
 		return nil
 	}
-	return damaged(path, "damaged: no meta page holds transaction %d", tx.ID())
+	return Damaged(path, "damaged: no meta page holds transaction %d", tx.ID())
 }
 
 func readPage(f *os.File, id, pageSize int64, path string) ([]byte, error) {
 	if id > (1<<62)/pageSize {
-		return nil, damaged(path, "damaged: page %d is beyond any file", id)
+		return nil, Damaged(path, "damaged: page %d is beyond any file", id)
 	}
 	page := make([]byte, pageSize)
 	if _, err := f.ReadAt(page, id*pageSize); err != nil {
-		return nil, damaged(path, "damaged: page %d unreadable: %v", id, err)
+		return nil, Damaged(path, "damaged: page %d unreadable: %v", id, err)
 	}
 	return page, nil
 }

@@ -1,28 +1,11 @@
-package ipam
+package store
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
-
-var damagePools = []PoolConfig{{Name: "p", Subnet: "10.8.0.0/22"}}
-
-// openNoPanic opens the allocator and turns a panic into a test failure
-// with the value, so the table goes on with the next case.
-func openNoPanic(t *testing.T, path string) (a *Allocator, err error) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("Open panicked: %v", r)
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	return Open(path, mustPools(t, damagePools, "n1"), Options{Cooldown: time.Hour})
-}
 
 // TestOpenDamagedStore damages a lease file in the ways disks and people
 // damage files: each must be refused at open with an error naming the file,
@@ -73,10 +56,9 @@ func TestOpenDamagedStore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fx := base.copyTo(t, t.TempDir())
 			tt.damage(t, fx)
-			a, err := openNoPanic(t, fx.path)
+			c, err := openNoPanic(t, fx.path)
 			if err == nil {
-				a.Close()
-				t.Fatalf("Open of a damaged store succeeded with %d leases (had %d)", len(a.Leases()), len(base.leases))
+				t.Fatalf("Open of a damaged store succeeded with %d leases (had %d)", len(c.Leases), len(base.leases))
 			}
 			if msg := err.Error(); !strings.Contains(msg, fx.path) || !strings.Contains(msg, tt.want) {
 				t.Errorf("error %q: want the file %s and %q in it", msg, fx.path, tt.want)
@@ -99,7 +81,7 @@ func TestEverySinglePageDamage(t *testing.T) {
 	for page := range len(data) / ps {
 		fx := base.copyTo(t, t.TempDir())
 		fx.write(t, garbage(data, page, ps))
-		a, err := openNoPanic(t, fx.path)
+		c, err := openNoPanic(t, fx.path)
 		if err != nil {
 			if !errors.Is(err, ErrDamaged) {
 				t.Errorf("page %d: error %v is not a DamagedError", page, err)
@@ -107,10 +89,9 @@ func TestEverySinglePageDamage(t *testing.T) {
 			refused++
 			continue
 		}
-		if got := a.Leases(); !sameLeases(got, base.leases) {
-			t.Errorf("page %d: opened with %d leases, not the %d it held", page, len(got), len(base.leases))
+		if !sameLeases(c.Leases, base.leases) {
+			t.Errorf("page %d: opened with %d leases, not the %d it held", page, len(c.Leases), len(base.leases))
 		}
-		a.Close()
 	}
 	t.Logf("%d of %d pages refused when damaged", refused, len(data)/ps)
 	if refused == 0 {
@@ -151,19 +132,17 @@ func TestSideRecord(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := openNoPanic(t, fx.path)
+			c, err := openNoPanic(t, fx.path)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("Open: %v", err)
 				}
-				defer a.Close()
-				if len(a.Leases()) != len(base.leases) {
-					t.Errorf("%d leases, want %d", len(a.Leases()), len(base.leases))
+				if len(c.Leases) != len(base.leases) {
+					t.Errorf("%d leases, want %d", len(c.Leases), len(base.leases))
 				}
 				return
 			}
 			if err == nil {
-				a.Close()
 				t.Fatal("Open succeeded")
 			}
 			if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), tt.want) {

@@ -1,4 +1,4 @@
-package ipam
+package store
 
 import (
 	"errors"
@@ -21,10 +21,10 @@ func openNoFollow(name string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, err
 }
 
-// StoreExists says whether a lease store was ever made at path: its file
+// Exists says whether a lease store was ever made at path: its file
 // or its side record is there (whatever they hold). Neither is a first
 // start, or a store that was removed whole.
-func StoreExists(path string) (bool, error) {
+func Exists(path string) (bool, error) {
 	for _, p := range []string{path, seqPath(path)} {
 		_, err := os.Lstat(p)
 		if err == nil {

@@ -1,4 +1,4 @@
-package ipam
+package store
 
 import (
 	"encoding/binary"
@@ -64,7 +64,7 @@ func readSeq(path string) (seq uint64, exists bool, err error) {
 	}
 	seq, err = decodeSeq(data)
 	if err != nil {
-		return 0, true, damaged(path, "damaged side record (%v): it cannot tell whether leases.db lost commits", err)
+		return 0, true, Damaged(path, "damaged side record (%v): it cannot tell whether leases.db lost commits", err)
 	}
 	return seq, true, nil
 }

@@ -1,4 +1,4 @@
-package ipam
+package store
 
 import (
 	"bytes"
@@ -20,18 +20,14 @@ const (
 	metaSeq       = "seq"     // commit sequence, uint64 big endian
 )
 
-// contents is everything a store holds.
-type contents struct {
+// Contents is everything a store holds, as Open read it.
+type Contents struct {
+	Leases    []Lease
+	Cooldowns []Cooldown
+
 	version string
 	seq     uint64
-	leases  []Lease
-	cools   []storedCooling
-}
-
-type storedCooling struct {
-	addr netip.Addr
-	rec  coolRecord
-	raw  []byte
+	txid    int // the transaction that wrote it
 }
 
 // guard runs fn with bbolt's panics, and memory faults on the file's
@@ -50,14 +46,14 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // readContents decodes every record; anything that is not exactly what
 // raild writes is a *DamagedError naming the record.
-func readContents(tx *bolt.Tx, path string) (*contents, error) {
-	c := &contents{}
+func readContents(tx *bolt.Tx, path string) (*Contents, error) {
+	c := &Contents{txid: tx.ID()}
 	err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
 		switch string(name) {
 		case bucketLeases, bucketCooling, bucketMeta:
 			return nil
 		}
-		return damaged(path, "damaged: unknown bucket %q", name)
+		return Damaged(path, "damaged: unknown bucket %q", name)
 	})
 	if err != nil {
 		return nil, err
@@ -69,10 +65,10 @@ func readContents(tx *bolt.Tx, path string) (*contents, error) {
 	if c.version, c.seq, err = readMeta(meta, path); err != nil {
 		return nil, err
 	}
-	if c.leases, err = readLeases(tx.Bucket([]byte(bucketLeases)), c.version, path); err != nil {
+	if c.Leases, err = readLeases(tx.Bucket([]byte(bucketLeases)), c.version, path); err != nil {
 		return nil, err
 	}
-	c.cools, err = readCooling(tx.Bucket([]byte(bucketCooling)), c.version, path)
+	c.Cooldowns, err = readCooling(tx.Bucket([]byte(bucketCooling)), c.version, path)
 	return c, err
 }
 
@@ -87,20 +83,20 @@ func readMeta(meta *bolt.Bucket, path string) (version string, seq uint64, err e
 	}
 	raw := meta.Get([]byte(metaSeq))
 	if len(raw) != 8 {
-		return "", 0, damaged(path, "damaged: commit sequence is %d bytes, want 8", len(raw))
+		return "", 0, Damaged(path, "damaged: commit sequence is %d bytes, want 8", len(raw))
 	}
 	return version, binary.BigEndian.Uint64(raw), nil
 }
 
 func readLeases(b *bolt.Bucket, version, path string) ([]Lease, error) {
 	if b == nil {
-		return nil, damaged(path, "damaged: bucket %q is missing", bucketLeases)
+		return nil, Damaged(path, "damaged: bucket %q is missing", bucketLeases)
 	}
 	var leases []Lease
 	err := b.ForEach(func(k, v []byte) error {
 		l, err := decodeLease(k, v, version)
 		if err != nil {
-			return damaged(path, "damaged: lease record %s: %v", describeKey(k), err)
+			return Damaged(path, "damaged: lease record %s: %v", describeKey(k), err)
 		}
 		leases = append(leases, l)
 		return nil
@@ -128,15 +124,15 @@ func decodeLease(k, v []byte, version string) (Lease, error) {
 	return l, nil
 }
 
-func readCooling(b *bolt.Bucket, version, path string) ([]storedCooling, error) {
+func readCooling(b *bolt.Bucket, version, path string) ([]Cooldown, error) {
 	if b == nil {
-		return nil, damaged(path, "damaged: bucket %q is missing", bucketCooling)
+		return nil, Damaged(path, "damaged: bucket %q is missing", bucketCooling)
 	}
-	var cools []storedCooling
+	var cools []Cooldown
 	err := b.ForEach(func(k, v []byte) error {
 		c, err := decodeCooling(k, v, version)
 		if err != nil {
-			return damaged(path, "damaged: cooldown record %q: %v", k, err)
+			return Damaged(path, "damaged: cooldown record %q: %v", k, err)
 		}
 		cools = append(cools, c)
 		return nil
@@ -144,20 +140,20 @@ func readCooling(b *bolt.Bucket, version, path string) ([]storedCooling, error) 
 	return cools, err
 }
 
-func decodeCooling(k, v []byte, version string) (storedCooling, error) {
+func decodeCooling(k, v []byte, version string) (Cooldown, error) {
 	addr, err := netip.ParseAddr(string(k))
 	if err != nil {
-		return storedCooling{}, fmt.Errorf("decode address: %w", err)
+		return Cooldown{}, fmt.Errorf("decode address: %w", err)
 	}
 	payload, err := recordPayload(v, version)
 	if err != nil {
-		return storedCooling{}, err
+		return Cooldown{}, err
 	}
 	var rec coolRecord
 	if err := json.Unmarshal(payload, &rec); err != nil {
-		return storedCooling{}, fmt.Errorf("decode: %w", err)
+		return Cooldown{}, fmt.Errorf("decode: %w", err)
 	}
-	return storedCooling{addr: addr, rec: rec, raw: bytes.Clone(v)}, nil
+	return Cooldown{Addr: addr, Pool: rec.Pool, Released: rec.Released}, nil
 }
 
 // recordPayload is the JSON of a record: checked and unsealed in the
@@ -183,7 +179,7 @@ func describeKey(k []byte) string {
 
 // initFormat creates the buckets and writes every record of old (a format
 // 1 file, or nil for a new store) in the current format.
-func initFormat(tx *bolt.Tx, old *contents) error {
+func initFormat(tx *bolt.Tx, old *Contents) error {
 	for _, name := range []string{bucketLeases, bucketCooling, bucketMeta} {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
@@ -191,15 +187,15 @@ func initFormat(tx *bolt.Tx, old *contents) error {
 	}
 	op := &writeOp{}
 	if old != nil {
-		for _, l := range old.leases {
+		for _, l := range old.Leases {
 			rec, err := encodeLease(l)
 			if err != nil {
 				return err
 			}
 			op.putLeases = append(op.putLeases, rec)
 		}
-		for _, c := range old.cools {
-			rec, err := encodeCooling(c.addr, c.rec)
+		for _, c := range old.Cooldowns {
+			rec, err := encodeCooling(c)
 			if err != nil {
 				return err
 			}
@@ -216,5 +212,5 @@ func initFormat(tx *bolt.Tx, old *contents) error {
 	if old == nil {
 		return nil
 	}
-	return op.apply(tx) // commit 1: the converted records
+	return applyAll(tx, []*writeOp{op}, 1) // commit 1: the converted records
 }

@@ -1,4 +1,4 @@
-package ipam
+package store
 
 import (
 	"encoding/binary"
