@@ -53,10 +53,15 @@ type Inventory struct {
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
 	found      *topology.Machine       // the machine as last read, before the merge with the leases
-	protector  Protector               // nil: protection from sysfs alone
-	current    atomic.Pointer[Snapshot]
-	quiet      quietHolders // holders found to change nothing in a snapshot
-	stats      counters
+	// protector reads the node's own NICs (nil: sysfs alone). Its own
+	// lock, never held while calling out: Recheck runs under the
+	// allocator's lock, and a rescan holds rescanMu while it asks the
+	// allocator for the holders.
+	protectorMu sync.Mutex
+	protector   Protector
+	current     atomic.Pointer[Snapshot]
+	quiet       quietHolders // holders found to change nothing in a snapshot
+	stats       counters
 }
 
 // quietHolders are leases' holders that a device read found to give the

@@ -16,9 +16,9 @@ type Protector interface {
 // SetProtector installs the reader of the node's own NICs and rescans, so
 // the current snapshot carries their protection.
 func (inv *Inventory) SetProtector(p Protector) error {
-	inv.rescanMu.Lock()
+	inv.protectorMu.Lock()
 	inv.protector = p
-	inv.rescanMu.Unlock()
+	inv.protectorMu.Unlock()
 	_, err := inv.Rescan("protection on")
 	return err
 }
@@ -28,10 +28,11 @@ func (inv *Inventory) SetProtector(p Protector) error {
 // of the NICs still there (a protected NIC stays protected) and returns
 // the error for the snapshot.
 func (inv *Inventory) protection(prev *Snapshot, m *topology.Machine) (map[string]topology.Protection, error) {
-	if inv.protector == nil {
+	reader := inv.currentProtector()
+	if reader == nil {
 		return m.LinkProtection(), nil
 	}
-	p, err := inv.protector.All(m)
+	p, err := reader.All(m)
 	if err == nil {
 		return p, nil
 	}
@@ -57,9 +58,7 @@ func (inv *Inventory) Protected() map[string]topology.Protection {
 // Recheck reads the protection of these NICs now (placement.Guard): an
 // address or route may have come on one since the last rescan.
 func (inv *Inventory) Recheck(nics []topology.NIC) (map[string]topology.Protection, error) {
-	inv.rescanMu.Lock()
-	p := inv.protector
-	inv.rescanMu.Unlock()
+	p := inv.currentProtector()
 	if p == nil {
 		out := map[string]topology.Protection{}
 		for _, n := range nics {
@@ -74,4 +73,12 @@ func (inv *Inventory) Recheck(nics []topology.NIC) (map[string]topology.Protecti
 		return nil, err
 	}
 	return maps.Clone(fresh), nil
+}
+
+// currentProtector is the protector installed, read under its own lock
+// only (see Inventory.protectorMu).
+func (inv *Inventory) currentProtector() Protector {
+	inv.protectorMu.Lock()
+	defer inv.protectorMu.Unlock()
+	return inv.protector
 }
