@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -48,22 +47,7 @@ func netlinkEvents(t *testing.T) (<-chan inventory.LinkEvent, func(t *testing.T)
 // ownNetns makes the named netns and a netlink handle inside it.
 func ownNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	origin, err := netns.Get()
-	must(t, err)
-	defer origin.Close()
-	ns, err := netnstest.NewNamed(name)
-	if setErr := netns.Set(origin); setErr != nil {
-		t.Fatalf("back to the test's netns: %v", setErr)
-	}
-	must(t, err)
-	t.Cleanup(func() {
-		ns.Close()
-		if err := netns.DeleteNamed(name); err != nil {
-			t.Errorf("delete netns %s: %v", name, err)
-		}
-	})
+	ns := netnstest.Named(t, name)
 	h, err := netlink.NewHandleAt(ns)
 	must(t, err)
 	t.Cleanup(h.Close)

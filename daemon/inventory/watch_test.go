@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -33,26 +32,7 @@ func namedNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a network namespace")
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	origin, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer origin.Close()
-	ns, err := netnstest.NewNamed(name)
-	if setErr := netns.Set(origin); setErr != nil {
-		t.Fatalf("back to the test's netns: %v", setErr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ns.Close()
-		if err := netns.DeleteNamed(name); err != nil {
-			t.Errorf("delete netns %s: %v", name, err)
-		}
-	})
+	ns := netnstest.Named(t, name)
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
 		t.Fatal(err)

@@ -11,27 +11,27 @@ import (
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
-// dualPortMachine writes dualport-2s with port 2 of mlx4_0 DOWN.
-func dualPortMachine(t *testing.T) (*topology.Machine, string) {
+// dualPortMachine is dualport-2s described with port 2 of mlx4_0 DOWN
+// (its first switch's third slot), written and discovered.
+func dualPortMachine(t *testing.T) *topology.Machine {
 	t.Helper()
+	host, _ := fakesys.Machine("dualport-2s")
+	host.Roots[0].Ports[0].Switch[2].Card.Funcs[0].MorePorts[0].State = "DOWN"
 	root := t.TempDir()
-	if _, err := fakesys.Write(root, "dualport-2s", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := fakesys.SetPortState(root, "mlx4_0", 2, "DOWN"); err != nil {
+	if _, err := fakesys.WriteHost(root, "dualport-2s", host, fakesys.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := topology.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, root
+	return m
 }
 
 // TestRailIndexDualPort: each port is a rail of its own in affinity order;
 // a PCI address in rails.nics numbers every port of its function.
 func TestRailIndexDualPort(t *testing.T) {
-	m, _ := dualPortMachine(t)
+	m := dualPortMachine(t)
 	tests := []struct {
 		name  string
 		rails map[string]int

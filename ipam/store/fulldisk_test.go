@@ -13,7 +13,10 @@ import (
 	"time"
 )
 
-const fullDiskChildEnv = "RAIL_STORE_FULL_DISK_DIR"
+const (
+	fullDiskChildEnv = "RAIL_STORE_FULL_DISK_DIR"
+	parentMountNSEnv = "RAIL_STORE_PARENT_MOUNT_NS" // the test's mount namespace, for its child
+)
 
 // TestFullDiskIsUnhealthy fills the file system under an open store (a
 // 1 MiB tmpfs, in a mount namespace of a child process) until a write
@@ -33,8 +36,12 @@ func TestFullDiskIsUnhealthy(t *testing.T) {
 		t.Skip("needs root and unshare(1) to mount a small tmpfs")
 	}
 	dir := t.TempDir()
+	mnt, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(unshare, "-m", "--propagation", "private", os.Args[0], "-test.run=^TestFullDiskIsUnhealthy$")
-	cmd.Env = append(os.Environ(), fullDiskChildEnv+"="+dir)
+	cmd.Env = append(os.Environ(), fullDiskChildEnv+"="+dir, parentMountNSEnv+"="+mnt)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
@@ -42,6 +49,9 @@ func TestFullDiskIsUnhealthy(t *testing.T) {
 }
 
 func fullDiskChild(dir string) error {
+	if err := dropNetnsMounts(); err != nil {
+		return err
+	}
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
 		return fmt.Errorf("mount tmpfs: %w", err)
 	}
@@ -106,6 +116,30 @@ func fill(path string) error {
 				return nil
 			}
 			return err
+		}
+	}
+}
+
+// dropNetnsMounts takes the named netns mounts this child's private copy
+// of the host's mounts holds off /run/netns, in this mount namespace only:
+// each copy would keep a neighbour test's netns alive after it deleted
+// it (a pod netns whose NIC must come back when it dies) for as long as
+// this child runs.
+func dropNetnsMounts() error {
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return err
+	}
+	if parent := os.Getenv(parentMountNSEnv); parent == "" || parent == self {
+		return fmt.Errorf("the child shares its parent's mount namespace %s (or does not know it): not unmounting /run/netns", self)
+	}
+	for {
+		err := syscall.Unmount("/run/netns", syscall.MNT_DETACH)
+		switch {
+		case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ENOENT):
+			return nil
+		case err != nil:
+			return fmt.Errorf("unmount /run/netns: %w", err)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -57,30 +56,7 @@ func Netns(t testing.TB, standIns ...StandIn) netns.NsHandle {
 	return ns
 }
 
-func newNamed(t testing.TB, name string) netns.NsHandle {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	origin, err := netns.Get()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer origin.Close()
-	ns, err := netnstest.NewNamed(name)
-	if setErr := netns.Set(origin); setErr != nil {
-		t.Fatalf("back to the test's netns: %v", setErr)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ns.Close()
-		if err := netns.DeleteNamed(name); err != nil {
-			t.Errorf("delete netns %s: %v", name, err)
-		}
-	})
-	return ns
-}
+func newNamed(t testing.TB, name string) netns.NsHandle { return netnstest.Named(t, name) }
 
 func add(h *netlink.Handle, s StandIn, peer string) error {
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: s.Name}, PeerName: peer}
