@@ -10,8 +10,10 @@
 //
 // For each: sequential ADD, DEL and ADD+DEL (p50/p99), bursts of
 // concurrent pods (wall time of all ADDs, then all DELs), and CPU per
-// ADD+DEL: user+sys of the plugin processes plus raild's own CPU, also in
-// the upstream side's window (what pods raild does not serve cost it).
+// ADD+DEL: user+sys of the plugin processes plus raild's own CPU, measured
+// in nanoseconds in windows of each side's pods of their own, less raild's
+// CPU with nothing happening (windows.go) — for the upstream sides too:
+// what pods raild does not serve cost it.
 // Beside them the exec floor (a no-op plugin through libcni) and the
 // kernel floor of each mode (one netdev into a netns and back, one
 // netlink message each way; one macvlan created into a netns, then found

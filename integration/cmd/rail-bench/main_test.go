@@ -87,52 +87,6 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-func TestStatCPUTicks(t *testing.T) {
-	tail := " 1 1 0 0 -1 4194560 500 0 0 0 %s %s 0 0 20 0 9 0 100 0 0"
-	tests := []struct {
-		name    string
-		line    string
-		want    int64
-		wantErr string
-	}{
-		{name: "plain", line: "42 (raild) S" + fmt.Sprintf(tail, "120", "35"), want: 155},
-		{name: "command with spaces and parentheses", line: "42 (a) b (c)) S" + fmt.Sprintf(tail, "7", "3"), want: 10},
-		{name: "no command", line: "42 raild S", wantErr: "no command name"},
-		{name: "cut short", line: "42 (raild) S 1 1", wantErr: "fields after the command name"},
-		{name: "not a number", line: "42 (raild) S" + fmt.Sprintf(tail, "x", "3"), wantErr: `"x" is not a tick count`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := statCPUTicks(tt.line)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("got %d, %v; want %d", got, err, tt.want)
-			}
-		})
-	}
-}
-
-func TestProcessCPUOfThisProcess(t *testing.T) {
-	deadline := time.Now().Add(50 * time.Millisecond)
-	for time.Now().Before(deadline) { // burn CPU so that at least a tick shows
-	}
-	got, err := processCPU(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got <= 0 {
-		t.Errorf("this process used %s of CPU after a busy loop, want more than 0", got)
-	}
-	if _, err := processCPU(-1); err == nil || !strings.Contains(err.Error(), "did raild exit") {
-		t.Errorf("CPU of no process: error %v, want one saying raild may have exited", err)
-	}
-}
-
 func millis(v ...int) []time.Duration {
 	out := make([]time.Duration, len(v))
 	for i, x := range v {

@@ -8,27 +8,28 @@ import (
 	"time"
 )
 
-// sample is one measured ADD and DEL and the CPU they used.
+// sample is one measured ADD and DEL and the CPU their plugin processes
+// used.
 type sample struct {
 	add, del time.Duration
-	cpu      cpuUse
+	cpu      time.Duration
 }
 
 // record is what one side measured.
 type record struct {
 	seq    []sample         // sequential ADD+DEL, one per round
 	bursts map[int][]sample // per burst size: wall time of all ADDs, of all DELs, and the CPU of the burst
+	raild  raildFigures     // raild's CPU in the side's windows (raildWindows)
 }
 
 // measurer runs sides in alternation and records what each measured.
 type measurer struct {
 	sides   []side
-	meter   cpuMeter
 	records map[side]*record
 }
 
-func newMeasurer(sides []side, meter cpuMeter) *measurer {
-	m := &measurer{sides: sides, meter: meter, records: map[side]*record{}}
+func newMeasurer(sides []side) *measurer {
+	m := &measurer{sides: sides, records: map[side]*record{}}
 	for _, s := range sides {
 		m.records[s] = &record{bursts: map[int][]sample{}}
 	}
@@ -124,9 +125,9 @@ func (m *measurer) burst(ctx context.Context, s side, size int) (sample, error) 
 }
 
 // measure runs add then del (del even when add failed, so a failed ADD
-// leaves nothing) with the CPU counters read around both.
+// leaves nothing) with the plugins' CPU read around both.
 func (m *measurer) measure(add, del func() (time.Duration, error)) (sample, error) {
-	before, err := m.meter.read()
+	before, err := pluginCPU()
 	if err != nil {
 		return sample{}, err
 	}
@@ -135,11 +136,11 @@ func (m *measurer) measure(add, del func() (time.Duration, error)) (sample, erro
 	if err := errors.Join(addErr, delErr); err != nil {
 		return sample{}, err
 	}
-	after, err := m.meter.read()
+	after, err := pluginCPU()
 	if err != nil {
 		return sample{}, err
 	}
-	return sample{add: addTime, del: delTime, cpu: after.sub(before)}, nil
+	return sample{add: addTime, del: delTime, cpu: after - before}, nil
 }
 
 // parallel runs fn for slots 0..n-1 at once and joins their errors.

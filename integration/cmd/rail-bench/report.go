@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,12 +13,18 @@ import (
 
 // settings says how the figures were made, under the table.
 func (b *bench) settings(opt options, took time.Duration, loadBefore, loadAfter string, leaks []string) string {
+	timing := raildTiming()
 	lines := []string{
 		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the %d sides rotated each round; "+
 			"bursts: the fastest of %d per size and phase, sides rotated; CPU: user+sys of the plugin processes (rusage of children), "+
-			"plus raild's own (/proc/<pid>/stat) for rail; beside upstream, raild's CPU in that side's window: what pods it does not "+
-			"serve cost it. Mode floors: the exec floor plus the kernel floor of rail's mode (none for rail chained after ptp, whose "+
-			"ADD holds ptp's work).", opt.rounds, opt.warmup, len(b.sides.all()), opt.burstReps),
+			"plus raild's own for rail. raild's CPU (its process CPU clock, ns, all threads) is measured apart, per side, in windows of "+
+			"%d pods one after another and of one burst of %d, each open %s past its last pod (raild's follow-up reads come 2 s after "+
+			"a burst of link events) and opened clear of the ticks of raild's %s rescan timer (one found first by watching raild idle), "+
+			"less the same window's length with nothing happening, taken a whole number of %s later (the same phase of raild's timers), "+
+			"per pod; beside upstream it is what pods raild does not serve cost it. "+
+			"Mode floors: the exec floor plus the kernel floor of rail's mode (none for rail chained after ptp, whose ADD holds ptp's work).",
+			opt.rounds, opt.warmup, len(b.sides.all()), opt.burstReps, opt.rounds, slices.Max(opt.bursts), timing.settle, timing.rescan,
+			timing.period),
 		fmt.Sprintf("Node: %s, 1 GPU, ConnectX-7 RoCE PF + %d VFs (veth stand-ins), raild in the node netns; "+
 			"upstream plugins %s; rail, cni-noop from this tree.", benchMachine, len(b.pods), b.upstream),
 		fmt.Sprintf("Machine: %s, %d CPUs, %s; load average %s before, %s after; %s.",

@@ -28,7 +28,8 @@ func TestQuickRun(t *testing.T) {
 	table := out.String()
 	wants := []string{tableHeader, "Leaks: none", "**floors**", "kernel: into and back, p50 / p99",
 		"kernel: macvlan created and deleted, p50 / p99", "| ADD / DEL p50 vs the mode's floor (exec + kernel) |",
-		"| raild's CPU per ADD+DEL, sequential: rail's pod / a pod it does not serve |"}
+		"| raild's CPU per ADD+DEL, sequential, less idle: rail's pod / a pod it does not serve |",
+		"| **raild idle** | raild's CPU per s with nothing happening: all idle windows / the highest one |"}
 	for _, sc := range []string{"rail move vs host-device + static", "rail macvlan vs macvlan + host-local",
 		"ptp + rail macvlan chained vs ptp, then macvlan as a second network"} {
 		wants = append(wants, "| "+sc+" | ADD, p50 / p99 |")

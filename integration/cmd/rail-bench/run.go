@@ -72,7 +72,7 @@ func newBench(node *harness.Node, kernel *kernelFloors, pods int) (*bench, error
 }
 
 func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error {
-	m := newMeasurer(b.sides.all(), cpuMeter{raildPID: b.node.Raild.PID()})
+	m := newMeasurer(b.sides.all())
 	started, load := time.Now(), loadAverage()
 	fds, err := b.measure(ctx, m, opt, log)
 	if err != nil {
@@ -93,8 +93,9 @@ func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error 
 	return nil
 }
 
-// measure verifies the sides, warms up, then runs the measured rounds and
-// the bursts. It returns raild's open files after the warm-up.
+// measure verifies the sides, warms up, then runs the measured rounds, the
+// bursts and raild's CPU windows. It returns raild's open files after the
+// warm-up.
 func (b *bench) measure(ctx context.Context, m *measurer, opt options, log io.Writer) ([]string, error) {
 	fmt.Fprintf(log, "rail-bench: %d warm-up and %d measured rounds over %d sides, then bursts of %s pods (×%d)...\n",
 		opt.warmup, opt.rounds, len(b.sides.all()), joinInts(opt.bursts), opt.burstReps)
@@ -112,14 +113,28 @@ func (b *bench) measure(ctx context.Context, m *measurer, opt options, log io.Wr
 		return nil, fmt.Errorf("sequential rounds: %w", err)
 	}
 	fmt.Fprintln(log, "rail-bench: sequential rounds done; bursts...")
-	return fds, m.bursts(ctx, opt.bursts, opt.burstReps)
+	if err := m.bursts(ctx, opt.bursts, opt.burstReps); err != nil {
+		return nil, err
+	}
+	var sides []side
+	for _, sc := range b.sides.scenarios {
+		sides = append(sides, sc.upstream, sc.rail)
+	}
+	if err := m.raildWindows(ctx, b.node.Raild.PID(), sides, opt.rounds, slices.Max(opt.bursts), raildTiming(), log); err != nil {
+		return nil, fmt.Errorf("raild's CPU windows: %w", err)
+	}
+	return fds, nil
 }
 
 // print writes the table from what the measurer recorded.
 func (b *bench) print(out io.Writer, m *measurer, opt options) {
 	exec := summarize(m.records[b.sides.execFloor])
 	var comps []comparison
+	var windows []raildWindow
 	for _, sc := range b.sides.scenarios {
+		for _, s := range []side{sc.upstream, sc.rail} {
+			windows = append(windows, m.records[s].raild.seq, m.records[s].raild.burst)
+		}
 		c := comparison{name: sc.name, rail: summarize(m.records[sc.rail]),
 			upstream: summarize(m.records[sc.upstream]), floor: exec}
 		if sc.kernel != nil {
@@ -128,6 +143,8 @@ func (b *bench) print(out io.Writer, m *measurer, opt options) {
 		}
 		comps = append(comps, c)
 	}
+	mean, highest := idleRate(windows)
 	writeTable(out, comps, opt.bursts, exec, kernelFigures{
-		move: summarize(m.records[b.sides.kernel.move]), macvlan: summarize(m.records[b.sides.kernel.macvlan])})
+		move: summarize(m.records[b.sides.kernel.move]), macvlan: summarize(m.records[b.sides.kernel.macvlan])},
+		[]time.Duration{mean, highest})
 }

@@ -8,36 +8,36 @@ import (
 // figures summarise one side's record.
 type figures struct {
 	add, del, cycle stat                     // sequential
-	cpu             cpuUse                   // per sequential ADD+DEL
+	cpu             time.Duration            // the plugins' CPU per sequential ADD+DEL
 	bursts          map[int][2]time.Duration // per size: the fastest wall time of the ADDs, of the DELs
-	burstCPU        map[int]cpuUse           // per size: CPU per pod (ADD+DEL), mean of the bursts
+	burstCPU        map[int]time.Duration    // per size: the plugins' CPU per pod (ADD+DEL), mean of the bursts
+	raild           raildFigures             // raild's CPU in the side's windows
 }
 
 // stat is the median and 99th percentile of a series.
 type stat struct{ p50, p99 time.Duration }
 
 func summarize(r *record) figures {
-	f := figures{bursts: map[int][2]time.Duration{}, burstCPU: map[int]cpuUse{}}
+	f := figures{bursts: map[int][2]time.Duration{}, burstCPU: map[int]time.Duration{}, raild: r.raild}
 	var adds, dels, cycles []time.Duration
-	var cpu cpuUse
+	var cpu time.Duration
 	for _, s := range r.seq {
 		adds, dels, cycles = append(adds, s.add), append(dels, s.del), append(cycles, s.add+s.del)
-		cpu = cpu.add(s.cpu)
+		cpu += s.cpu
 	}
 	f.add, f.del, f.cycle = statOf(adds), statOf(dels), statOf(cycles)
 	if n := time.Duration(len(r.seq)); n > 0 {
-		f.cpu = cpuUse{children: cpu.children / n, raild: cpu.raild / n}
+		f.cpu = cpu / n
 	}
 	for size, samples := range r.bursts {
 		var adds, dels []time.Duration
-		var cpu cpuUse
+		var cpu time.Duration
 		for _, s := range samples {
 			adds, dels = append(adds, s.add), append(dels, s.del)
-			cpu = cpu.add(s.cpu)
+			cpu += s.cpu
 		}
 		f.bursts[size] = [2]time.Duration{slices.Min(adds), slices.Min(dels)}
-		pods := time.Duration(size * len(samples))
-		f.burstCPU[size] = cpuUse{children: cpu.children / pods, raild: cpu.raild / pods}
+		f.burstCPU[size] = cpu / time.Duration(size*len(samples))
 	}
 	return f
 }

@@ -34,8 +34,9 @@ type row struct {
 	noRatios               bool            // the values are not the same figure's
 }
 
-// writeTable prints the scenarios, then the floors.
-func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, kernel kernelFigures) {
+// writeTable prints the scenarios, then the floors and raild's idle rate
+// (mean over its idle windows, highest of one), per second.
+func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, kernel kernelFigures, idle []time.Duration) {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, c := range comps {
@@ -47,7 +48,7 @@ func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, ker
 			b.WriteString(r.format(name))
 		}
 	}
-	b.WriteString(floorRows(exec, kernel))
+	b.WriteString(floorRows(exec, kernel, idle))
 	fmt.Fprint(w, b.String())
 }
 
@@ -68,14 +69,16 @@ func comparisonRows(c comparison, bursts []int) []row {
 			return nil
 		}))
 	}
-	seq := func(f figures) cpuUse { return f.cpu }
+	seq := func(f figures) cpuFigure { return cpuFigure{plugins: f.cpu, raild: f.raild.seq.perPod()} }
 	rows = append(rows, cpuRow("CPU per ADD+DEL, sequential (plugins + raild)", c, seq),
-		raildRow("raild's CPU per ADD+DEL, sequential: rail's pod / a pod it does not serve", c, seq))
+		raildRow("raild's CPU per ADD+DEL, sequential, less idle: rail's pod / a pod it does not serve", c, seq))
 	if len(bursts) > 0 {
 		largest := slices.Max(bursts)
-		burst := func(f figures) cpuUse { return f.burstCPU[largest] }
+		burst := func(f figures) cpuFigure {
+			return cpuFigure{plugins: f.burstCPU[largest], raild: f.raild.burst.perPod()}
+		}
 		rows = append(rows, cpuRow(fmt.Sprintf("CPU per pod, bursts of %d (plugins + raild)", largest), c, burst),
-			raildRow(fmt.Sprintf("raild's CPU per pod, bursts of %d: rail's / not served", largest), c, burst))
+			raildRow(fmt.Sprintf("raild's CPU per pod, bursts of %d, less idle: rail's / not served", largest), c, burst))
 	}
 	return rows
 }
@@ -90,24 +93,30 @@ func modeFloorRow(c comparison) row {
 		floor: []time.Duration{c.floor.add.p50 + k.add.p50, c.floor.del.p50 + k.del.p50}}
 }
 
+// cpuFigure is CPU per pod: the plugin processes', and raild's (its CPU
+// in the side's window less its idle twin's, per pod).
+type cpuFigure struct {
+	plugins, raild time.Duration
+}
+
 // cpuRow shows CPU use. Only rail talks to raild, so raild's CPU counts
 // for rail (what it does in the upstream side's window, noticing its
 // links, is shown beside the upstream figure and in raildRow).
-func cpuRow(label string, c comparison, pick func(figures) cpuUse) row {
+func cpuRow(label string, c comparison, pick func(figures) cpuFigure) row {
 	rail, upstream := pick(c.rail), pick(c.upstream)
-	return row{label: label, rail: []time.Duration{rail.children + rail.raild},
-		upstream: []time.Duration{upstream.children}, floor: []time.Duration{pick(c.floor).children},
+	return row{label: label, rail: []time.Duration{rail.plugins + rail.raild},
+		upstream: []time.Duration{upstream.plugins}, floor: []time.Duration{pick(c.floor).plugins},
 		railNote: fmt.Sprintf(" (raild %s)", ms(rail.raild)), upstreamNote: fmt.Sprintf(" (raild %s)", ms(upstream.raild))}
 }
 
 // raildRow is raild's own CPU: per rail pod, with its ratio to the CPU of
 // the plugin processes of the same pods, and per upstream pod, one raild
 // does not serve (what it pays for noticing other plugins' links).
-func raildRow(label string, c comparison, pick func(figures) cpuUse) row {
+func raildRow(label string, c comparison, pick func(figures) cpuFigure) row {
 	rail, upstream := pick(c.rail), pick(c.upstream)
 	note := ""
-	if rail.children > 0 {
-		note = fmt.Sprintf(" (%.2f× the plugins')", float64(rail.raild)/float64(rail.children))
+	if rail.plugins > 0 {
+		note = fmt.Sprintf(" (%.2f× the plugins')", float64(rail.raild)/float64(rail.plugins))
 	}
 	return row{label: label, rail: []time.Duration{rail.raild}, upstream: []time.Duration{upstream.raild},
 		railNote: note, noRatios: true}
@@ -128,8 +137,9 @@ func (r row) format(scenario string) string {
 		values(r.upstream), r.upstreamNote, byUpstream, values(r.floor), byFloor)
 }
 
-// floorRows are the floors on their own, in the floor column.
-func floorRows(exec figures, kernel kernelFigures) string {
+// floorRows are the floors on their own, in the floor column, and raild's
+// idle rate.
+func floorRows(exec figures, kernel kernelFigures, idle []time.Duration) string {
 	line := func(scenario, label string, v ...time.Duration) string {
 		return fmt.Sprintf("| %s | %s |  |  |  | %s |  |\n", scenario, label, values(v))
 	}
@@ -139,7 +149,8 @@ func floorRows(exec figures, kernel kernelFigures) string {
 		line("", "kernel: one netdev into a netns / back (one netlink message each), p50", move.add.p50, move.del.p50) +
 		line("", "kernel: into and back, p50 / p99", move.cycle.p50, move.cycle.p99) +
 		line("", "kernel: one macvlan created into a netns / found and deleted there, p50", mv.add.p50, mv.del.p50) +
-		line("", "kernel: macvlan created and deleted, p50 / p99", mv.cycle.p50, mv.cycle.p99)
+		line("", "kernel: macvlan created and deleted, p50 / p99", mv.cycle.p50, mv.cycle.p99) +
+		line("**raild idle**", "raild's CPU per s with nothing happening: all idle windows / the highest one", idle...)
 }
 
 func values(v []time.Duration) string {
