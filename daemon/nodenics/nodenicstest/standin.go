@@ -5,10 +5,10 @@
 package nodenicstest
 
 import (
+	"crypto/rand"
 	"fmt"
 	"net"
 	"os"
-	"sync/atomic"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -31,8 +31,6 @@ type Route struct {
 	Table   int
 }
 
-var seq atomic.Int64
-
 // Netns creates a netns of its own holding the stand-ins and returns a
 // handle to it; the netns goes at cleanup, with every link in it, even
 // when the test fails. It skips the test when not run as root.
@@ -41,8 +39,8 @@ func Netns(t testing.TB, standIns ...StandIn) netns.NsHandle {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a network namespace")
 	}
-	name := fmt.Sprintf("rp-nn-%d-%d", os.Getpid(), seq.Add(1))
-	ns := newNamed(t, name)
+	ns := netnstest.Named(t, "rp-nn-"+rand.Text()[:12]) // unique beside other tests and tools
+
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +53,6 @@ func Netns(t testing.TB, standIns ...StandIn) netns.NsHandle {
 	}
 	return ns
 }
-
-func newNamed(t testing.TB, name string) netns.NsHandle { return netnstest.Named(t, name) }
 
 func add(h *netlink.Handle, s StandIn, peer string) error {
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: s.Name}, PeerName: peer}
