@@ -28,8 +28,7 @@ func TestChurnBesideCostsNoRescan(t *testing.T) {
 	must(t, h.LinkAdd(nic))
 	must(t, h.LinkSetUp(nic))
 	waitEvents(t, inv, 2)
-	time.Sleep(100 * time.Millisecond) // the stand-in's own reads and follow-up
-	before := inv.Stats()
+	before := waitQuiet(t, inv) // the stand-in's own reads and follow-up done
 
 	const pairs, macvlans = 200, 50
 	for i := range pairs {
@@ -55,8 +54,7 @@ func TestChurnBesideCostsNoRescan(t *testing.T) {
 	// reads none cannot pass.
 	want := before.Events + 4*pairs + 2*macvlans
 	waitEvents(t, inv, want)
-	time.Sleep(50 * time.Millisecond) // a follow-up, had any been due
-	after := inv.Stats()
+	after := waitQuiet(t, inv) // a follow-up (20 ms), had any been due, done
 	if after.FullRescans != before.FullRescans || after.DeviceReads != before.DeviceReads || after.Published != before.Published {
 		t.Errorf("%d link events beside the NICs cost %d full rescans, %d device reads, %d snapshots; want none",
 			after.Events-before.Events, after.FullRescans-before.FullRescans, after.DeviceReads-before.DeviceReads,
@@ -90,4 +88,27 @@ func waitEvents(t *testing.T, inv *Inventory, n uint64) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// waitQuiet waits until the inventory's counters stop moving: the same
+// for 10 samples in a row, well past the watch's 20 ms follow-up. Under
+// load a fixed sleep either came too early (a late follow-up counted
+// against the churn) or proved nothing.
+func waitQuiet(t *testing.T, inv *Inventory) Stats {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
+	last, same := inv.Stats(), 0
+	for same < 10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the inventory kept working for 20 s: %+v", inv.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+		now := inv.Stats()
+		if now == last {
+			same++
+		} else {
+			last, same = now, 0
+		}
+	}
+	return last
 }
