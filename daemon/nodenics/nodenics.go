@@ -29,6 +29,8 @@ type Reader struct {
 	// Shared are the NICs the config shares in child modes
 	// (allowProtectedNICs, resolved to NIC names).
 	Shared map[string]bool
+
+	wholeDump bool // read the whole netns even for a few NICs (tests of both paths)
 }
 
 // All reads the protection of every NIC of m: one dump of the netns's
@@ -48,7 +50,7 @@ func (r Reader) Of(nics []topology.NIC) (map[string]topology.Protection, error) 
 		return nil, err
 	}
 	defer h.Close()
-	hn, err := readHost(h, nics)
+	hn, err := r.readHost(h, nics)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +94,7 @@ type hostNet struct {
 	routes []netlink.Route
 }
 
-func readHost(h *netlink.Handle, nics []topology.NIC) (*hostNet, error) {
+func (r Reader) readHost(h *netlink.Handle, nics []topology.NIC) (*hostNet, error) {
 	hn := &hostNet{links: map[string]netlink.Link{}, names: map[int]string{}}
 	for _, nic := range nics {
 		if nic.Netdev == "" || hn.links[nic.Netdev] != nil {
@@ -112,6 +114,15 @@ func readHost(h *netlink.Handle, nics []topology.NIC) (*hostNet, error) {
 		return hn, nil
 	}
 	var err error
+	if len(hn.links) <= filteredUpTo && !r.wholeDump {
+		hn.addrs, hn.routes, err = readFiltered(r.NS, h, hn.links)
+		if err == nil {
+			return hn.withMasters(h), nil
+		}
+		if !errors.Is(err, errNotStrict) {
+			return nil, err
+		}
+	}
 	if hn.addrs, err = retryDump(func() ([]netlink.Addr, error) { return h.AddrList(nil, netlink.FAMILY_ALL) }); err != nil {
 		return nil, fmt.Errorf("node NICs: list addresses: %w", err)
 	}
@@ -121,6 +132,11 @@ func readHost(h *netlink.Handle, nics []topology.NIC) (*hostNet, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("node NICs: list routes: %w", err)
 	}
+	return hn.withMasters(h), nil
+}
+
+// withMasters names the links and their masters, for the reasons' text.
+func (hn *hostNet) withMasters(h *netlink.Handle) *hostNet {
 	for _, link := range hn.links {
 		hn.names[link.Attrs().Index] = link.Attrs().Name
 		if idx := link.Attrs().MasterIndex; idx != 0 {
@@ -129,7 +145,7 @@ func readHost(h *netlink.Handle, nics []topology.NIC) (*hostNet, error) {
 			}
 		}
 	}
-	return hn, nil
+	return hn
 }
 
 // retryDump repeats a dump the kernel interrupted (its table changed

@@ -21,6 +21,18 @@ func frontendLag(t *testing.T) (*topology.Machine, nodenics.Reader) { return fro
 
 func frontendLagB(t testing.TB) (*topology.Machine, nodenics.Reader) {
 	t.Helper()
+	return frontendLagWith(t,
+		nodenicstest.StandIn{Name: "fe0", Addrs: []string{"10.99.0.2/24"},
+			Routes: []nodenicstest.Route{{Dst: "default", Gw: "10.99.0.1"}}},
+		nodenicstest.StandIn{Name: "rail0"},
+		nodenicstest.StandIn{Name: "rail1", Routes: []nodenicstest.Route{{Dst: "10.50.0.0/16"}}},
+	)
+}
+
+// frontendLagWith is the frontend-lag machine with these stand-ins in a
+// netns of its own.
+func frontendLagWith(t testing.TB, standIns ...nodenicstest.StandIn) (*topology.Machine, nodenics.Reader) {
+	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	opt := fakesys.Options{Netdevs: map[string]string{"mlx5_0": "rail0", "mlx5_1": "rail1", "mlx5_2": "fe0"}}
 	if _, err := fakesys.Write(root, "frontend-lag", opt); err != nil {
@@ -30,13 +42,7 @@ func frontendLagB(t testing.TB) (*topology.Machine, nodenics.Reader) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := nodenicstest.Netns(t,
-		nodenicstest.StandIn{Name: "fe0", Addrs: []string{"10.99.0.2/24"},
-			Routes: []nodenicstest.Route{{Dst: "default", Gw: "10.99.0.1"}}},
-		nodenicstest.StandIn{Name: "rail0"},
-		nodenicstest.StandIn{Name: "rail1", Routes: []nodenicstest.Route{{Dst: "10.50.0.0/16"}}},
-	)
-	return m, nodenics.Reader{NS: ns}
+	return m, nodenics.Reader{NS: nodenicstest.Netns(t, standIns...)}
 }
 
 func TestReaderFindsTheNodesNICs(t *testing.T) {
