@@ -25,7 +25,7 @@ type liveNode struct {
 // startLiveNode writes the machine, starts the plugin on its inventory and
 // runs the inventory's watch on events, feeding each snapshot to the
 // plugin.
-func startLiveNode(t *testing.T, cfg Config, events <-chan inventory.LinkEvent) *liveNode {
+func startLiveNode(t *testing.T, cfg Config, events inventory.LinkSource) *liveNode {
 	t.Helper()
 	n := &liveNode{root: t.TempDir()}
 	spec, err := fakesys.Write(n.root, "h100x8-cx7x4", fakesys.Options{Netdevs: map[string]string{"mlx5_0": standInNetdev()}})
@@ -54,9 +54,9 @@ func startLiveNode(t *testing.T, cfg Config, events <-chan inventory.LinkEvent) 
 func standInNetdev() string { return fmt.Sprintf("rusdp%da", os.Getpid()%100000) }
 
 // sentEvents are link events a test sends itself, as netlink would.
-func sentEvents(t *testing.T) (<-chan inventory.LinkEvent, func(t *testing.T)) {
+func sentEvents(t *testing.T) (inventory.LinkSource, func(t *testing.T)) {
 	events := make(chan inventory.LinkEvent)
-	return events, func(t *testing.T) {
+	return inventory.Chan(events), func(t *testing.T) {
 		t.Helper()
 		select {
 		case events <- inventory.LinkEvent{Name: standInNetdev()}:
@@ -144,7 +144,7 @@ func allocatePaths(t *testing.T, c pluginapi.DevicePluginClient, id string) []st
 func TestFollowsTheLiveInventory(t *testing.T) {
 	tests := []struct {
 		name   string
-		events func(t *testing.T) (<-chan inventory.LinkEvent, func(t *testing.T))
+		events func(t *testing.T) (inventory.LinkSource, func(t *testing.T))
 	}{
 		{"link events sent", sentEvents},
 		{"netlink link events of a veth", netlinkEvents},
@@ -157,7 +157,7 @@ func TestFollowsTheLiveInventory(t *testing.T) {
 	}
 }
 
-func followInventory(t *testing.T, events <-chan inventory.LinkEvent, linkEvent func(t *testing.T)) {
+func followInventory(t *testing.T, events inventory.LinkSource, linkEvent func(t *testing.T)) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second) // a hang guard
 	defer cancel()
 	dir := t.TempDir()

@@ -1,7 +1,6 @@
 package deviceplugin
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -18,15 +17,13 @@ import (
 // each kick, and the inventory's LinkEvents reads them, as raild does in
 // the host netns. The netns and its links go at cleanup, even when the
 // test fails.
-func netlinkEvents(t *testing.T) (<-chan inventory.LinkEvent, func(t *testing.T)) {
+func netlinkEvents(t *testing.T) (inventory.LinkSource, func(t *testing.T)) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a network namespace")
 	}
 	ns, h := ownNetns(t, fmt.Sprintf("rus-dp-%d", os.Getpid()))
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	events, err := inventory.LinkEvents(ctx, ns)
+	events, err := inventory.LinkEvents(ns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,13 @@ package inventory
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"runtime"
+	"syscall"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -22,18 +25,19 @@ type LinkEvent struct {
 	// it the node's own.
 	Lower int
 	// Lost says that events were lost (the subscription's socket
-	// overflowed and it was made again): what changed is unknown.
+	// overflowed): what changed is unknown.
 	Lost bool
 }
 
 // LinkState is what a NIC's record can follow among a link's attributes:
-// its flags (up, running), operational state, MTU, master (bond,
-// bridge), address and alias. An event of a NIC's netdev that changes
-// none of them (the kernel sends one when an upper device such as
-// someone's macvlan is added on it or removed, and for counters) asks for
-// no read; the timer's rescan sees what it may have changed.
+// the flags that say it is up and has a carrier, its operational state,
+// MTU, master (bond, bridge), address and alias. An event of a NIC's
+// netdev that changes none of them (the kernel sends one when an upper
+// device such as someone's macvlan is added on it or removed, which may
+// also turn promiscuous mode on and off, and for counters) asks for no
+// read; the timer's rescan sees what it may have changed.
 type LinkState struct {
-	Flags     uint32
+	Flags     uint32 // followedFlags only
 	OperState uint8
 	MTU       int
 	Master    int
@@ -41,105 +45,190 @@ type LinkState struct {
 	Alias     string
 }
 
-// stateOf reads a link's LinkState.
-func stateOf(a *netlink.LinkAttrs) LinkState {
-	return LinkState{Flags: a.RawFlags, OperState: uint8(a.OperState), MTU: a.MTU, Master: a.MasterIndex,
-		MAC: string(a.HardwareAddr), Alias: a.Alias}
+// followedFlags are the interface flags a NIC's record depends on.
+const followedFlags = unix.IFF_UP | unix.IFF_RUNNING | unix.IFF_LOWER_UP | unix.IFF_DORMANT
+
+// LinkSource hands link events to handle, one at a time and from one
+// goroutine, until ctx ends; Run returns then.
+type LinkSource interface {
+	Run(ctx context.Context, handle func(LinkEvent))
 }
 
-// eventBuffer is how many link events may wait for the inventory; the
-// subscription's socket holds more (subscribeBuffer) before any is lost.
-const (
-	eventBuffer     = 256
-	subscribeBuffer = 4 << 20
-	resubscribeWait = time.Second
-)
+// Chan is a LinkSource of the events sent on a channel (a test's, or any
+// other feed); it ends when the channel closes.
+type Chan <-chan LinkEvent
 
-// LinkEvents subscribes to link changes (state, rename, add, remove, moves
-// out of the netns) in the netns ns (netns.None(): the caller's, the host
-// netns for raild). When the subscription fails (its socket overflowed),
-// it is made again and a Lost event says so. The channel closes when ctx
-// ends; the error is for a subscription that cannot be made at all.
-func LinkEvents(ctx context.Context, ns netns.NsHandle) (<-chan LinkEvent, error) {
-	updates, done, err := subscribe(ns)
-	if err != nil {
-		return nil, err
-	}
-	events := make(chan LinkEvent, eventBuffer)
-	go func() {
-		defer close(events)
-		for {
-			forward(ctx, updates, events)
-			close(done)
-			for range updates { // netlink closes it once its socket is shut
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			if updates, done = resubscribe(ctx, ns); updates == nil {
-				return
-			}
-			select {
-			case events <- LinkEvent{Lost: true}:
-			case <-ctx.Done():
-			}
-		}
-	}()
-	return events, nil
-}
-
-// subscribe opens a link subscription in ns with a large socket buffer
-// (the default one, when the netns does not allow forcing it).
-func subscribe(ns netns.NsHandle) (chan netlink.LinkUpdate, chan struct{}, error) {
-	var err error
-	for _, size := range []int{subscribeBuffer, 0} {
-		updates, done := make(chan netlink.LinkUpdate, eventBuffer), make(chan struct{})
-		opts := netlink.LinkSubscribeOptions{ReceiveBufferSize: size, ReceiveBufferForceSize: size > 0}
-		if ns.IsOpen() {
-			opts.Namespace = &ns
-		}
-		if err = netlink.LinkSubscribeWithOptions(updates, done, opts); err == nil {
-			return updates, done, nil
-		}
-		close(done)
-	}
-	return nil, nil, fmt.Errorf("subscribe to link events: %w", err)
-}
-
-// resubscribe makes the subscription again, retrying until ctx ends.
-func resubscribe(ctx context.Context, ns netns.NsHandle) (chan netlink.LinkUpdate, chan struct{}) {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-time.After(resubscribeWait):
-		}
-		if updates, done, err := subscribe(ns); err == nil {
-			return updates, done
-		}
-	}
-}
-
-// forward passes each update on until the subscription ends or ctx does.
-func forward(ctx context.Context, updates <-chan netlink.LinkUpdate, events chan<- LinkEvent) {
+// Run hands on every event received until the channel closes or ctx ends.
+func (c Chan) Run(ctx context.Context, handle func(LinkEvent)) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case u, ok := <-updates:
+		case ev, ok := <-c:
 			if !ok {
 				return
 			}
-			a := u.Attrs()
-			ev := LinkEvent{Name: a.Name, Index: int(u.Index), Gone: u.Header.Type == unix.RTM_DELLINK, State: stateOf(a)}
-			if a.NetNsID < 0 && a.ParentIndex != ev.Index {
-				ev.Lower = a.ParentIndex // a parent in another netns (a veth's peer) is no lower of this one's
-			}
-			select {
-			case events <- ev:
-			case <-ctx.Done():
-				return
-			}
+			handle(ev)
+		}
+	}
+}
+
+// subscribeBuffer is the socket buffer asked for the subscription: bursts
+// of link events (a hundred pods at once) wait there, not in raild.
+const subscribeBuffer = 4 << 20
+
+// NetlinkLinks is a subscription to the link changes of one netns (state,
+// rename, add, remove, moves out of it), read straight from its netlink
+// socket in the goroutine that runs it: each message is parsed for the
+// few attributes a LinkEvent has, in a buffer that is reused, and handed
+// to the handler there — an event no NIC's costs no hand-off to another
+// goroutine and no allocation beyond its name. When the socket overflows,
+// a Lost event says so and reading goes on.
+type NetlinkLinks struct {
+	file *os.File
+}
+
+// LinkEvents opens the subscription in ns (netns.None(): the caller's,
+// the host netns for raild). Run reads it and closes it when it returns.
+func LinkEvents(ns netns.NsHandle) (*NetlinkLinks, error) {
+	fd, err := linkSocketIn(ns)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to link events: %w", err)
+	}
+	// A non-blocking descriptor makes the file pollable: reads park the
+	// goroutine on the runtime's poller, not a thread in recvfrom.
+	return &NetlinkLinks{file: os.NewFile(uintptr(fd), "netlink-link-events")}, nil
+}
+
+// linkSocketIn opens a non-blocking NETLINK_ROUTE socket in ns, joined to
+// the link group, with a large receive buffer (the default one when the
+// netns does not allow forcing it).
+func linkSocketIn(ns netns.NsHandle) (int, error) {
+	if !ns.IsOpen() {
+		return linkSocket()
+	}
+	type result struct {
+		fd  int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// The thread enters ns for the socket call only; a thread that
+		// cannot return to its netns is never unlocked, so it ends with
+		// this goroutine instead of running others in the wrong netns.
+		runtime.LockOSThread()
+		home, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{-1, fmt.Errorf("current netns: %w", err)}
+			return
+		}
+		defer home.Close()
+		if err := netns.Set(ns); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{-1, fmt.Errorf("enter netns: %w", err)}
+			return
+		}
+		fd, err := linkSocket()
+		if netns.Set(home) == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- result{fd, err}
+	}()
+	r := <-done
+	return r.fd, r.err
+}
+
+func linkSocket() (int, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
+	if err != nil {
+		return -1, fmt.Errorf("netlink socket: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: unix.RTMGRP_LINK}); err != nil {
+		_ = unix.Close(fd)
+		return -1, fmt.Errorf("join the link group: %w", err)
+	}
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, subscribeBuffer) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, subscribeBuffer)
+	}
+	return fd, nil
+}
+
+// gatherFor is how long reading waits, once woken by an event, for the
+// rest of its burst: a pod's plugins make several link changes within a
+// few milliseconds, and each wake-up of raild costs more than reading the
+// event. Idle, nothing waits.
+const gatherFor = 20 * time.Millisecond
+
+// Run reads events and hands each to handle until ctx ends or the socket
+// fails, then closes the socket. Woken by an event, it reads every
+// message waiting, waits gatherFor for the rest of the burst, reads
+// those, and only then sleeps on the socket again.
+func (l *NetlinkLinks) Run(ctx context.Context, handle func(LinkEvent)) {
+	defer l.file.Close()
+	stop := context.AfterFunc(ctx, func() { _ = l.file.Close() }) // wakes the read below
+	defer stop()
+	conn, err := l.file.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	gather := time.NewTimer(0)
+	<-gather.C
+	for ctx.Err() == nil {
+		var failed bool
+		err := conn.Read(func(fd uintptr) bool {
+			read, ok := drain(int(fd), buf, handle)
+			failed = !ok
+			return read > 0 || failed
+		})
+		if err != nil || failed {
+			return // closed, or the socket failed
+		}
+		gather.Reset(gatherFor)
+		select {
+		case <-ctx.Done():
+			return
+		case <-gather.C:
+		}
+		if _, ok := drain(l.fd(conn), buf, handle); !ok {
+			return
+		}
+	}
+}
+
+// fd is the socket's descriptor, for a read that must not wait.
+func (l *NetlinkLinks) fd(conn syscall.RawConn) int {
+	fd := -1
+	_ = conn.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
+// drain reads every datagram waiting on the non-blocking socket fd and
+// hands on its events: how many datagrams it read, and false when the
+// socket failed. An overflow (ENOBUFS) is a Lost event, and reading goes
+// on.
+func drain(fd int, buf []byte, handle func(LinkEvent)) (read int, ok bool) {
+	if fd < 0 {
+		return 0, false
+	}
+	for {
+		n, from, err := unix.Recvfrom(fd, buf, 0)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return read, true
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.ENOBUFS):
+			read++
+			handle(LinkEvent{Lost: true})
+			continue
+		case err != nil:
+			return read, false
+		}
+		read++
+		if sa, isNetlink := from.(*unix.SockaddrNetlink); isNetlink && sa.Pid == 0 { // only the kernel's
+			eachLinkEvent(buf[:n], handle)
 		}
 	}
 }

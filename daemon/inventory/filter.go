@@ -11,6 +11,11 @@ import (
 type concern struct {
 	full    bool     // read the whole node (events were lost)
 	devices []string // RDMA devices to read again
+	// uppers are upper devices of NICs' netdevs (a macvlan, a VLAN) that
+	// came or went, by ifindex: one that came and went within a burst
+	// (another plugin's macvlan made on the NIC, then moved into its pod)
+	// changed nothing of the NIC and asks for no read.
+	uppers map[int]upperSeen
 	// netdevs are links that could be NICs with no RDMA device known:
 	// looked at again by the follow-up (a VF's RDMA device registers
 	// after its netdev appears, with no event of its own).
@@ -19,7 +24,35 @@ type concern struct {
 	events  int    // how many events asked for it
 }
 
-func (c *concern) none() bool { return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 }
+// upperSeen is what a burst saw of one upper device: its NIC, and whether
+// its first event was its arrival and its last its departure.
+type upperSeen struct {
+	device             string
+	cameFirst, goneNow bool
+}
+
+func (c *concern) none() bool {
+	return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0
+}
+
+// settled says that what the burst asks cancelled out: only upper devices
+// that arrived and left again.
+func (c *concern) settled() bool {
+	return !c.full && len(c.readDevices()) == 0 && len(c.netdevs) == 0
+}
+
+// readDevices are the RDMA devices to read: those asked for, and the NICs
+// of upper devices that did not come and go within the burst.
+func (c *concern) readDevices() []string {
+	devices := slices.Clone(c.devices)
+	for _, u := range c.uppers {
+		if (!u.cameFirst || !u.goneNow) && !slices.Contains(devices, u.device) {
+			devices = append(devices, u.device)
+		}
+	}
+	slices.Sort(devices)
+	return devices
+}
 
 // add takes in what another event (or burst) asks.
 func (c *concern) add(o concern) {
@@ -36,6 +69,15 @@ func (c *concern) add(o concern) {
 		if !slices.Contains(c.netdevs, n) {
 			c.netdevs = append(c.netdevs, n)
 		}
+	}
+	for index, u := range o.uppers {
+		if c.uppers == nil {
+			c.uppers = map[int]upperSeen{}
+		}
+		if have, seen := c.uppers[index]; seen {
+			u.cameFirst = have.cameFirst // the first event stays the first
+		}
+		c.uppers[index] = u
 	}
 	c.events += o.events
 }
@@ -102,7 +144,9 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 		return concern{devices: []string{device}, first: ev.Name, events: 1}
 	}
 	if device, upper := f.byIndex[ev.Lower]; upper && ev.Lower > 0 {
-		return concern{devices: []string{device}, first: ev.Name, events: 1} // an upper device of a NIC's, in this netns
+		// an upper device of a NIC's, in this netns
+		seen := upperSeen{device: device, cameFirst: !ev.Gone, goneNow: ev.Gone}
+		return concern{uppers: map[int]upperSeen{ev.Index: seen}, first: ev.Name, events: 1}
 	}
 	if ev.Gone {
 		return concern{} // a link no NIC knows went away
@@ -157,10 +201,10 @@ func (f *eventFilter) follow(snap *Snapshot) {
 
 // devicesOf resolves a concern's netdevs to the RDMA devices sysfs shows
 // below them now, beside its devices.
-func (f *eventFilter) devicesOf(c concern) []string {
-	devices := slices.Clone(c.devices)
+func (inv *Inventory) devicesOf(c concern) []string {
+	devices := c.readDevices()
 	for _, netdev := range c.netdevs {
-		found, _ := f.sys.NetdevRDMADevices(netdev)
+		found, _ := inv.sys.NetdevRDMADevices(netdev)
 		for _, d := range found {
 			if !slices.Contains(devices, d) {
 				devices = append(devices, d)

@@ -124,7 +124,49 @@ func describe(c concern) string {
 	case c.none():
 		return "ignored"
 	}
-	return fmt.Sprintf("devices %v netdevs %v", c.devices, c.netdevs)
+	return fmt.Sprintf("devices %v netdevs %v", c.readDevices(), c.netdevs)
+}
+
+// TestBurstOfUpperDevices: an upper device that arrives on a NIC's netdev
+// and leaves again within one burst (another plugin's macvlan made in the
+// host netns, then moved into its pod) asks for no read; one that stays,
+// or one that was there before the burst and leaves, asks for the NIC.
+func TestBurstOfUpperDevices(t *testing.T) {
+	came := func(i int) LinkEvent { return LinkEvent{Name: fmt.Sprintf("mv%d", i), Index: 50 + i, Lower: 5} }
+	went := func(i int) LinkEvent { ev := came(i); ev.Gone = true; return ev }
+	tests := []struct {
+		name   string
+		burst  []LinkEvent
+		want   []string
+		settle bool
+	}{
+		{"came and went", []LinkEvent{came(1), went(1)}, nil, true},
+		{"two came and went, interleaved", []LinkEvent{came(1), came(2), went(1), went(2)}, nil, true},
+		{"came and stayed", []LinkEvent{came(1)}, []string{"mlx5_1"}, false},
+		{"one came and went, another came", []LinkEvent{came(1), went(1), came(2)}, []string{"mlx5_1"}, false},
+		{"was there before and went", []LinkEvent{went(1)}, []string{"mlx5_1"}, false},
+		{"went, then came back", []LinkEvent{went(1), came(1)}, []string{"mlx5_1"}, false},
+		{"came and went, and the NIC changed", []LinkEvent{came(1), {Name: "ibp30s0", Index: 5, State: LinkState{MTU: 4000}}, went(1)},
+			[]string{"mlx5_1"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, _ := fakeNode(t, fakesys.Options{})
+			inv, err := New(root, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newEventFilter(inv.sys)
+			f.classify(inv.Current(), LinkEvent{Name: "ibp30s0", Index: 5}) // the NIC's ifindex, learned
+			var c concern
+			for _, ev := range tt.burst {
+				c.add(f.classify(inv.Current(), ev))
+			}
+			if got := c.readDevices(); !slices.Equal(got, tt.want) || c.settled() != tt.settle {
+				t.Errorf("burst asks to read %v (settled %v), want %v (settled %v)", got, c.settled(), tt.want, tt.settle)
+			}
+		})
+	}
 }
 
 func nd(spec *fakesys.Spec, nic string) string {

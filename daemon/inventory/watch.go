@@ -10,11 +10,13 @@ type Watch struct {
 	// Interval is the periodic rescan of the whole node (0: none): the
 	// safety net for what no link event tells.
 	Interval time.Duration
-	// Events are link changes (LinkEvents). Only those about a NIC's
-	// netdev, or a new link that could be a NIC's, cause a read, and then
-	// of the RDMA devices concerned, not of the whole node; a burst of
-	// them causes one.
-	Events <-chan LinkEvent
+	// Events are link changes (LinkEvents; Chan for a feed of one's
+	// own). Each is classified in the source's own goroutine as it is
+	// read: only those about a NIC's netdev, an upper device on one, or a
+	// new link that could be a NIC's reach the loop, and cause a read of
+	// the RDMA devices concerned, not of the whole node; a burst of them
+	// causes one.
+	Events LinkSource
 	// Settle is how long a burst of events may last before the read
 	// (a NIC moving into a pod changes several attributes at once).
 	Settle time.Duration
@@ -30,6 +32,9 @@ type Watch struct {
 	Failed func(error)
 }
 
+// concernBuffer is how many classified events may wait for the loop.
+const concernBuffer = 256
+
 // Run rescans on events and on the timer until ctx ends.
 func (inv *Inventory) Run(ctx context.Context, w Watch) {
 	var tick <-chan time.Time
@@ -38,41 +43,68 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		defer t.Stop()
 		tick = t.C
 	}
-	events := w.Events
-	filter := newEventFilter(inv.sys)
+	concerns := inv.classified(ctx, w.Events)
 	var followUp <-chan time.Time
 	var pending concern // what the follow-up reads again
 	for {
 		select {
 		case <-ctx.Done():
+			if concerns != nil {
+				for range concerns { // the source has closed its socket when this ends
+				}
+			}
 			return
 		case <-tick:
 			inv.rescan("rescan timer", w)
 		case <-followUp:
 			c := pending
 			followUp, pending = nil, concern{}
-			inv.read("follow-up of a link event", filter.devicesOf(c), w)
-		case ev, ok := <-events:
+			inv.read("follow-up of a link event", inv.devicesOf(c), w)
+		case c, ok := <-concerns:
 			if !ok {
-				events = nil
+				concerns = nil
 				continue
 			}
-			c := inv.classify(filter, ev)
-			if c.none() {
-				continue
-			}
-			c.add(inv.settle(ctx, events, w.Settle, filter))
+			c.add(inv.settle(ctx, concerns, w.Settle))
 			if c.full {
 				inv.rescan(c.cause(), w)
 				continue
 			}
-			inv.read(c.cause(), c.devices, w)
+			if c.settled() {
+				continue // upper devices that came and went within the burst
+			}
+			inv.read(c.cause(), c.readDevices(), w)
 			if w.FollowUp > 0 {
 				pending.add(c)
 				followUp = time.After(w.FollowUp)
 			}
 		}
 	}
+}
+
+// classified runs the source and classifies each event in the source's
+// goroutine; what concerns the inventory is passed on. The channel closes
+// when the source ends (ctx ended, or it failed); nil without a source.
+func (inv *Inventory) classified(ctx context.Context, src LinkSource) <-chan concern {
+	if src == nil {
+		return nil
+	}
+	out := make(chan concern, concernBuffer)
+	filter := newEventFilter(inv.sys)
+	go func() {
+		defer close(out)
+		src.Run(ctx, func(ev LinkEvent) {
+			c := inv.classify(filter, ev)
+			if c.none() {
+				return
+			}
+			select {
+			case out <- c:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	return out
 }
 
 // classify counts the event and says what it asks.
@@ -85,8 +117,8 @@ func (inv *Inventory) classify(f *eventFilter, ev LinkEvent) concern {
 	return c
 }
 
-// settle takes in the rest of a burst of events, for at most d.
-func (inv *Inventory) settle(ctx context.Context, events <-chan LinkEvent, d time.Duration, f *eventFilter) concern {
+// settle takes in the rest of a burst, for at most d.
+func (inv *Inventory) settle(ctx context.Context, concerns <-chan concern, d time.Duration) concern {
 	var c concern
 	if d <= 0 {
 		return c
@@ -99,11 +131,11 @@ func (inv *Inventory) settle(ctx context.Context, events <-chan LinkEvent, d tim
 			return c
 		case <-timer.C:
 			return c
-		case ev, ok := <-events:
+		case o, ok := <-concerns:
 			if !ok {
 				return c
 			}
-			c.add(inv.classify(f, ev))
+			c.add(o)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func watching(t *testing.T, ns netns.NsHandle, root string, w Watch) *Inventory 
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	events, err := LinkEvents(ctx, ns)
+	events, err := LinkEvents(ns)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestRunFollowsUpLinkEvents(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		inv.Run(ctx, Watch{Events: events, FollowUp: 50 * time.Millisecond, Published: func(s *Snapshot) {
+		inv.Run(ctx, Watch{Events: Chan(events), FollowUp: 50 * time.Millisecond, Published: func(s *Snapshot) {
 			if strings.HasPrefix(s.Cause, "link event") { // the device comes back after the event's read
 				aside.restore(t)
 			}

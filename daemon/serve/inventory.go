@@ -27,13 +27,8 @@ const rescanInterval = 30 * time.Second
 // macvlans in pods) cost raild their reading; a NIC's event reads its
 // RDMA device again, not the node.
 func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log *slog.Logger, changed ...func()) {
-	events, err := inventory.LinkEvents(ctx, netns.None())
-	if err != nil {
-		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "error", err)
-	}
-	go inv.Run(ctx, inventory.Watch{
+	w := inventory.Watch{
 		Interval: rescanInterval,
-		Events:   events,
 		Settle:   100 * time.Millisecond,
 		FollowUp: 2 * time.Second,
 		Published: func(s *inventory.Snapshot) {
@@ -47,7 +42,13 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 				"fullRescans", stats.FullRescans, "deviceReads", stats.DeviceReads, "linkEvents", stats.Events, "ignored", stats.Ignored)
 		},
 		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "error", err) },
-	})
+	}
+	if events, err := inventory.LinkEvents(netns.None()); err != nil {
+		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "error", err)
+	} else {
+		w.Events = events
+	}
+	go inv.Run(ctx, w)
 }
 
 // saveRecords writes the snapshot's NIC records to statedir.RecordsFile; a failure
