@@ -10,8 +10,8 @@ import (
 
 // podEnvCache holds each running pod's podEnv, filled off the hot path
 // (RunPodSandbox, Synchronize). CreateContainer reads it; it scans the
-// port tables itself (bounded) only when the pod was not seen start or a
-// lookup had missed then, and keeps that answer for the pod's other
+// port tables itself (bounded) only when it did not see the pod start or
+// a lookup had missed then, and keeps that answer for the pod's other
 // containers.
 type podEnvCache struct {
 	root string // the node's root, for the port tables
@@ -80,9 +80,9 @@ func (p *Plugin) warmPodEnv(call *hookCall) {
 }
 
 // podEnv is the sandbox's podEnv as CreateContainer uses it: cached, or
-// worked out now (a bounded scan of the port tables) when the pod was not
-// seen start or a lookup missed then; that answer is kept. nil: the pod
-// holds no lease.
+// worked out now (a bounded scan of the port tables) when the plugin did
+// not see the pod start or a lookup missed then; that answer is kept.
+// nil: the pod holds no lease.
 func (p *Plugin) podEnv(call *hookCall, leases []ipam.Lease) *podEnv {
 	if len(leases) == 0 {
 		return nil
