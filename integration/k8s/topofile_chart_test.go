@@ -12,11 +12,7 @@ import (
 // the file where the chart mounts it and NRI mounts the node's path into
 // containers (docs/environment.md); without it, NRI has no file either.
 func TestChartTopologyFileForNRI(t *testing.T) {
-	helm, _ := rigTools(t)
-	_, repo := sourceDirs()
-	chart := filepath.Join(repo, "manifests/helm/rail")
-	t.Setenv("HELM_CACHE_HOME", t.TempDir())
-	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
+	helm, chart := chartRig(t)
 	for _, tc := range []struct {
 		set, raild, onHost string
 	}{
