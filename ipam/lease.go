@@ -27,8 +27,10 @@ type Request struct {
 	Network   string
 	Pool      string
 
-	NICs []string
-	Mode string
+	NICs      []string
+	Mode      string
+	PKey      uint16 // IPoIB child's P_Key (0: none)
+	PrimaryIf string // the pod's primary interface, when known
 
 	PodNamespace string
 	PodName      string
@@ -58,7 +60,7 @@ func newLease(r Request, p *Pool, addr netip.Addr, now time.Time) Lease {
 	return Lease{
 		Sandbox: r.Sandbox, IfName: r.IfName, CNIIfName: r.CNIIfName, Network: r.Network, Pool: r.Pool,
 		Address: netip.PrefixFrom(addr, p.Prefix.Bits()), Gateway: p.Gateway,
-		NICs: slices.Clone(r.NICs), Mode: r.Mode,
+		NICs: slices.Clone(r.NICs), Mode: r.Mode, PKey: r.PKey, PrimaryIf: r.PrimaryIf,
 		PodNamespace: r.PodNamespace, PodName: r.PodName, PodUID: r.PodUID, Netns: r.Netns,
 		Created: now,
 	}

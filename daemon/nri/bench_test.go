@@ -25,6 +25,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 		setup   func(*fakeState)
 		kubelet *fakeKubelet
 		gids    bool
+		topo    string // raild's topologyFile
 		pod     *nriapi.PodSandbox
 		ctr     *nriapi.Container
 	}{
@@ -38,6 +39,13 @@ func BenchmarkCreateContainer(b *testing.B) {
 			name:  "macvlan-gid-cached",
 			gids:  true,
 			setup: func(f *fakeState) { f.add("s1", api.ModeMacvlan, "10.56.0.5/24", "mlx5_0") },
+			pod:   pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin"),
+		},
+		{
+			name:  "move-every-variable",
+			gids:  true,
+			topo:  "/etc/rail-topology/topology.xml",
+			setup: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0") },
 			pod:   pod("s1", "default", nil), ctr: ctr("app", "PATH=/bin"),
 		},
 		{
@@ -78,7 +86,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 			if gpus != nil {
 				gpus.Machine = fixed(testMachine(root))
 			}
-			p, err := New(Options{Config: c.cfg, Machine: fixed(testMachine(root)), State: st, GPUs: gpus,
+			p, err := New(Options{Config: c.cfg, Machine: fixed(testMachine(root)), State: st, GPUs: gpus, TopologyFile: c.topo,
 				Hooks: metrics.New(nil).NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 			if err != nil {
 				b.Fatal(err)

@@ -3,6 +3,7 @@ package nri
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,9 +34,15 @@ type Config struct {
 	// Memlock is the RLIMIT_MEMLOCK given to containers that get RDMA
 	// devices: "unlimited", a byte count ("8388608") or a binary size ("8Mi").
 	Memlock string `json:"memlock,omitempty"`
-	// NCCLEnv sets NCCL_IB_HCA, UCX_NET_DEVICES and, in macvlan mode,
-	// NCCL_IB_GID_INDEX unless the container sets them itself. Default on.
+	// NCCLEnv sets the NCCL/UCX variables (docs/environment.md) the
+	// container does not set itself, and mounts the node's topology file.
+	// Default on; off turns every one of them off.
 	NCCLEnv *bool `json:"ncclEnv,omitempty"`
+	// TopologyFileOnHost is raild's topologyFile as a path on the node, for
+	// the runtime to bind-mount into containers when raild itself runs in a
+	// container that sees the file elsewhere (the chart). Empty: raild's
+	// own path.
+	TopologyFileOnHost string `json:"topologyFileOnHost,omitempty"`
 	// UMAD also injects the umadN and issmN nodes of each port.
 	UMAD bool `json:"umad,omitempty"`
 	// GPUAutoInject gives a container of a pod without a lease the nodes of
@@ -110,6 +117,10 @@ func (c Config) settings() (settings, error) {
 	s.memlock = limit
 	if c.NCCLEnv != nil {
 		s.ncclEnv = *c.NCCLEnv
+	}
+	if c.TopologyFileOnHost != "" && (!filepath.IsAbs(c.TopologyFileOnHost) || filepath.Clean(c.TopologyFileOnHost) != c.TopologyFileOnHost) {
+		return settings{}, fmt.Errorf("nri.topologyFileOnHost %q: want a clean absolute path on the node, e.g. %q",
+			c.TopologyFileOnHost, "/opt/microsoft/ndv5-topo.xml")
 	}
 	if c.StopGrace != "" {
 		d, err := time.ParseDuration(c.StopGrace)

@@ -21,6 +21,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"CDI kind without a class", Config{GPUCDIKinds: []string{"nvidia.com"}}},
 		{"CDI kind with a device name", Config{GPUCDIKinds: []string{"nvidia.com/gpu=0"}}},
 		{"CDI kind without a vendor", Config{GPUCDIKinds: []string{"/gpu"}}},
+		{"topology file on the host, relative", Config{TopologyFileOnHost: "etc/topo.xml"}},
+		{"topology file on the host, not clean", Config{TopologyFileOnHost: "/etc/../topo.xml"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

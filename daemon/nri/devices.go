@@ -24,6 +24,9 @@ type nicDevices struct {
 	hca     string                // NCCL_IB_HCA entry: "<dev>" for a single-port device, else "<dev>:<port>"
 	ucx     string                // UCX_NET_DEVICES entry, "<dev>:<port>"
 	port    int
+	// linkLayer decides what the pod's env needs from the port's tables:
+	// RoCE the GID of the pod's address, InfiniBand its P_Key's index.
+	linkLayer topology.LinkLayer
 }
 
 // namedDevice is one RDMA character device an annotation may choose.
@@ -68,7 +71,7 @@ func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nod
 // device (shared by the device's ports; an annotation naming it means the
 // first port that offers it) and its own port's umad/issm.
 func buildNIC(nic *topology.NIC, withUMAD bool, byName map[string]namedDevice, log *slog.Logger) *nicDevices {
-	out := &nicDevices{name: nic.Name, device: nic.RDMADevice(), hca: nic.HCAName()}
+	out := &nicDevices{name: nic.Name, device: nic.RDMADevice(), hca: nic.HCAName(), linkLayer: nic.LinkLayer}
 	add := func(cd *topology.CharDev, inject bool) {
 		if cd == nil {
 			return

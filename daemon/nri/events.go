@@ -16,28 +16,29 @@ type pendingRelease struct {
 	timer *time.Timer
 }
 
-// RunPodSandbox comes after the pod's network is set up: the moment to find
-// the GID index of a macvlan address and, for gpuAutoInject, to ask the
+// RunPodSandbox comes after the pod's network is set up: the moment to
+// work out what its leases give its containers (GID and P_Key indices,
+// see podEnv) and, for gpuAutoInject, to ask the
 // kubelet (in the background) which GPUs the pod's containers hold.
 func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
 	call := p.begin(hookRunPodSandbox, pod, nil)
-	p.warmGIDs(&call)
+	p.warmPodEnv(&call)
 	p.startKubeletLookup(pod)
 	call.end(nil)
 	return nil
 }
 
-// Synchronize (on every connection to the runtime) rebuilds the GID cache
-// for the pods that already run.
+// Synchronize (on every connection to the runtime) works out again what
+// the leases of the pods that already run give their containers.
 func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
 	sync := p.begin(hookSynchronize, nil, nil)
-	p.gids.reset()
+	p.envs.reset()
 	if p.kubelet != nil {
 		p.kubelet.reset()
 	}
 	for _, pod := range pods {
 		call := p.begin(hookSynchronize, pod, nil)
-		p.warmGIDs(&call)
+		p.warmPodEnv(&call)
 		p.startKubeletLookup(pod)
 	}
 	sync.log().Info("synchronized with the runtime", "pods", len(pods))
@@ -70,7 +71,7 @@ func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) e
 
 // forgetSandbox drops what was cached for a sandbox's containers.
 func (p *Plugin) forgetSandbox(sandbox string) {
-	p.gids.forget(sandbox)
+	p.envs.forget(sandbox)
 	if p.kubelet != nil {
 		p.kubelet.forget(sandbox)
 	}

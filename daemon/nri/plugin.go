@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,13 +19,6 @@ import (
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology"
-)
-
-// Environment variables the plugin may set.
-const (
-	envNCCLHCA      = "NCCL_IB_HCA"
-	envUCXDevices   = "UCX_NET_DEVICES"
-	envNCCLGIDIndex = "NCCL_IB_GID_INDEX"
 )
 
 // State is what the plugin needs from raild.
@@ -53,6 +45,10 @@ type Options struct {
 	// (asked when the pod starts); nil or without a kubelet: only GPUs the
 	// runtime passes as CDI devices count.
 	GPUs *podinfo.GPUSource
+	// TopologyFile is raild's topologyFile (the node's NCCL topology file,
+	// as raild reads it): with ncclEnv, containers get it read-only at
+	// topoFileInContainer and NCCL_TOPO_FILE naming it. Empty: none.
+	TopologyFile string
 	// Hooks counts and times every hook (nil: not measured).
 	Hooks *metrics.Calls
 	Log   *slog.Logger
@@ -67,7 +63,10 @@ type Plugin struct {
 	hooks   map[string]*metrics.Call   // by hook name
 	node    atomic.Pointer[nodeTables] // built from the last machine a hook read
 	kubelet *kubeletGPUs               // nil: no gpuAutoInject or no kubelet
-	gids    *gidCache
+	envs    *podEnvCache
+	// topoFile is the node's NCCL topology file as the runtime mounts it
+	// (a path on the host); empty: none.
+	topoFile string
 
 	mu       sync.Mutex
 	releases map[string]*pendingRelease // sandbox -> release scheduled after StopPodSandbox
@@ -106,7 +105,8 @@ func New(opt Options) (*Plugin, error) {
 		state:    opt.State,
 		log:      log,
 		hooks:    hookMetrics(opt.Hooks),
-		gids:     newGIDCache(opt.Machine().Root),
+		envs:     newPodEnvCache(opt.Machine().Root),
+		topoFile: s.topoFileSource(opt.TopologyFile),
 		releases: map[string]*pendingRelease{},
 	}
 	node := p.tables()
@@ -171,7 +171,7 @@ func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 		adj.AddRlimit("RLIMIT_MEMLOCK", p.cfg.memlock, p.cfg.memlock)
 	}
 	if p.cfg.ncclEnv {
-		p.addEnv(call, adj, leases, inj.nics)
+		p.addEnv(call, adj, inj.nics, p.podEnv(call, leases))
 	}
 	call.log().Info("injecting RDMA devices", "devices", len(inj.devices), "nics", len(inj.nics))
 	return adj
@@ -217,37 +217,6 @@ func (p *Plugin) collect(call *hookCall, nics []string, extra []namedDevice) *in
 	return inj
 }
 
-// addEnv sets the NCCL/UCX variables the container does not set itself.
-func (p *Plugin) addEnv(call *hookCall, adj *nriapi.ContainerAdjustment, leases []ipam.Lease, nics []*nicDevices) {
-	if len(nics) == 0 {
-		return
-	}
-	has := envKeys(call.ctr.GetEnv(), envNCCLHCA, envUCXDevices, envNCCLGIDIndex)
-	if !has[0] {
-		names := make([]string, len(nics))
-		for i, n := range nics {
-			names[i] = n.hca
-		}
-		adj.AddEnv(envNCCLHCA, "="+strings.Join(names, ","))
-	}
-	if !has[1] {
-		var ucx []string
-		for _, n := range nics {
-			if n.ucx != "" {
-				ucx = append(ucx, n.ucx)
-			}
-		}
-		if len(ucx) > 0 {
-			adj.AddEnv(envUCXDevices, strings.Join(ucx, ","))
-		}
-	}
-	if !has[2] {
-		if idx, ok := p.gidIndex(call, leases); ok {
-			adj.AddEnv(envNCCLGIDIndex, strconv.Itoa(idx))
-		}
-	}
-}
-
 // needsMemlock is false when the container already has at least the limit.
 func needsMemlock(ctr *nriapi.Container, limit uint64) bool {
 	for _, r := range ctr.GetRlimits() {
@@ -256,18 +225,4 @@ func needsMemlock(ctr *nriapi.Container, limit uint64) bool {
 		}
 	}
 	return true
-}
-
-// envKeys reports which of the keys the environment sets.
-func envKeys(env []string, keys ...string) []bool {
-	has := make([]bool, len(keys))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		for i, key := range keys {
-			if k == key {
-				has[i] = true
-			}
-		}
-	}
-	return has
 }

@@ -171,7 +171,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		defer ops.Close()
 	}
 	if cfg.NRI.Enabled {
-		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus,
+		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
 			Hooks: m.NRIHooks, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)

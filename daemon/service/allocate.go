@@ -227,7 +227,7 @@ func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []pl
 func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics []string) ipam.Request {
 	return ipam.Request{Sandbox: req.Sandbox, IfName: ifname, CNIIfName: req.CNIIfName, Network: req.Network,
 		Pool: pool, NICs: nics, Mode: string(req.Mode), PodNamespace: req.PodNamespace, PodName: req.PodName,
-		PodUID: req.PodUID, Netns: req.Netns}
+		PodUID: req.PodUID, Netns: req.Netns, PKey: req.PKey, PrimaryIf: req.PrimaryIfName}
 }
 
 // noNICError is placement finding no NIC (counted once the lock is gone).

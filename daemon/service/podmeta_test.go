@@ -131,3 +131,24 @@ func TestRetriedADDDoesNotAskAgain(t *testing.T) {
 		t.Errorf("PodMeta asked %d times, want 1", meta.calls)
 	}
 }
+
+// TestAllocateRecordsPrimaryAndPKey: what the plugin names for the comms
+// env (the pod's primary interface, the IPoIB P_Key) is in every lease of
+// the attachment.
+func TestAllocateRecordsPrimaryAndPKey(t *testing.T) {
+	svc, _ := newService(t, "h100x8-cx7x4", onePool(), nil)
+	req := allocReq("s1", "0,2")
+	req.PrimaryIfName, req.PKey = "net0", 0x8001
+	if _, err := svc.Allocate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	leases := svc.SandboxLeases("s1")
+	if len(leases) != 2 {
+		t.Fatalf("%d leases, want 2", len(leases))
+	}
+	for _, l := range leases {
+		if l.PrimaryIf != "net0" || l.PKey != 0x8001 {
+			t.Errorf("lease %s: primary %q, pkey %#x; want net0, 0x8001", l.IfName, l.PrimaryIf, l.PKey)
+		}
+	}
+}

@@ -272,7 +272,7 @@ func (e *e2e) expectNothing(t *testing.T, ctr string) {
 		t.Errorf("memlock was changed to %q", got)
 	}
 	env := e.containerEnv(t, ctr)
-	for _, key := range []string{"NCCL_IB_HCA", "UCX_NET_DEVICES", "NCCL_IB_GID_INDEX"} {
+	for _, key := range []string{"NCCL_IB_HCA", "UCX_NET_DEVICES", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME", "NCCL_IB_ADDR_RANGE", "NCCL_TOPO_FILE"} {
 		if got, ok := env[key]; ok {
 			t.Errorf("%s=%q was set", key, got)
 		}

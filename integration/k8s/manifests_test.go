@@ -19,6 +19,17 @@ func rigTools(t *testing.T) (helm, kubectl string) {
 	return filepath.Join(dir, "bin/helm"), filepath.Join(dir, "bin/kubectl")
 }
 
+// chartRig is the pinned helm and the chart's folder, with helm's cache
+// and config in the test's temporary folders.
+func chartRig(t *testing.T) (helm, chart string) {
+	t.Helper()
+	helm, _ = rigTools(t)
+	_, repo := sourceDirs()
+	t.Setenv("HELM_CACHE_HOME", t.TempDir())
+	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
+	return helm, filepath.Join(repo, "manifests/helm/rail")
+}
+
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(name, args...).CombinedOutput()

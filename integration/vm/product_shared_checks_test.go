@@ -91,7 +91,7 @@ func (s *sharedNode) checkPlainPod(t *testing.T) {
 	if v.memlock == strconv.Itoa(memlockKiB) {
 		t.Errorf("memlock %s KiB: raild's value, without a lease", v.memlock)
 	}
-	for _, key := range []string{"NCCL_IB_HCA", "UCX_NET_DEVICES", "NCCL_IB_GID_INDEX"} {
+	for _, key := range []string{"NCCL_IB_HCA", "UCX_NET_DEVICES", "NCCL_IB_GID_INDEX", "NCCL_SOCKET_IFNAME", "NCCL_IB_ADDR_RANGE", "NCCL_TOPO_FILE"} {
 		if val, ok := v.env[key]; ok {
 			t.Errorf("%s=%q was set", key, val)
 		}

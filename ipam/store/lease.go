@@ -27,6 +27,10 @@ type Lease struct {
 
 	NICs []string `json:"nics,omitempty"`
 	Mode string   `json:"mode,omitempty"`
+	// PKey is the IPoIB child's P_Key (0: the parent's or not IPoIB);
+	// PrimaryIf the pod's primary interface when the plugin named it.
+	PKey      uint16 `json:"pkey,omitempty"`
+	PrimaryIf string `json:"primaryIf,omitempty"`
 
 	PodNamespace string `json:"podNamespace,omitempty"`
 	PodName      string `json:"podName,omitempty"`

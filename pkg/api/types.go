@@ -67,7 +67,21 @@ type AllocateRequest struct {
 	// resolve does: UnresolvedGPUsFail or UnresolvedGPUsIgnore (empty: the
 	// explicit pool's setting, else fail).
 	UnresolvedGPUs string `json:"unresolvedGPUs,omitempty"`
+	// PrimaryIfName is the pod's primary interface when rail is chained:
+	// the interface of prevResult inside the sandbox that is not rail's.
+	// raild records it with the lease and gives it to the pod's containers
+	// as NCCL_SOCKET_IFNAME. Empty: not known (a Multus delegate, an older
+	// plugin); raild then uses DefaultPrimaryIfName.
+	PrimaryIfName string `json:"primaryIfName,omitempty"`
+	// PKey is the P_Key of the IPoIB child the plugin creates (0: the
+	// parent's), recorded with the lease for NCCL_IB_PKEY.
+	PKey uint16 `json:"pkey,omitempty"`
 }
+
+// DefaultPrimaryIfName is the pod's primary interface when the plugin did
+// not name one: the name the kubelet gives the cluster network, which is
+// also the one Multus gives its cluster-default delegate.
+const DefaultPrimaryIfName = "eth0"
 
 // AttachmentRequest names one attachment, for release and check.
 type AttachmentRequest struct {

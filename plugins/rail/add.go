@@ -53,7 +53,7 @@ func (p *plugin) add(args *skel.CmdArgs) error {
 	}
 	defer unlock()
 	raild := p.raild(conf.Socket, conf.CallTimeout)
-	plan, err := raild.Allocate(context.Background(), allocateRequest(args, conf, keys, chained))
+	plan, err := raild.Allocate(context.Background(), allocateRequest(args, conf, prev, keys))
 	switch {
 	case err == nil && plan.PassThrough:
 		return p.printPrevious(conf)

@@ -72,7 +72,8 @@ func withoutPrevResult(stdin []byte) ([]byte, bool) {
 }
 
 // allocateRequest is what raild needs to know about this ADD.
-func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKeys, chained bool) api.AllocateRequest {
+func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Result, keys netconf.PodKeys) api.AllocateRequest {
+	chained := prev != nil
 	return api.AllocateRequest{
 		Sandbox: args.ContainerID, Netns: args.Netns, CNIIfName: args.IfName, Network: conf.Name,
 		PodNamespace: keys.Namespace, PodName: keys.Name, PodUID: keys.UID,
@@ -81,7 +82,29 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, keys netconf.PodKey
 		Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
 		Chained: chained, IfPrefix: conf.IfPrefix, MaxNICs: conf.MaxNICs, MaxDistance: conf.MaxClass,
 		IfNames: conf.IfNames, UnresolvedGPUs: conf.UnresolvedGPUs,
+		PrimaryIfName: primaryIfName(args, prev), PKey: conf.PKeyValue,
 	}
+}
+
+// primaryIfName is the pod's primary interface when rail is chained: the
+// sandbox interface that holds the primary's first address, else the one
+// named CNI_IFNAME, else CNI_IFNAME itself (the name the runtime asked
+// the primary to create). rail's own interfaces are never in prevResult
+// (nameConflict refuses a plan that reuses a name found there). Empty
+// alone: a Multus delegate has no primary of its own to name.
+func primaryIfName(args *skel.CmdArgs, prev *current.Result) string {
+	if prev == nil {
+		return ""
+	}
+	inSandbox := func(i int) bool {
+		return i >= 0 && i < len(prev.Interfaces) && prev.Interfaces[i].Sandbox != "" && prev.Interfaces[i].Name != ""
+	}
+	for _, ip := range prev.IPs {
+		if ip.Interface != nil && inSandbox(*ip.Interface) {
+			return prev.Interfaces[*ip.Interface].Name
+		}
+	}
+	return args.IfName
 }
 
 func attachmentRequest(args *skel.CmdArgs, conf *netconf.Rail) api.AttachmentRequest {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/skel"
+	current "github.com/containernetworking/cni/pkg/types/100"
 
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/netconf"
@@ -25,7 +26,7 @@ func TestAllocateRequestCarriesUnresolvedGPUs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("LoadRail(%s): %v", tt.conf, err)
 		}
-		req := allocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, netconf.PodKeys{}, true)
+		req := allocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, &current.Result{}, netconf.PodKeys{})
 		if req.UnresolvedGPUs != tt.want {
 			t.Errorf("%s: unresolvedGPUs = %q, want %q", tt.conf, req.UnresolvedGPUs, tt.want)
 		}

@@ -55,3 +55,15 @@ func RemoveNetdev(root, name string) error {
 	}
 	return os.Remove(link)
 }
+
+// WritePKeys fills a port's P_Key table, entry i with pkeys[i] ("0xffff",
+// "0x8001"), as the subnet manager programs it.
+func WritePKeys(root, nic string, port int, pkeys []string) error {
+	f := &files{root: root}
+	dir := portPath(nic, port) + "/pkeys"
+	f.dir(dir)
+	for i, pkey := range pkeys {
+		f.file(dir+"/"+strconv.Itoa(i), pkey)
+	}
+	return f.err
+}
