@@ -51,7 +51,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		case <-followUp:
 			c := pending
 			followUp, pending = nil, concern{}
-			inv.read("follow-up of a link event", filter.devicesOf(c), w)
+			inv.read("follow-up of a link event", filter.devicesOf(c), c.pfs, w)
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
@@ -66,7 +66,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 				inv.rescan(c.cause(), w)
 				continue
 			}
-			inv.read(c.cause(), c.devices, w)
+			inv.read(c.cause(), c.devices, c.pfs, w)
 			if w.FollowUp > 0 {
 				pending.add(c)
 				followUp = time.After(w.FollowUp)
@@ -119,9 +119,10 @@ func (inv *Inventory) rescan(cause string, w Watch) {
 	}
 }
 
-// read reads the devices again and hands the snapshot on if it is new.
-func (inv *Inventory) read(cause string, devices []string, w Watch) {
-	if snap, published := inv.Update(cause, devices); published && w.Published != nil {
+// read reads the devices and PFs again and hands the snapshot on if it
+// is new.
+func (inv *Inventory) read(cause string, devices, pfs []string, w Watch) {
+	if snap, published := inv.UpdateWith(cause, devices, pfs); published && w.Published != nil {
 		w.Published(snap)
 	}
 }
