@@ -29,10 +29,7 @@ func writePFs(tw io.Writer, r Report) {
 
 // vfUse is "held by <pods>", "free", or why the VF cannot be attached.
 func vfUse(vf VF, holders map[string]string) string {
-	if pods, ok := holders[vf.PCI]; ok {
-		return "held by " + pods
-	}
-	if pods, ok := holders[vf.RDMA]; ok && vf.RDMA != "" {
+	if pods, ok := vf.HeldBy(holders); ok {
 		return "held by " + pods
 	}
 	if why := vf.Attachable(); why != "" {

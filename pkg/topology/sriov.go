@@ -48,6 +48,20 @@ func (v VF) Attachable() string {
 	return ""
 }
 
+// HeldBy names the pods holding the VF among holders (NIC name or VF
+// PCI address -> pods, as leases name them): in vf mode a lease holds the
+// VF by its PCI address, in another mode by its RDMA device.
+func (v VF) HeldBy(holders map[string]string) (string, bool) {
+	if pods, ok := holders[v.PCI]; ok {
+		return pods, true
+	}
+	if v.RDMA == "" {
+		return "", false
+	}
+	pods, ok := holders[v.RDMA]
+	return pods, ok
+}
+
 const pciDevicesDir = "/sys/bus/pci/devices"
 
 // discoverPFs reads every SR-IOV PF below /sys/bus/pci/devices, in PCI
