@@ -65,7 +65,7 @@ func (v VF) HeldBy(holders map[string]string) (string, bool) {
 const pciDevicesDir = "/sys/bus/pci/devices"
 
 // discoverPFs reads every SR-IOV PF below /sys/bus/pci/devices, in PCI
-// order.
+// order (the directory's: canonical addresses sort as they read).
 func (d *discovery) discoverPFs() []PF {
 	names, err := d.fs.names(pciDevicesDir)
 	if err != nil {
@@ -74,7 +74,6 @@ func (d *discovery) discoverPFs() []PF {
 		}
 		return nil
 	}
-	slices.SortFunc(names, pciCompare)
 	var pfs []PF
 	for _, name := range names {
 		if pf, ok := d.pf(name); ok {
@@ -90,7 +89,7 @@ func (d *discovery) pf(pci string) (PF, bool) {
 	dir := pciDevicesDir + "/" + pci
 	total, err := d.fs.readInt(dir + "/sriov_totalvfs")
 	if err != nil {
-		return PF{}, false
+		return PF{}, false // no SR-IOV capability (most functions), or gone
 	}
 	pf := PF{PCI: pci, TotalVFs: total, Driver: d.driver(dir), Netdev: d.firstEntry(dir + "/net")}
 	if pf.NumVFs, err = d.fs.readInt(dir + "/sriov_numvfs"); err != nil {
