@@ -90,7 +90,7 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 	}
 	f.follow(snap)
 	c := f.classifyNIC(ev)
-	if pf := f.vfs.classify(snap, ev); pf != "" {
+	if pf := f.vfs.classify(snap, ev, !c.none()); pf != "" {
 		c.add(concern{pfs: []string{pf}, first: ev.Name, events: 1})
 		c.events = 1
 	}

@@ -18,8 +18,10 @@ func newVFFilter(sys *topology.Sysfs) vfFilter {
 	return vfFilter{sys: sys, links: newLinkMemory()}
 }
 
-// classify returns the PF an event asks to read again ("" none).
-func (f *vfFilter) classify(snap *Snapshot, ev LinkEvent) string {
+// classify returns the PF an event asks to read again ("" none). A link
+// it does not know is looked up in sysfs only when device says it could
+// be a NIC's (it has a `device`): a pod's veth costs nothing more.
+func (f *vfFilter) classify(snap *Snapshot, ev LinkEvent, device bool) string {
 	f.follow(snap)
 	pf, known := f.links.lookup(ev)
 	switch {
@@ -29,6 +31,9 @@ func (f *vfFilter) classify(snap *Snapshot, ev LinkEvent) string {
 	case ev.Gone:
 		return ""
 	case !known:
+		if !device {
+			return ""
+		}
 		if pf = f.sys.NetdevPF(ev.Name); pf == "" {
 			return ""
 		}
