@@ -2,8 +2,13 @@ package inventory
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
@@ -116,5 +121,48 @@ func TestVFFilter(t *testing.T) {
 		if len(c.pfs) != len(tt.pfs) || (len(c.pfs) > 0 && c.pfs[0] != tt.pfs[0]) {
 			t.Errorf("%s: pfs %v, want %v", tt.name, c.pfs, tt.pfs)
 		}
+	}
+}
+
+// TestRunFollowsVFsOnLinkEvents: real link events, as the kernel sends
+// them when sriov_numvfs is written (veths standing in for the VF
+// netdevs an igb PF gets), are all it takes for the inventory to see the
+// PF's VFs come and go: no timer, no full rescan.
+func TestRunFollowsVFsOnLinkEvents(t *testing.T) {
+	ns, h := testNetns(t)
+	base := fmt.Sprintf("ryvf%d", os.Getpid()%100000)
+	root := filepath.Join(t.TempDir(), "root")
+	spec, err := fakesys.Write(root, "sriov-vm-igb", fakesys.Options{})
+	must(t, err)
+	pf := spec.PFs[2] // pf2: 2 VFs of at most 7
+	published := make(chan *Snapshot, 16)
+	inv := watching(t, ns, root, Watch{Settle: 20 * time.Millisecond, Published: func(s *Snapshot) { published <- s }})
+	var vfs []fakesys.Func
+	var veths []*netlink.Veth
+	for k := range 4 {
+		name := fmt.Sprintf("%sv%d", base, k)
+		vfs = append(vfs, fakesys.Func{LinkLayer: "Ethernet", NoRDMA: true, Netdev: name})
+		veths = append(veths, &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: fmt.Sprintf("%sp%d", base, k)})
+	}
+	_, err = fakesys.SetVFs(root, pf.PCI, fakesys.IntelIGB, vfs)
+	must(t, err)
+	for _, v := range veths {
+		must(t, h.LinkAdd(v))
+	}
+	waitFor(t, published, "pf2 with 4 VFs", func(s *Snapshot) bool {
+		p, _ := s.Machine.PFByPCI(pf.PCI)
+		return p.NumVFs == 4 && len(p.VFs) == 4 && p.VFs[3].Netdev == veths[3].Name && p.VFs[3].Driver == "igbvf"
+	})
+	_, err = fakesys.SetVFs(root, pf.PCI, fakesys.IntelIGB, nil)
+	must(t, err)
+	for _, v := range veths {
+		must(t, h.LinkDel(v))
+	}
+	waitFor(t, published, "pf2 without VFs", func(s *Snapshot) bool {
+		p, _ := s.Machine.PFByPCI(pf.PCI)
+		return p.NumVFs == 0 && len(p.VFs) == 0
+	})
+	if st := inv.Stats(); st.FullRescans != 1 || st.PFReads == 0 {
+		t.Errorf("stats %+v: want the start's rescan only, and PF reads", st)
 	}
 }
