@@ -62,14 +62,20 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 			pf.rdma = f.RDMA
 		}
 		total := max(f.TotalVFs, len(f.VFs))
-		b.sriovFiles(pf, nextFn-fn, 1, total, len(f.VFs))
+		offset, stride := nextFn-fn, 1 // mlx5 with ARI: VFs packed after the PFs
+		if model.vfOffset > 0 {
+			offset, stride = model.vfOffset, model.vfStride
+		} else {
+			nextFn += total
+		}
+		b.sriovFiles(pf, offset, stride, total, len(f.VFs))
 		for k, vf := range f.VFs {
-			dev, vfn := (nextFn+k)/8, (nextFn+k)%8
+			devfn := fn + offset + k*stride
+			dev, vfn := devfn/8, devfn%8
 			name := vfNetdevName(b.opt, vf, fmt.Sprintf("ibp%ds%df%d", bus, dev, vfn),
 				fmt.Sprintf("ens%df%dv%d", slot, fn, k))
 			b.virtualFunction(pf, b.addr(bus, dev, vfn), vf, k, name)
 		}
-		nextFn += total
 	}
 	switch {
 	case c.Bond != "":
@@ -82,6 +88,10 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 type cardModel struct {
 	vendor, device, vfDevice, hcaType, vfHcaType, driver, vfDriver string
 	rdma                                                           bool // its functions register RDMA devices
+	// vfOffset and vfStride place VF k at the PF's routing ID + offset +
+	// k*stride (sriov_offset, sriov_stride); 0: packed after the card's
+	// functions, one apart, as mlx5 cards with ARI show them.
+	vfOffset, vfStride int
 }
 
 // IntelIGB is the model name of an Intel 82576 card (igb PF, igbvf VFs,
@@ -93,17 +103,17 @@ const IntelIGB = "82576"
 func modelOf(name string) cardModel {
 	switch name {
 	case "ConnectX-6 Dx":
-		return cardModel{"0x15b3", "0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core", "mlx5_core", true}
+		return cardModel{"0x15b3", "0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0}
 	case "ConnectX-5":
-		return cardModel{"0x15b3", "0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core", "mlx5_core", true}
+		return cardModel{"0x15b3", "0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core", "mlx5_core", true, 0, 0}
 	case "ConnectX-6":
-		return cardModel{"0x15b3", "0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core", "mlx5_core", true}
+		return cardModel{"0x15b3", "0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core", "mlx5_core", true, 0, 0}
 	case "ConnectX-3 Pro":
-		return cardModel{"0x15b3", "0x1007", "0x1004", "MT4103", "MT4100", "mlx4_core", "mlx4_core", true}
+		return cardModel{"0x15b3", "0x1007", "0x1004", "MT4103", "MT4100", "mlx4_core", "mlx4_core", true, 0, 0}
 	case IntelIGB:
-		return cardModel{"0x8086", "0x10c9", "0x10ca", "", "", "igb", "igbvf", false}
+		return cardModel{"0x8086", "0x10c9", "0x10ca", "", "", "igb", "igbvf", false, 128, 2} // 01:00.0's VFs: 01:10.0, 01:10.2, …
 	}
-	return cardModel{"0x15b3", "0x1021", "0x101e", "MT4129", "MT4126", "mlx5_core", "mlx5_core", true}
+	return cardModel{"0x15b3", "0x1021", "0x101e", "MT4129", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0}
 }
 
 func nicClass(linkLayer string) string {
