@@ -8,6 +8,7 @@ import (
 
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // vfOf is VF k of the PF whose NIC is pfNIC.
@@ -168,5 +169,36 @@ func TestChooseVFsOnTheRig(t *testing.T) {
 	}
 	if len(picks) != 2 || picks[0].PF.Name != "rxe1" || picks[1].PF.Name != "rxe0" || picks[0].VF.Netdev == "" || picks[0].VF.Driver != "igbvf" {
 		t.Fatalf("picks %+v, want a VF of pf1 (rxe1) for GPU 0 and of pf0 (rxe0) for GPU 1", picks)
+	}
+}
+
+// BenchmarkChooseVFs: one vf-mode placement for an 8-GPU pod on the
+// 8-PF node with 20 of its VFs held.
+func BenchmarkChooseVFs(b *testing.B) {
+	root := b.TempDir()
+	if _, err := fakesys.Write(root, "h100x8-cx7x8-sriov", fakesys.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	m, err := topology.Discover(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := &Node{Machine: m}
+	use := NewUsage()
+	held := 0
+	for _, pf := range m.PFs {
+		for _, vf := range pf.VFs {
+			if held < 20 && vf.Attachable() == "" {
+				use.Add(vf.PCI, vf.PCI, "s", "ns/p", api.ModeVF)
+				held++
+			}
+		}
+	}
+	in := Input{GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, Mode: api.ModeVF}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := n.ChooseVFs(in, use); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
