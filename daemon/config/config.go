@@ -14,6 +14,7 @@ import (
 	"github.com/railcni/rail/daemon/cniconf"
 	"github.com/railcni/rail/daemon/deviceplugin"
 	"github.com/railcni/rail/daemon/nri"
+	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
@@ -63,6 +64,9 @@ type Config struct {
 	DevicePlugin  deviceplugin.Config `json:"devicePlugin,omitempty"`
 	CNI           cniconf.Config      `json:"cni,omitempty"`
 	Kubernetes    Kubernetes          `json:"kubernetes,omitempty"`
+	// SRIOV enables VFs at start on PFs that have none (default: off,
+	// raild uses the VFs the node has).
+	SRIOV sriov.Config `json:"sriov,omitempty"`
 	// NICs are the NICs rail may place on this node (RDMA names or PCI
 	// addresses; empty: every NIC); Modes the attach modes it may serve
 	// (empty: every mode). Node classes set them per kind of node.
@@ -141,7 +145,7 @@ func (c *Config) Finish() error {
 	}
 	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
 		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
-	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
+	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
 		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses())
 	return errors.Join(errs...)
 }

@@ -40,6 +40,11 @@ func Run(args []string) error {
 	} else {
 		checks = append(checks, topologyChecks(machine, *root, awayInPods(live, machine))...)
 		checks = append(checks, distanceChecks(machine)...)
+		var holders map[string]string
+		if live != nil {
+			holders = live.Holders
+		}
+		checks = append(checks, sriovChecks(machine, livePools(*socket), holders)...)
 	}
 	checks = append(checks, liveProblem...)
 	if live != nil {

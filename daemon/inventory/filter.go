@@ -20,8 +20,12 @@ type concern struct {
 	// looked at again by the follow-up (a VF's RDMA device registers
 	// after its netdev appears, with no event of its own).
 	netdevs []string
-	first   string // the first event's link, for the cause
-	events  int    // how many events asked for it
+	// pfs are SR-IOV PFs (PCI addresses) whose VFs to read again: a VF's
+	// netdev came, went or changed (sriov_numvfs written, a VF driver
+	// bound or unbound).
+	pfs    []string
+	first  string // the first event's link, for the cause
+	events int    // how many events asked for it
 }
 
 // upperSeen is what a burst saw of one upper device: its NIC, and whether
@@ -32,13 +36,13 @@ type upperSeen struct {
 }
 
 func (c *concern) none() bool {
-	return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0
+	return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0 && len(c.pfs) == 0
 }
 
 // settled says that what the burst asks cancelled out: only upper devices
 // that arrived and left again.
 func (c *concern) settled() bool {
-	return !c.full && len(c.readDevices()) == 0 && len(c.netdevs) == 0
+	return !c.full && len(c.readDevices()) == 0 && len(c.netdevs) == 0 && len(c.pfs) == 0
 }
 
 // readDevices are the RDMA devices to read: those asked for, and the NICs
@@ -79,6 +83,11 @@ func (c *concern) add(o concern) {
 		}
 		c.uppers[index] = u
 	}
+	for _, pf := range o.pfs {
+		if !slices.Contains(c.pfs, pf) {
+			c.pfs = append(c.pfs, pf)
+		}
+	}
 	c.events += o.events
 }
 
@@ -101,49 +110,47 @@ func (c *concern) cause() string {
 // so does an event of a NIC's netdev whose LinkState is as its last
 // event left it.
 type eventFilter struct {
-	sys      *topology.Sysfs
-	version  uint64            // the snapshot byNetdev was built from
-	byNetdev map[string]string // netdev -> RDMA device
-	byIndex  map[int]string    // ifindex -> RDMA device, learned from events
-	last     map[int]linkSeen  // ifindex -> a NIC netdev's last event
-}
-
-// linkSeen is a NIC netdev's name and state at its last event.
-type linkSeen struct {
-	name  string
-	state LinkState
+	sys     *topology.Sysfs
+	version uint64     // the snapshot links.byName was built from
+	links   linkMemory // NIC netdevs -> their RDMA devices
+	vfs     vfFilter   // VF netdevs -> their SR-IOV PFs
 }
 
 func newEventFilter(sys *topology.Sysfs) *eventFilter {
-	return &eventFilter{sys: sys, byIndex: map[int]string{}, last: map[int]linkSeen{}}
+	return &eventFilter{sys: sys, links: newLinkMemory(), vfs: newVFFilter(sys)}
 }
 
 // classify says what one event asks of the inventory, given its current
-// snapshot.
+// snapshot: the RDMA devices to read again and the SR-IOV PFs.
 func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 	if ev.Lost {
-		clear(f.byIndex) // a Gone may be among the lost ones
-		clear(f.last)
+		f.links.lost() // a Gone may be among the lost ones
+		f.vfs.links.lost()
 		return concern{full: true, first: "(events lost)", events: 1}
 	}
 	f.follow(snap)
-	device, known := f.byNetdev[ev.Name]
-	if !known {
-		device, known = f.byIndex[ev.Index]
+	c := f.classifyNIC(ev)
+	if pf := f.vfs.classify(snap, ev, !c.none()); pf != "" {
+		c.add(concern{pfs: []string{pf}, first: ev.Name, events: 1})
+		c.events = 1
 	}
+	return c
+}
+
+// classifyNIC says which RDMA devices one event asks to read again.
+func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
+	device, known := f.links.lookup(ev)
 	switch {
 	case known && ev.Gone:
-		delete(f.byIndex, ev.Index)
-		delete(f.last, ev.Index)
+		f.links.forget(ev.Index)
 		return concern{devices: []string{device}, first: ev.Name, events: 1}
 	case known:
-		f.byIndex[ev.Index] = device
-		if !f.changed(ev) {
+		if !f.links.changed(ev, device) {
 			return concern{}
 		}
 		return concern{devices: []string{device}, first: ev.Name, events: 1}
 	}
-	if device, upper := f.byIndex[ev.Lower]; upper && ev.Lower > 0 {
+	if device, upper := f.links.byIndex[ev.Lower]; upper && ev.Lower > 0 {
 		// an upper device of a NIC's, in this netns
 		seen := upperSeen{device: device, cameFirst: !ev.Gone, goneNow: ev.Gone}
 		return concern{uppers: map[int]upperSeen{ev.Index: seen}, first: ev.Name, events: 1}
@@ -162,38 +169,25 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 	return c
 }
 
-// changed records a NIC netdev's event and says whether its name or
-// LinkState differ from its last event's (an event without an ifindex
-// has nothing to compare: it always differs).
-func (f *eventFilter) changed(ev LinkEvent) bool {
-	if ev.Index <= 0 {
-		return true
-	}
-	now := linkSeen{name: ev.Name, state: ev.State}
-	last, seen := f.last[ev.Index]
-	f.last[ev.Index] = now
-	return !seen || last != now
-}
-
 // follow rebuilds the netdev map when a new snapshot was published: every
 // netdev of its NICs, those a pod holds named as on the host.
 func (f *eventFilter) follow(snap *Snapshot) {
-	if f.byNetdev != nil && snap.Version == f.version {
+	if f.links.byName != nil && snap.Version == f.version {
 		return
 	}
 	f.version = snap.Version
-	f.byNetdev = make(map[string]string, len(snap.Machine.NICs))
+	f.links.byName = make(map[string]string, len(snap.Machine.NICs))
 	for _, nic := range snap.Machine.NICs {
 		device := nic.Device
 		if device == "" {
 			device, _ = topology.ParseTarget(nic.Name)
 		}
 		if nic.Netdev != "" {
-			f.byNetdev[nic.Netdev] = device
+			f.links.byName[nic.Netdev] = device
 		}
 		for _, p := range nic.Ports {
 			for _, nd := range p.Netdevs {
-				f.byNetdev[nd] = device
+				f.links.byName[nd] = device
 			}
 		}
 	}

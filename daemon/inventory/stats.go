@@ -11,6 +11,9 @@ type Stats struct {
 	// DeviceReads are reads of one RDMA device after a link event about
 	// it (a burst about several devices counts each).
 	DeviceReads uint64
+	// PFReads are reads of one SR-IOV PF's VFs after a link event of one
+	// of its VFs' netdevs.
+	PFReads uint64
 	// Published are snapshots published (a device read that changed
 	// nothing publishes none).
 	Published uint64
@@ -22,14 +25,14 @@ type Stats struct {
 
 // counters are Stats as they are counted.
 type counters struct {
-	fullRescans, deviceReads, published, events, ignored atomic.Uint64
+	fullRescans, deviceReads, pfReads, published, events, ignored atomic.Uint64
 }
 
 // Stats reads the counters.
 func (inv *Inventory) Stats() Stats {
 	c := &inv.stats
 	return Stats{
-		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), Published: c.published.Load(),
+		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), PFReads: c.pfReads.Load(), Published: c.published.Load(),
 		Events: c.events.Load(), Ignored: c.ignored.Load(),
 	}
 }

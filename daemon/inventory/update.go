@@ -3,6 +3,8 @@ package inventory
 import (
 	"maps"
 	"reflect"
+
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // Update reads the named RDMA devices again, not the rest of the node,
@@ -11,9 +13,15 @@ import (
 // problems, or what the leases' holders make of them). It returns the
 // current snapshot and whether it is new.
 func (inv *Inventory) Update(cause string, devices []string) (*Snapshot, bool) {
+	return inv.UpdateWith(cause, devices, nil)
+}
+
+// UpdateWith is Update that also reads the named SR-IOV PFs (PCI
+// addresses) again: their VFs now (see topology.Sysfs.DiscoverPF).
+func (inv *Inventory) UpdateWith(cause string, devices, pfs []string) (*Snapshot, bool) {
 	inv.rescanMu.Lock()
 	defer inv.rescanMu.Unlock()
-	found := inv.found
+	found := inv.readPFs(inv.found, pfs)
 	for _, device := range devices {
 		inv.stats.deviceReads.Add(1)
 		nics, problems := inv.sys.DiscoverDevice(device)
@@ -45,4 +53,22 @@ func (inv *Inventory) sameView(prev *Snapshot, holders map[string]string) bool {
 	}
 	inv.quiet.snap, inv.quiet.holders = prev, holders
 	return true
+}
+
+// readPFs reads the PFs again and returns found with what changed.
+// rescanMu is held.
+func (inv *Inventory) readPFs(found *topology.Machine, pfs []string) *topology.Machine {
+	for _, pci := range pfs {
+		inv.stats.pfReads.Add(1)
+		pf, problems, present := inv.sys.DiscoverPF(pci)
+		old, had := found.PFByPCI(pci)
+		if had == present && reflect.DeepEqual(old, pf) && reflect.DeepEqual(problems, found.DeviceProblems(pci)) {
+			continue
+		}
+		if !present {
+			pf = topology.PF{PCI: pci}
+		}
+		found = found.WithPF(pf, present, problems)
+	}
+	return found
 }

@@ -9,10 +9,20 @@ type NICState struct {
 	InPod  bool // its netdev or RDMA device sits in a pod now
 }
 
+// PFState is one SR-IOV PF as the node's current snapshot shows it.
+type PFState struct {
+	PCI     string
+	NIC     string // the NIC standing for it in placement, "" none
+	Total   int    // sriov_totalvfs
+	Enabled int    // sriov_numvfs
+	Used    int    // VFs a lease holds
+}
+
 // NodeState is what the node's current snapshot says, at scrape time.
 type NodeState struct {
 	Version uint64
 	NICs    []NICState
+	PFs     []PFState
 }
 
 // NodeSource gives the current snapshot's state.
@@ -22,6 +32,9 @@ var (
 	nodeVersionDesc = prometheus.NewDesc("rail_inventory_version", "Version of raild's current snapshot of the node (raised by each rescan).", nil, nil)
 	nicActiveDesc   = prometheus.NewDesc("rail_nic_active", "1 when the NIC's port is ACTIVE in raild's current snapshot.", []string{"nic"}, nil)
 	nicInPodDesc    = prometheus.NewDesc("rail_nic_in_pod", "1 when the NIC's netdev or RDMA device sits in a pod.", []string{"nic"}, nil)
+	pfVFsDesc       = prometheus.NewDesc("rail_pf_vfs", "VFs an SR-IOV PF has enabled (sriov_numvfs).", []string{"pf", "nic"}, nil)
+	pfVFsMaxDesc    = prometheus.NewDesc("rail_pf_vfs_max", "VFs an SR-IOV PF can have (sriov_totalvfs).", []string{"pf", "nic"}, nil)
+	pfVFsUsedDesc   = prometheus.NewDesc("rail_pf_vfs_used", "VFs of an SR-IOV PF that pods hold.", []string{"pf", "nic"}, nil)
 )
 
 type nodeCollector struct{ source NodeSource }
@@ -35,6 +48,9 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- nodeVersionDesc
 	ch <- nicActiveDesc
 	ch <- nicInPodDesc
+	ch <- pfVFsDesc
+	ch <- pfVFsMaxDesc
+	ch <- pfVFsUsedDesc
 }
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -43,6 +59,11 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, n := range state.NICs {
 		ch <- prometheus.MustNewConstMetric(nicActiveDesc, prometheus.GaugeValue, oneIf(n.Active), n.Name)
 		ch <- prometheus.MustNewConstMetric(nicInPodDesc, prometheus.GaugeValue, oneIf(n.InPod), n.Name)
+	}
+	for _, pf := range state.PFs {
+		ch <- prometheus.MustNewConstMetric(pfVFsDesc, prometheus.GaugeValue, float64(pf.Enabled), pf.PCI, pf.NIC)
+		ch <- prometheus.MustNewConstMetric(pfVFsMaxDesc, prometheus.GaugeValue, float64(pf.Total), pf.PCI, pf.NIC)
+		ch <- prometheus.MustNewConstMetric(pfVFsUsedDesc, prometheus.GaugeValue, float64(pf.Used), pf.PCI, pf.NIC)
 	}
 }
 

@@ -28,12 +28,31 @@ rail_nic_active{nic="mlx5_1"} 0
 rail_nic_in_pod{nic="mlx5_0"} 1
 rail_nic_in_pod{nic="mlx5_1"} 0
 `},
+		{"an SR-IOV PF with 2 of 4 VFs held, one with none enabled", NodeState{Version: 1, PFs: []PFState{
+			{PCI: "0000:19:00.0", NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2}, {PCI: "0000:b9:00.0", NIC: "mlx5_7", Total: 4}}}, `
+# HELP rail_inventory_version Version of raild's current snapshot of the node (raised by each rescan).
+# TYPE rail_inventory_version gauge
+rail_inventory_version 1
+# HELP rail_pf_vfs VFs an SR-IOV PF has enabled (sriov_numvfs).
+# TYPE rail_pf_vfs gauge
+rail_pf_vfs{nic="mlx5_0",pf="0000:19:00.0"} 4
+rail_pf_vfs{nic="mlx5_7",pf="0000:b9:00.0"} 0
+# HELP rail_pf_vfs_max VFs an SR-IOV PF can have (sriov_totalvfs).
+# TYPE rail_pf_vfs_max gauge
+rail_pf_vfs_max{nic="mlx5_0",pf="0000:19:00.0"} 4
+rail_pf_vfs_max{nic="mlx5_7",pf="0000:b9:00.0"} 4
+# HELP rail_pf_vfs_used VFs of an SR-IOV PF that pods hold.
+# TYPE rail_pf_vfs_used gauge
+rail_pf_vfs_used{nic="mlx5_0",pf="0000:19:00.0"} 2
+rail_pf_vfs_used{nic="mlx5_7",pf="0000:b9:00.0"} 0
+`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := New(func() []api.PoolStatus { return nil })
 			m.WatchNode(func() NodeState { return tt.state })
-			err := testutil.GatherAndCompare(m.Registry, strings.NewReader(tt.want), "rail_inventory_version", "rail_nic_active", "rail_nic_in_pod")
+			err := testutil.GatherAndCompare(m.Registry, strings.NewReader(tt.want), "rail_inventory_version", "rail_nic_active", "rail_nic_in_pod",
+				"rail_pf_vfs", "rail_pf_vfs_max", "rail_pf_vfs_used")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,6 +24,9 @@ type Input struct {
 	// tightens it per NIC (the bound of the pool bound to that NIC).
 	MaxDistance *Bound
 	NICBounds   map[string]*Bound
+	// VFPerGPU, in vf mode, gives each GPU a VF of its own even where
+	// several GPUs chose one PF (default: they share one VF).
+	VFPerGPU bool
 }
 
 // Pick is one NIC the attachment gets, with the GPUs that chose it.
@@ -53,20 +56,17 @@ type Node struct {
 // a NIC that is the node's own (see Guard) where its protection refuses
 // in's mode, and reads the picks' protection once more before it answers.
 func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
-	linkLayer, err := api.SelectorLinkLayer(in.Mode, in.LinkLayer)
-	if err != nil {
-		return nil, err
+	if in.Mode == api.ModeVF {
+		return nil, fmt.Errorf("mode vf places VFs: use ChooseVFs")
 	}
-	if err := n.Limits.checkMode(in.Mode); err != nil {
-		return nil, err
-	}
-	allowed, err := n.allowed(in)
+	linkLayer, allowed, err := n.admit(in)
 	if err != nil {
 		return nil, err
 	}
 	protected := n.protection()
 	for range maxRechecks {
 		exclude, load, moved := constraints(use, in.Mode)
+		excludeVFHolders(n.Machine, exclude, use, in.Mode)
 		if n.DeviceMoves {
 			excludeSiblings(n.Machine, exclude, moved)
 		}
@@ -88,6 +88,21 @@ func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 		}
 	}
 	return nil, fmt.Errorf("the NICs chosen for mode %s kept turning out to be the node's own (addresses or routes changing on them): try again", in.Mode)
+}
+
+// admit checks what every mode checks first: the link layer the mode and
+// selector ask for, the node serving the mode, and the NICs the
+// selector, rail, pool and node allow (nil: any).
+func (n *Node) admit(in Input) (topology.LinkLayer, []string, error) {
+	linkLayer, err := api.SelectorLinkLayer(in.Mode, in.LinkLayer)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := n.Limits.checkMode(in.Mode); err != nil {
+		return "", nil, err
+	}
+	allowed, err := n.allowed(in)
+	return linkLayer, allowed, err
 }
 
 // choose selects for req and applies the device and distance rules.

@@ -105,6 +105,7 @@ func nodeState(inv *inventory.Inventory) metrics.NodeSource {
 			_, inPod := snap.InPod[nic.Name]
 			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == topology.PortActive, InPod: inPod})
 		}
+		state.PFs = pfStates(snap)
 		return state
 	}
 }
@@ -124,4 +125,23 @@ func reportChanges(s *inventory.Snapshot, log *slog.Logger) {
 			log.Info("NIC state changed", attrs...)
 		}
 	}
+}
+
+// pfStates is each SR-IOV PF of the snapshot with its VFs enabled, at
+// most and held by leases.
+func pfStates(snap *inventory.Snapshot) []metrics.PFState {
+	out := make([]metrics.PFState, 0, len(snap.Machine.PFs))
+	for _, pf := range snap.Machine.PFs {
+		st := metrics.PFState{PCI: pf.PCI, Total: pf.TotalVFs, Enabled: pf.NumVFs}
+		if nic, ok := snap.Machine.PFNIC(pf); ok {
+			st.NIC = nic.Name
+		}
+		for _, vf := range pf.VFs {
+			if _, held := vf.HeldBy(snap.Holders); held {
+				st.Used++
+			}
+		}
+		out = append(out, st)
+	}
+	return out
 }

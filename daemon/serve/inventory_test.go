@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/daemon/inventory"
+	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -52,6 +53,36 @@ func TestNodeState(t *testing.T) {
 	for _, n := range state.NICs {
 		if n.Active != (n.Name != "mlx5_3") || n.InPod {
 			t.Errorf("%+v: want active except mlx5_3, none in a pod", n)
+		}
+	}
+}
+
+// TestNodeStatePFs: each SR-IOV PF with its VFs enabled, at most, and
+// held (by PCI address in vf mode, by RDMA device when moved).
+func TestNodeStatePFs(t *testing.T) {
+	root := t.TempDir()
+	spec, err := fakesys.Write(root, "h100x8-cx7x8-sriov", fakesys.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf0 := spec.PFs[0]
+	holders := map[string]string{pf0.VFs[0].PCI: "ns/a", pf0.VFs[2].RDMA: "ns/b", "mlx5_1": "ns/c"}
+	inv, err := inventory.New(root, nil, func() map[string]string { return holders })
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := nodeState(inv)()
+	if len(state.PFs) != 8 {
+		t.Fatalf("PFs %+v", state.PFs)
+	}
+	want := map[string]metrics.PFState{
+		pf0.PCI:         {PCI: pf0.PCI, NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2},
+		spec.PFs[1].PCI: {PCI: spec.PFs[1].PCI, NIC: "mlx5_1", Total: 4, Enabled: 4},
+		spec.PFs[7].PCI: {PCI: spec.PFs[7].PCI, NIC: "mlx5_7", Total: 4},
+	}
+	for _, pf := range state.PFs {
+		if w, ok := want[pf.PCI]; ok && pf != w {
+			t.Errorf("PF %+v, want %+v", pf, w)
 		}
 	}
 }

@@ -78,6 +78,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	for _, p := range inv.Machine().Problems {
 		log.Warn("topology problem", "device", p.Device, "reason", p.Reason)
 	}
+	enableVFs(inv, cfg, log.With("component", "sriov"))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	clients, err := connectKube(cfg) // nil: raild runs without an API server

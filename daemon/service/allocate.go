@@ -146,9 +146,13 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	// Placement reads the allocator's NIC use and the leases are reserved
 	// in the same critical section: no second copy of the use to keep in
 	// step, and no window in which two ADDs see the same NIC free.
+	place := s.place
+	if req.Mode == api.ModeVF {
+		place = s.placeVFs
+	}
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
-		picks, reqs, placeErr = s.place(req, pool, input, leaseUse{use})
+		picks, reqs, placeErr = place(req, pool, input, leaseUse{use})
 		return reqs, placeErr
 	})
 	var noNIC noNICError
@@ -181,7 +185,7 @@ func (s *Service) place(req api.AllocateRequest, pool string, input placement.In
 	if err != nil {
 		return nil, nil, err
 	}
-	reqs, err := s.leaseRequests(req, pool, picks, names)
+	reqs, err := s.leaseRequests(req, pool, picks, names, nil)
 	return picks, reqs, err
 }
 
@@ -208,8 +212,10 @@ func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []in
 	return in, nil
 }
 
-// leaseRequests builds one lease request per pick, each with its pool.
-func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []placement.Pick, names []string) ([]ipam.Request, error) {
+// leaseRequests builds one lease request per pick, each with its pool
+// (the pool bound to the pick's NIC when the request names none), holding
+// held[i] (nil: each pick's NIC).
+func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []placement.Pick, names, held []string) ([]ipam.Request, error) {
 	reqs := make([]ipam.Request, 0, len(picks))
 	for i, pick := range picks {
 		p := pool
@@ -219,7 +225,11 @@ func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []pl
 				return nil, err
 			}
 		}
-		reqs = append(reqs, s.ipamRequest(req, names[i], p, []string{pick.NIC.Name}))
+		nic := pick.NIC.Name
+		if held != nil {
+			nic = held[i]
+		}
+		reqs = append(reqs, s.ipamRequest(req, names[i], p, []string{nic}))
 	}
 	return reqs, nil
 }

@@ -17,7 +17,21 @@ const (
 	ModeMacvlan Mode = "macvlan"
 	ModeIPoIB   Mode = "ipoib"
 	ModeIPAM    Mode = "ipam"
+	// ModeVF gives a pod an SR-IOV VF of the PF closest to its GPUs.
+	// raild's inventory and placement know it; the attach sequence (the
+	// PF-side settings, the move, their reset on DEL) is not built yet, so
+	// the rail plugin and raild refuse it with NotYetSupported.
+	ModeVF Mode = "vf"
 )
+
+// NotYetSupported says why a mode that is named but not served yet is
+// refused ("" for every other mode), naming what to use meanwhile.
+func (m Mode) NotYetSupported() string {
+	if m == ModeVF {
+		return "mode vf is not yet supported: raild places VFs, but the VF attach sequence (VLAN/MAC/trust set through the PF, the move, their reset on DEL) is still to come; use move to attach a VF as a NIC of its own"
+	}
+	return ""
+}
 
 // AttachModes are the modes of the rail plugin (every mode but ModeIPAM).
 func AttachModes() []Mode { return []Mode{ModeMove, ModeMacvlan, ModeIPoIB} }
@@ -35,8 +49,9 @@ func (m Mode) Attaches() bool {
 	return false
 }
 
-// Exclusive reports whether a NIC attached in this mode belongs to one pod.
-func (m Mode) Exclusive() bool { return m == ModeMove }
+// Exclusive reports whether a NIC attached in this mode belongs to one
+// pod (in vf mode the NIC is the VF, one pod's; its PF serves many).
+func (m Mode) Exclusive() bool { return m == ModeMove || m == ModeVF }
 
 // LinkLayer is the link layer the mode needs of its NIC ("" for any): a
 // macvlan child is Ethernet (RoCE), an IPoIB child needs InfiniBand.

@@ -135,6 +135,9 @@ func (c *Rail) defaultsAndValidate() error {
 }
 
 func (c *Rail) checkBasics() error {
+	if why := c.Mode.NotYetSupported(); why != "" {
+		return fieldError("mode", "%s", why)
+	}
 	if !c.Mode.Attaches() {
 		return fieldError("mode", "%q is not a mode: use one of %s", c.Mode, api.ModeList(api.AttachModes()))
 	}

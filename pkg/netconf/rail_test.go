@@ -42,6 +42,7 @@ func TestLoadRail(t *testing.T) {
 		}},
 		{name: "unknown field", conf: `{"name":"n","type":"rail","mdoe":"move"}`, wantCode: types.ErrUnsupportedField, wantText: "mdoe"},
 		{name: "bad mode", conf: `{"name":"n","type":"rail","mode":"sriov"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mode"`},
+		{name: "vf mode not yet", conf: `{"name":"n","type":"rail","mode":"vf"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `mode vf is not yet supported`},
 		{name: "bad mtu", conf: `{"name":"n","type":"rail","mtu":70000}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mtu"`},
 		{name: "relative socket", conf: `{"name":"n","type":"rail","socket":"raild.sock"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"socket"`},
 		{name: "bad pool", conf: `{"name":"n","type":"rail","pool":"a b"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"pool"`},

@@ -66,6 +66,7 @@ func DiscoverWith(root string, opt Options) (*Machine, error) {
 	m := &Machine{Root: root, TopologyFile: opt.TopologyFile}
 	m.GPUs = d.discoverGPUs()
 	m.NICs = d.discoverNICs(d.scanCharDevs())
+	m.PFs = d.discoverPFs()
 	m.RdmaCM = d.rdmaCM(len(m.NICs) > 0)
 	if err := d.checkTopoFile(opt.TopologyFile); err != nil {
 		return nil, err

@@ -30,15 +30,7 @@ func (d *discovery) discoverGPUs() []GPU {
 			gpus = append(gpus, g)
 		}
 	}
-	slices.SortFunc(gpus, func(a, b GPU) int {
-		switch {
-		case pciLess(a.PCI, b.PCI):
-			return -1
-		case pciLess(b.PCI, a.PCI):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(gpus, func(a, b GPU) int { return pciCompare(a.PCI, b.PCI) })
 	for i := range gpus {
 		gpus[i].Index = i
 	}

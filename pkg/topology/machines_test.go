@@ -1,6 +1,7 @@
 package topology_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -153,11 +154,70 @@ var machineCases = map[string]machineCase{
 		affinity: []string{"mlx5_ib0", "mlx5_ib1", "mlx5_ib2", "mlx5_ib3", "mlx5_ib4", "mlx5_ib5", "mlx5_ib6", "mlx5_ib7"},
 		problems: []string{"PCI topology: " + topology.FlatPCIProblem},
 	},
+	// Each GPU's PF and that PF's VFs are PIX (a VF sits where its PF
+	// does); the other PFs of its socket PHB. Each GPU picks its own PF.
+	"h100x8-cx7x8-sriov": {
+		nics:     sriovNICs(),
+		matrix:   sriovMatrix(),
+		affinity: []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7"},
+	},
+	// igb PFs have no RDMA device: the rig's rxe0/rxe1 on pf0/pf1 are the
+	// NICs, placed at their PFs. GPU0 shares pf1's switch; GPU1 ties at
+	// PHB and takes the NIC GPU0 left free.
+	"sriov-vm-igb": {
+		nics:     "rxe0 rxe1",
+		matrix:   []string{"PHB PIX", "PHB PHB"},
+		affinity: []string{"rxe1", "rxe0"},
+	},
 	"softroce": {
 		nics:     "rxe0",
 		matrix:   []string{"SYS"},
 		affinity: []string{"rxe0"},
 	},
+}
+
+// sriovPFOf is the PF (0-7) of each NIC of h100x8-cx7x8-sriov in name
+// order: mlx5_0-7 the PFs, then 4 VFs for each of PF 0-5 and 3 for PF 6
+// (its fourth is bound to vfio-pci), PF 7 none.
+func sriovPFOf() []int {
+	pfs := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	for pf := range 7 {
+		vfs := 4
+		if pf == 6 {
+			vfs = 3
+		}
+		for range vfs {
+			pfs = append(pfs, pf)
+		}
+	}
+	return pfs
+}
+
+func sriovNICs() string {
+	var names []string
+	for i := range sriovPFOf() {
+		names = append(names, fmt.Sprintf("mlx5_%d", i))
+	}
+	return strings.Join(names, " ")
+}
+
+func sriovMatrix() []string {
+	var rows []string
+	for gpu := range 8 {
+		var row []string
+		for _, pf := range sriovPFOf() {
+			switch {
+			case pf == gpu:
+				row = append(row, "PIX")
+			case pf/4 == gpu/4:
+				row = append(row, "PHB")
+			default:
+				row = append(row, "SYS")
+			}
+		}
+		rows = append(rows, strings.Join(row, " "))
+	}
+	return rows
 }
 
 func TestBuiltinMachinesAreAllTested(t *testing.T) {

@@ -160,10 +160,10 @@ func (m *Machine) WithDevice(device string, nics []NIC, problems []Problem) *Mac
 }
 
 // WithNICs is a copy of the machine with other NICs and problems: its
-// GPUs, root, rdma_cm and topology file kept, whether its PCI tree is
+// GPUs, SR-IOV PFs, root, rdma_cm and topology file kept, whether its PCI tree is
 // flat found again (with its problem), and its selection index rebuilt.
 func (m *Machine) WithNICs(nics []NIC, problems []Problem) *Machine {
-	next := &Machine{Root: m.Root, GPUs: m.GPUs, NICs: nics, RdmaCM: m.RdmaCM, TopologyFile: m.TopologyFile}
+	next := &Machine{Root: m.Root, GPUs: m.GPUs, NICs: nics, PFs: m.PFs, RdmaCM: m.RdmaCM, TopologyFile: m.TopologyFile}
 	next.FlatPCI = flatPCI(next.GPUs, nics)
 	next.Problems = slices.DeleteFunc(slices.Clone(problems), func(p Problem) bool { return p.Reason == FlatPCIProblem })
 	if next.FlatPCI && next.TopologyFile == nil {

@@ -68,6 +68,17 @@ func pciLess(a, b string) bool {
 	}
 }
 
+// pciCompare is pciLess as a three-way comparison, for slices.SortFunc.
+func pciCompare(a, b string) int {
+	switch {
+	case pciLess(a, b):
+		return -1
+	case pciLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 // NormalizePCI accepts "19:00.0" or "0000:19:00.0" in any case and returns
 // the full lower-case form, or "" when s is not a PCI address.
 func NormalizePCI(s string) string { return normalizePCI(s) }

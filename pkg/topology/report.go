@@ -33,6 +33,9 @@ type Report struct {
 	TopologyFile  string         `json:"topologyFile,omitempty"`
 	Disagreements []Disagreement `json:"disagreements,omitempty"`
 	FlatPCI       bool           `json:"flatPCI,omitempty"`
+	// PFs are the SR-IOV PFs and their VFs (a VF a pod holds in vf mode
+	// is in Holders under its PCI address).
+	PFs []PF `json:"pfs,omitempty"`
 }
 
 // Report gathers the machine's devices, every GPU/NIC class (NICs that
@@ -53,6 +56,7 @@ func (m *Machine) ReportWith(protected map[string]Protection) Report {
 		Problems: m.Problems,
 		Sources:  make(map[string]map[string]Source, len(m.GPUs)),
 		FlatPCI:  m.FlatPCI,
+		PFs:      m.PFs,
 	}
 	idx := m.index()
 	for gi, g := range m.GPUs {
@@ -98,6 +102,7 @@ func WriteText(w io.Writer, r Report) error {
 	writeProtected(tw, r)
 	writeAffinity(tw, r)
 	writeHolders(tw, r.Holders)
+	writePFs(tw, r)
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(tw)
 		fmt.Fprintln(tw, "Problems:")

@@ -102,9 +102,11 @@ type Problem struct {
 
 // Machine is what Discover found under one root.
 type Machine struct {
-	Root     string    `json:"-"`
-	GPUs     []GPU     `json:"gpus"`
-	NICs     []NIC     `json:"nics"`
+	Root string `json:"-"`
+	GPUs []GPU  `json:"gpus"`
+	NICs []NIC  `json:"nics"`
+	// PFs are the SR-IOV physical functions with their VFs, in PCI order.
+	PFs      []PF      `json:"pfs,omitempty"`
 	RdmaCM   *CharDev  `json:"rdmaCM,omitempty"`
 	Problems []Problem `json:"problems,omitempty"`
 	// FlatPCI is set when sysfs carries no PCIe switch information: every

@@ -37,7 +37,7 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 	var pf0 nicPlan
 	for fn, f := range c.Funcs {
 		bdf := b.addr(bus, 0, fn)
-		dir := b.function(parent, bdf, numa, pciID{"0x15b3", model.device, nicClass(f.LinkLayer), model.driver})
+		dir := b.function(parent, bdf, numa, pciID{model.vendor, model.device, nicClass(f.LinkLayer), model.driver})
 		p := b.plan(f, dir, bdf, numa, model.hcaType)
 		p.netdev = b.netdevName(f, bus, fn, slot, multi, c.Bond != "")
 		if p.netdev != "" {
@@ -48,18 +48,33 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 		if fn == 0 {
 			pf0 = p
 		}
-		if c.Bond == "" {
+		if c.Bond == "" && model.rdma && !f.NoRDMA {
 			b.rdmaDevice(p)
 		}
 		for k, sf := range f.SFs {
 			b.subFunction(dir, bdf, numa, sf, k, fmt.Sprintf("ens%df%dnpf%ds%d", slot, fn, fn, k))
 		}
+		if len(f.VFs) == 0 && f.TotalVFs == 0 {
+			continue
+		}
+		pf := pfPlan{dir: dir, pci: bdf, netdev: p.netdev, model: model, numa: numa, parent: parent}
+		if model.rdma && !f.NoRDMA {
+			pf.rdma = f.RDMA
+		}
+		total := max(f.TotalVFs, len(f.VFs))
+		offset, stride := nextFn-fn, 1 // mlx5 with ARI: VFs packed after the PFs
+		if model.vfOffset > 0 {
+			offset, stride = model.vfOffset, model.vfStride
+		} else {
+			nextFn += total
+		}
+		b.sriovFiles(pf, offset, stride, total, len(f.VFs))
 		for k, vf := range f.VFs {
-			dev, vfn := nextFn/8, nextFn%8
-			nextFn++
+			devfn := fn + offset + k*stride
+			dev, vfn := devfn/8, devfn%8
 			name := vfNetdevName(b.opt, vf, fmt.Sprintf("ibp%ds%df%d", bus, dev, vfn),
 				fmt.Sprintf("ens%df%dv%d", slot, fn, k))
-			b.virtualFunction(parent, dir, b.addr(bus, dev, vfn), numa, vf, k, name)
+			b.virtualFunction(pf, b.addr(bus, dev, vfn), vf, k, name)
 		}
 	}
 	switch {
@@ -70,22 +85,35 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 	}
 }
 
-type cardModel struct{ device, vfDevice, hcaType, vfHcaType, driver string }
+type cardModel struct {
+	vendor, device, vfDevice, hcaType, vfHcaType, driver, vfDriver string
+	rdma                                                           bool // its functions register RDMA devices
+	// vfOffset and vfStride place VF k at the PF's routing ID + offset +
+	// k*stride (sriov_offset, sriov_stride); 0: packed after the card's
+	// functions, one apart, as mlx5 cards with ARI show them.
+	vfOffset, vfStride int
+}
 
-// modelOf returns a card's PCI device IDs, HCA types and driver; unknown
-// models are written as ConnectX-7.
+// IntelIGB is the model name of an Intel 82576 card (igb PF, igbvf VFs,
+// no RDMA devices), the NIC of the SR-IOV VM rig.
+const IntelIGB = "82576"
+
+// modelOf returns a card's PCI IDs, HCA types and drivers; unknown models
+// are written as ConnectX-7.
 func modelOf(name string) cardModel {
 	switch name {
 	case "ConnectX-6 Dx":
-		return cardModel{"0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core"}
+		return cardModel{"0x15b3", "0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0}
 	case "ConnectX-5":
-		return cardModel{"0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core"}
+		return cardModel{"0x15b3", "0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core", "mlx5_core", true, 0, 0}
 	case "ConnectX-6":
-		return cardModel{"0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core"}
+		return cardModel{"0x15b3", "0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core", "mlx5_core", true, 0, 0}
 	case "ConnectX-3 Pro":
-		return cardModel{"0x1007", "0x1004", "MT4103", "MT4100", "mlx4_core"}
+		return cardModel{"0x15b3", "0x1007", "0x1004", "MT4103", "MT4100", "mlx4_core", "mlx4_core", true, 0, 0}
+	case IntelIGB:
+		return cardModel{"0x8086", "0x10c9", "0x10ca", "", "", "igb", "igbvf", false, 128, 2} // 01:00.0's VFs: 01:10.0, 01:10.2, …
 	}
-	return cardModel{"0x1021", "0x101e", "MT4129", "MT4126", "mlx5_core"}
+	return cardModel{"0x15b3", "0x1021", "0x101e", "MT4129", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0}
 }
 
 func nicClass(linkLayer string) string {
@@ -133,21 +161,6 @@ func (b *builder) domainPart() string {
 		return ""
 	}
 	return fmt.Sprintf("P%d", b.domain)
-}
-
-// virtualFunction writes an SR-IOV VF beside its PF with its own RDMA
-// device and the physfn / virtfnN links.
-func (b *builder) virtualFunction(parent, pfDir, vfAddr string, numa int, vf Func, k int, netdev string) {
-	model := modelOf("ConnectX-7")
-	dir := b.function(parent, vfAddr, numa, pciID{"0x15b3", model.vfDevice, nicClass(vf.LinkLayer), model.driver})
-	b.f.link(dir+"/physfn", pfDir)
-	b.f.link(fmt.Sprintf("%s/virtfn%d", pfDir, k), dir)
-	p := b.plan(vf, dir, vfAddr, numa, model.vfHcaType)
-	p.vf, p.netdev = true, netdev
-	if p.netdev != "" {
-		b.netdev(dir, p.netdev, vf.LinkLayer, 0, p.state, p.name)
-	}
-	b.rdmaDevice(p)
 }
 
 // vfNetdevName is a VF's netdev: the Options override, the description's

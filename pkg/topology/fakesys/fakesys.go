@@ -34,6 +34,7 @@ type Spec struct {
 	Root    string
 	GPUs    []GPUSpec // in index (PCI) order
 	NICs    []NICSpec // in the order they were written (PCI order, then software ones)
+	PFs     []PFSpec  // SR-IOV physical functions, in PCI order
 	RdmaCM  DevSpec
 }
 

@@ -77,8 +77,20 @@ type Func struct {
 	Rate      string // "" for a default matching the link layer
 	Netdev    string // "" for a systemd-style name
 	NoNetdev  bool   // no netdev at all (IPoIB not loaded)
-	VFs       []Func // SR-IOV virtual functions
-	SFs       []Func // mlx5 sub-functions on the auxiliary bus, under this function
+	VFs       []Func // SR-IOV virtual functions (sriov_numvfs = len(VFs))
+	// TotalVFs is the PF's sriov_totalvfs: how many VFs it can have (0:
+	// len(VFs)). A function with TotalVFs set and no VFs is an SR-IOV PF
+	// with sriov_numvfs 0. The kernel reserves routing IDs for all of them.
+	TotalVFs int
+	// Driver is a VF's driver: "" for the card's VF driver (mlx5_core,
+	// igbvf), "vfio-pci" for a VF handed to a VM or a DPDK application (no
+	// netdev, no RDMA device).
+	Driver string
+	// NoRDMA writes the function without an RDMA device (a VF whose
+	// RDMA device is not registered); functions of an Intel 82576 (igb)
+	// card never have one.
+	NoRDMA bool
+	SFs    []Func // mlx5 sub-functions on the auxiliary bus, under this function
 	// MorePorts are ports 2, 3, … of this function's RDMA device, each with
 	// its own netdev on the same PCI function (dev_port 1, 2, …) and its own
 	// umad/issm, as a dual-port ConnectX-3 (mlx4) lays out one card; the
@@ -139,7 +151,7 @@ func (c *Card) validate(where string) error {
 		if c.Bond != "" && f.LinkLayer != "Ethernet" {
 			return fmt.Errorf("%s func %d: bonded card %s needs Ethernet functions", where, i, c.Bond)
 		}
-		if err := f.validate(fmt.Sprintf("%s func %d", where, i), c.Bond != ""); err != nil {
+		if err := f.validate(fmt.Sprintf("%s func %d", where, i), c.Bond != "" || !modelOf(c.Model).rdma); err != nil {
 			return err
 		}
 		if len(f.VFs) > 0 && c.Bond != "" {
@@ -149,8 +161,10 @@ func (c *Card) validate(where string) error {
 	return nil
 }
 
-func (f Func) validate(where string, bonded bool) error {
-	if f.RDMA == "" && !bonded {
+// validate checks a function's description; unnamed is true where its
+// RDMA name may be empty (a bonded card's functions, a card without RDMA).
+func (f Func) validate(where string, unnamed bool) error {
+	if f.RDMA == "" && !unnamed && !f.NoRDMA && f.Driver != vfioDriver {
 		return fmt.Errorf("%s: RDMA name is empty (set it, e.g. mlx5_0)", where)
 	}
 	switch f.LinkLayer {
@@ -167,15 +181,21 @@ func (f Func) validate(where string, bonded bool) error {
 		default:
 			return fmt.Errorf("%s port %d: LinkLayer %q: want InfiniBand, Ethernet or empty", where, i+2, p.LinkLayer)
 		}
-		if bonded || len(f.SFs) > 0 || len(f.VFs) > 0 {
+		if unnamed || len(f.SFs) > 0 || len(f.VFs) > 0 {
 			return fmt.Errorf("%s: MorePorts with a bond, VFs or SFs are not modelled", where)
 		}
 	}
+	if f.TotalVFs != 0 && f.TotalVFs < len(f.VFs) {
+		return fmt.Errorf("%s: TotalVFs %d is below its %d VFs (sriov_numvfs cannot exceed sriov_totalvfs)", where, f.TotalVFs, len(f.VFs))
+	}
+	if f.Driver != "" && f.Driver != vfioDriver {
+		return fmt.Errorf("%s: Driver %q: want \"\" (the card's) or %q", where, f.Driver, vfioDriver)
+	}
 	for i, vf := range f.VFs {
-		if len(vf.VFs) > 0 {
+		if len(vf.VFs) > 0 || vf.TotalVFs > 0 {
 			return fmt.Errorf("%s vf %d: a VF cannot have VFs", where, i)
 		}
-		if err := vf.validate(fmt.Sprintf("%s vf %d", where, i), false); err != nil {
+		if err := vf.validate(fmt.Sprintf("%s vf %d", where, i), unnamed); err != nil {
 			return err
 		}
 	}

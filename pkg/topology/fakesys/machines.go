@@ -212,6 +212,58 @@ func builtins() map[string]func() Host {
 				{Bus: 0xb7, NUMA: 1, Ports: []Slot{h100(), ib("mlx5_1")}},
 			}}
 		},
+		// 8×H100 and 8 ConnectX-7 RoCE PFs (mlx5_0…mlx5_7), each under a
+		// switch with one GPU, four per socket; each PF has 4 SR-IOV VFs with
+		// their own RDMA devices (mlx5_8…, named after the PFs as the kernel
+		// names VFs enabled after boot), except mlx5_7 (sriov_numvfs 0 of 4);
+		// mlx5_6's last VF is bound to vfio-pci (no netdev, no RDMA device).
+		"h100x8-cx7x8-sriov": func() Host {
+			var ports [2][]Slot
+			vf := 8
+			for i := range 8 {
+				f := Func{RDMA: fmt.Sprintf("mlx5_%d", i), LinkLayer: "Ethernet", TotalVFs: 4}
+				for k := range 4 {
+					if i == 7 {
+						break
+					}
+					v := Func{RDMA: fmt.Sprintf("mlx5_%d", vf), LinkLayer: "Ethernet"}
+					if i == 6 && k == 3 {
+						v = Func{LinkLayer: "Ethernet", Driver: vfioDriver}
+					} else {
+						vf++
+					}
+					f.VFs = append(f.VFs, v)
+				}
+				ports[i/4] = append(ports[i/4], pcieSwitch(h100(), Slot{Card: &Card{Model: "ConnectX-7", Funcs: []Func{f}}}))
+			}
+			return Host{Roots: []Root{
+				{Bus: 0x15, NUMA: 0, Ports: ports[0]},
+				{Bus: 0x97, NUMA: 1, Ports: ports[1]},
+			}}
+		},
+		// The SR-IOV VM rig's guest (../shared/rigs/sriov): three Intel 82576
+		// PFs (igb, at most 7 VFs, igbvf VFs without RDMA devices): pf0 on a
+		// root port with 4 VFs, pf1 and pf2 behind a PCIe switch with 4 and 2;
+		// rxe0 and rxe1 (Soft-RoCE) on pf0 and pf1 place them; fake GPUs
+		// beside pf1 (GPU0, behind the switch) and on a root port of their
+		// own (GPU1).
+		"sriov-vm-igb": func() Host {
+			igb := func(netdev string, vfs int) Slot {
+				f := Func{LinkLayer: "Ethernet", Netdev: netdev, NoRDMA: true, TotalVFs: 7}
+				for range vfs {
+					f.VFs = append(f.VFs, Func{LinkLayer: "Ethernet", NoRDMA: true})
+				}
+				return Slot{Card: &Card{Model: IntelIGB, Funcs: []Func{f}}}
+			}
+			return Host{
+				Roots: []Root{{Bus: 0x00, NUMA: 0, Ports: []Slot{
+					igb("pf0", 4),
+					pcieSwitch(igb("pf1", 4), igb("pf2", 2), Slot{GPU: &GPU{Model: "NVIDIA L40S"}}),
+					{GPU: &GPU{Model: "NVIDIA L40S"}},
+				}}},
+				SoftRoCE: []SoftRoCE{{RDMA: "rxe0", Netdev: "pf0"}, {RDMA: "rxe1", Netdev: "pf1"}},
+			}
+		},
 		// One GPU and Soft-RoCE rxe0 on a virtual netdev with no PCI parent.
 		"softroce": func() Host {
 			return Host{

@@ -146,12 +146,17 @@ func (b *builder) softRoCE(s SoftRoCE) {
 	if nd, ok := b.opt.Netdevs[s.RDMA]; ok {
 		netdev = nd
 	}
+	numa := -1
 	if _, err := os.Lstat(b.f.host("/sys/class/net/" + netdev)); err != nil {
 		b.netdev("", netdev, "Ethernet", 0, "ACTIVE", s.RDMA)
+	} else if fn, err := b.f.real("/sys/class/net/" + netdev + "/device"); err == nil {
+		if n, err := b.f.readInt(fn + "/numa_node"); err == nil {
+			numa = n // placed at its netdev's PCI function, as discovery does
+		}
 	}
 	b.rdmaDevice(nicPlan{
 		name: s.RDMA, linkLayer: "Ethernet", state: "ACTIVE", rate: "10 Gb/sec (1X QDR)",
-		netdev: netdev, parent: netdev, hcaType: "", numa: -1,
+		netdev: netdev, parent: netdev, hcaType: "", numa: numa,
 	})
 }
 
