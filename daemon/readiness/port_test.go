@@ -71,7 +71,7 @@ func TestPortChecks(t *testing.T) {
 		{name: "IB has no GID check", machine: "h100x8-cx7x4", check: checkGID, want: "",
 			rail: Rail{Device: "mlx5_0", Port: 1, Addresses: []netip.Prefix{pod}, GIDIndex: 3}},
 		{name: "RoCE GID at the given index", machine: "lab-1x1", check: checkGID, want: api.CheckPass,
-			rail: Rail{Device: "mlx5_0", Port: 1, LinkLayer: topology.Ethernet, Addresses: []netip.Prefix{pod}, GIDIndex: 3},
+			rail:  Rail{Device: "mlx5_0", Port: 1, LinkLayer: topology.Ethernet, Addresses: []netip.Prefix{pod}, GIDIndex: 3},
 			setup: gids("fe80::1", "fe80::1", "::ffff:10.0.0.1", "::ffff:192.168.50.7"), msgHas: "at GID index 3"},
 		{name: "RoCE GID moved to another index", machine: "lab-1x1", check: checkGID, want: api.CheckFail, reason: ReasonGIDMissing,
 			rail:  Rail{Device: "mlx5_0", Port: 1, LinkLayer: topology.Ethernet, Addresses: []netip.Prefix{pod}, GIDIndex: 3},

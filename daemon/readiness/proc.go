@@ -151,7 +151,9 @@ func limitText(v uint64) string {
 	return strconv.FormatUint(v, 10)
 }
 
-func limitsText(soft, hard uint64) string { return limitText(soft) + "/" + limitText(hard) + " (soft/hard)" }
+func limitsText(soft, hard uint64) string {
+	return limitText(soft) + "/" + limitText(hard) + " (soft/hard)"
+}
 
 // MemlockText is a view's limit as doctor prints it.
 func (v ContainerView) MemlockText() string {
