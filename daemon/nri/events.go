@@ -23,13 +23,14 @@ func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error 
 	call := p.begin(hookRunPodSandbox, pod, nil)
 	p.warmGIDs(&call)
 	p.startKubeletLookup(pod)
+	p.notify(pod.GetId())
 	call.end(nil)
 	return nil
 }
 
 // Synchronize (on every connection to the runtime) rebuilds the GID cache
 // for the pods that already run.
-func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
+func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, ctrs []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
 	sync := p.begin(hookSynchronize, nil, nil)
 	p.gids.reset()
 	if p.kubelet != nil {
@@ -40,6 +41,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*
 		p.warmGIDs(&call)
 		p.startKubeletLookup(pod)
 	}
+	p.syncContainers(pods, ctrs)
 	sync.log().Info("synchronized with the runtime", "pods", len(pods))
 	sync.end(nil)
 	return nil, nil
@@ -71,6 +73,7 @@ func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) e
 // forgetSandbox drops what was cached for a sandbox's containers.
 func (p *Plugin) forgetSandbox(sandbox string) {
 	p.gids.forget(sandbox)
+	p.records.forget(sandbox)
 	if p.kubelet != nil {
 		p.kubelet.forget(sandbox)
 	}
