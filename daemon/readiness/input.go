@@ -24,6 +24,8 @@ type Pod struct {
 	UID       string
 	Sandbox   string
 	Rails     []Rail
+	// GPUs are the pod's GPUs placement used (doctor only).
+	GPUs []api.PodGPU
 	// Containers are the containers that asked for RDMA (raild injected
 	// device nodes into them).
 	Containers []Container
@@ -48,6 +50,18 @@ type Rail struct {
 	// GIDIndex is the GID index the containers were given
 	// (NCCL_IB_GID_INDEX); -1 when none was.
 	GIDIndex int
+	// Placed says why placement chose the NIC (doctor only; empty when
+	// raild restarted since the ADD).
+	Placed Placement
+}
+
+// Placement is why a rail's NIC was chosen, for doctor.
+type Placement struct {
+	Network   string
+	NIC       *api.NIC
+	Distance  string
+	Reason    string
+	Distances []api.GPUDistance
 }
 
 // Container is one container that asked for RDMA.
