@@ -3,7 +3,6 @@ package podreport
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/railcni/rail/daemon/readiness"
 )
@@ -37,24 +35,19 @@ var _ readiness.Sink = (*Reporter)(nil)
 // conditionWriter writes pods' rail.dev/RDMAReady through pods/status, one
 // worker, the latest condition of each pod only, retried with backoff.
 type conditionWriter struct {
-	pods        typedcorev1.PodsGetter
-	queue       workqueue.TypedRateLimitingInterface[podKey]
-	maxPods     int
-	maxAttempts int
-	metrics     *reportMetrics
-	log         *slog.Logger
-	now         func() time.Time
+	podQueue
+	pods    typedcorev1.PodsGetter
+	maxPods int
+	now     func() time.Time
 
 	mu      sync.Mutex
 	pending map[podKey]readiness.Condition
 }
 
 func newConditionWriter(pods typedcorev1.PodsGetter, opt Options, m *reportMetrics, log *slog.Logger) *conditionWriter {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[podKey](opt.RetryBase, opt.RetryMax)
-	return &conditionWriter{pods: pods, maxPods: opt.QueueSize, maxAttempts: opt.MaxAttempts, metrics: m, log: log, now: time.Now,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[podKey]{Name: "rail-rdma-ready"}),
-		pending: map[podKey]readiness.Condition{}}
+	w := &conditionWriter{pods: pods, maxPods: opt.QueueSize, now: time.Now, pending: map[podKey]readiness.Condition{}}
+	w.podQueue = newPodQueue("rail-rdma-ready", "rdma_ready", w.take, opt, m, log)
+	return w
 }
 
 func (w *conditionWriter) add(c readiness.Condition) {
@@ -62,8 +55,7 @@ func (w *conditionWriter) add(c readiness.Condition) {
 	w.mu.Lock()
 	if _, ok := w.pending[key]; !ok && len(w.pending) >= w.maxPods {
 		w.mu.Unlock()
-		w.metrics.dropped.WithLabelValues("rdma_ready", "queue_full").Inc()
-		w.log.Warn("RDMAReady queue full, condition dropped", "pod", key.Namespace+"/"+key.Name)
+		w.queueFull(key)
 		return
 	}
 	w.pending[key] = c
@@ -71,46 +63,21 @@ func (w *conditionWriter) add(c readiness.Condition) {
 	w.queue.Add(key)
 }
 
-func (w *conditionWriter) run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		w.queue.ShutDown()
-	}()
-	for w.next(ctx) {
-	}
+// conditionJob writes one condition of a pod.
+type conditionJob struct {
+	w    *conditionWriter
+	pod  podKey
+	cond readiness.Condition
 }
 
-func (w *conditionWriter) next(ctx context.Context) bool {
-	key, quit := w.queue.Get()
-	if quit {
-		return false
-	}
-	defer w.queue.Done(key)
+func (j conditionJob) write(ctx context.Context) error { return j.w.write(ctx, j.pod, j.cond) }
+func (j conditionJob) settle()                         { j.w.done(j.pod, j.cond) }
+
+func (w *conditionWriter) take(pod podKey) (podJob, bool) {
 	w.mu.Lock()
-	c, ok := w.pending[key]
-	w.mu.Unlock()
-	if !ok {
-		w.queue.Forget(key)
-		return true
-	}
-	err := w.write(ctx, key, c)
-	switch {
-	case err == nil:
-		w.queue.Forget(key)
-		w.done(key, c)
-	case w.queue.NumRequeues(key)+1 >= w.maxAttempts:
-		w.metrics.errors.WithLabelValues("rdma_ready").Inc()
-		w.metrics.dropped.WithLabelValues("rdma_ready", "gave_up").Inc()
-		w.log.Error("RDMAReady not written", "pod", key.Namespace+"/"+key.Name, "error", err)
-		w.queue.Forget(key)
-		w.done(key, c)
-	default:
-		w.metrics.errors.WithLabelValues("rdma_ready").Inc()
-		w.log.Warn("writing RDMAReady failed, will retry", "pod", key.Namespace+"/"+key.Name,
-			"attempt", w.queue.NumRequeues(key)+1, "error", err)
-		w.queue.AddRateLimited(key)
-	}
-	return true
+	defer w.mu.Unlock()
+	c, ok := w.pending[pod]
+	return conditionJob{w: w, pod: pod, cond: c}, ok
 }
 
 // done forgets the condition written, unless a newer one came meanwhile
@@ -150,9 +117,6 @@ func (w *conditionWriter) write(ctx context.Context, key podKey, c readiness.Con
 		return err
 	}
 	_, err = pods.Patch(ctx, key.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, "status")
-	if apierrors.IsConflict(err) {
-		return errors.Join(err, errors.New("the pod changed under the patch"))
-	}
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -26,7 +27,7 @@ const (
 type Checker struct {
 	ports *topology.PortReader
 	proc  string
-	// rdmaIn reports whether an RDMA device sits in a netns (netlink).
+	// rdmaIn reports whether an RDMA device sits in a netns (rdma.InNetns).
 	rdmaIn func(netnsPath, device string) (bool, error)
 }
 
@@ -39,7 +40,7 @@ func NewChecker(root, proc string) (*Checker, error) {
 	if proc == "" {
 		proc = "/proc"
 	}
-	return &Checker{ports: ports, proc: filepath.Clean(proc), rdmaIn: rdmaDeviceIn}, nil
+	return &Checker{ports: ports, proc: filepath.Clean(proc), rdmaIn: rdma.InNetns}, nil
 }
 
 // Run checks every rail interface and every container of a pod.

@@ -100,28 +100,3 @@ func joinPrefixes(ps []netip.Prefix) string {
 	}
 	return strings.Join(s, ", ")
 }
-
-// rdmaDeviceIn lists the RDMA devices of a netns through a netlink handle
-// opened in it.
-func rdmaDeviceIn(netnsPath, device string) (bool, error) {
-	ns, err := netns.GetFromPath(netnsPath)
-	if err != nil {
-		return false, fmt.Errorf("open %s: %w", netnsPath, err)
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		return false, fmt.Errorf("netlink in %s: %w", netnsPath, err)
-	}
-	defer h.Close()
-	links, err := h.RdmaLinkList()
-	if err != nil {
-		return false, fmt.Errorf("list RDMA devices: %w", err)
-	}
-	for _, l := range links {
-		if l.Attrs.Name == device {
-			return true, nil
-		}
-	}
-	return false, nil
-}

@@ -122,15 +122,15 @@ func TestRDMANetnsCheck(t *testing.T) {
 	}
 }
 
-// TestRDMANetnsReal asks the kernel: this host has no RDMA device, so a
-// pod netns never holds the one a rail names.
+// TestRDMANetnsReal asks the kernel through the checker's real lookup:
+// this host has no RDMA device, so a pod netns never holds the one a rail
+// names, and the check fails either way (no device, or no RDMA netlink).
 func TestRDMANetnsReal(t *testing.T) {
-	path := podNetns(t, true)
-	in, err := rdmaDeviceIn(path, "mlx5_0")
-	if in {
-		t.Fatalf("mlx5_0 found in a fresh netns (err %v)", err)
-	}
-	if _, err := rdmaDeviceIn("/var/run/netns/rdy-never-made", "mlx5_0"); err == nil {
-		t.Fatal("no error for a missing netns")
+	c := checker(t, machine(t, "lab-1x1"), "")
+	for _, path := range []string{podNetns(t, true), "/var/run/netns/rdy-never-made"} {
+		got := c.rdmaNetns(Rail{Netns: path, IfName: "rail0", Device: "mlx5_0", Exclusive: true})
+		if got.Status != api.CheckFail || got.Reason != ReasonRDMANotInPod {
+			t.Fatalf("%s: %+v", path, got)
+		}
 	}
 }
