@@ -105,9 +105,10 @@ func (p *Plugin) record(call *hookCall, adj *nriapi.ContainerAdjustment) {
 	if adj == nil || adj.GetLinux() == nil || len(adj.GetLinux().GetDevices()) == 0 {
 		return
 	}
+	devs := adj.GetLinux().GetDevices()
 	rec := &ContainerRecord{ID: call.ctr.GetId(), Name: call.ctr.GetName(), Pid: int(call.ctr.GetPid()),
-		Memlock: p.cfg.memlock, GIDIndex: -1}
-	for _, d := range adj.GetLinux().GetDevices() {
+		Memlock: p.cfg.memlock, GIDIndex: -1, Devices: make([]DeviceRecord, 0, len(devs))}
+	for _, d := range devs {
 		rec.Devices = append(rec.Devices, DeviceRecord{Path: d.GetPath(), Major: d.GetMajor(), Minor: d.GetMinor()})
 	}
 	rec.GIDIndex = gidIndexSeen(adj, call.ctr.GetEnv())
