@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,9 +125,17 @@ func writeContainer(p func(string, ...any), c api.PodContainer) {
 	p("    device nodes injected: %s", orNone(strings.Join(c.Injected, ", ")))
 	p("    device nodes present:  %s", orNone(strings.Join(c.Present, ", ")))
 	if c.MemlockWanted > 0 || c.Memlock != "" {
-		p("    memlock: %s (raild set %d)", orNone(c.Memlock), c.MemlockWanted)
+		p("    memlock: %s (raild set %s)", orNone(c.Memlock), bytesOrUnlimited(c.MemlockWanted))
 	}
 	p("    NCCL/UCX env: %s", orNone(strings.Join(c.Env, " ")))
+}
+
+// bytesOrUnlimited prints a limit as /proc/<pid>/limits does.
+func bytesOrUnlimited(v uint64) string {
+	if v == math.MaxUint64 {
+		return "unlimited"
+	}
+	return strconv.FormatUint(v, 10)
 }
 
 func readyWord(r *api.PodReport) string {
