@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/inventory"
@@ -37,7 +38,8 @@ func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, m
 	if reports != nil {
 		next = reports
 	}
-	return &railReadiness{placed: &placements{next: next, bySandbox: map[string]service.Attached{}}, sink: reports,
+	placed := &placements{next: next, bySandbox: map[string]service.Attached{}, at: map[string]time.Time{}, now: time.Now}
+	return &railReadiness{placed: placed, sink: reports,
 		leases: leases, exclusive: mode == rdma.NetnsExclusive}
 }
 
@@ -84,7 +86,10 @@ func (r *railReadiness) pods(m *topology.Machine) []readiness.Pod {
 	var out []readiness.Pod
 	index := map[string]int{}
 	var gids []int // by pod
+	leased := map[string]bool{}
+	defer func() { r.placed.forgetUnleased(leased) }()
 	for _, l := range r.leases() {
+		leased[l.Sandbox] = true
 		if len(l.NICs) == 0 {
 			continue
 		}
@@ -153,7 +158,14 @@ type placements struct {
 
 	mu        sync.Mutex
 	bySandbox map[string]service.Attached // the sandbox's attachments, merged
+	at        map[string]time.Time        // when each sandbox was last attached
+	now       func() time.Time
 }
+
+// placementGrace is how long a sandbox's placement is kept without a lease
+// (an Attached report comes right after its lease is written; a sandbox
+// whose leases went without a DEL, released by GC, is forgotten after it).
+const placementGrace = time.Minute
 
 var _ service.Reporter = (*placements)(nil)
 
@@ -164,6 +176,7 @@ func (p *placements) Attached(a service.Attached) {
 		a.Interfaces = append(keepOthers(prev.Interfaces, a.Interfaces), a.Interfaces...)
 	}
 	p.bySandbox[a.Sandbox] = a
+	p.at[a.Sandbox] = p.now()
 	p.mu.Unlock()
 	if p.next != nil {
 		p.next.Attached(a)
@@ -186,6 +199,7 @@ func (p *placements) Released(d service.Released) {
 		a.Interfaces = keepOthers(a.Interfaces, gone)
 		if len(a.Interfaces) == 0 {
 			delete(p.bySandbox, d.Sandbox)
+			delete(p.at, d.Sandbox)
 		} else {
 			p.bySandbox[d.Sandbox] = a
 		}
@@ -193,6 +207,19 @@ func (p *placements) Released(d service.Released) {
 	p.mu.Unlock()
 	if p.next != nil {
 		p.next.Released(d)
+	}
+}
+
+// forgetUnleased drops the placements of sandboxes that hold no lease,
+// once they are older than placementGrace.
+func (p *placements) forgetUnleased(leased map[string]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for sandbox, at := range p.at {
+		if !leased[sandbox] && p.now().Sub(at) > placementGrace {
+			delete(p.bySandbox, sandbox)
+			delete(p.at, sandbox)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/readiness"
@@ -86,6 +87,19 @@ func TestReadinessPods(t *testing.T) {
 			}
 			if api1.attached != 1 || api1.released != 1 {
 				t.Fatalf("reports not passed on: %+v", api1)
+			}
+			// a sandbox whose leases went without a DEL (GC) is forgotten
+			// after the grace, not before
+			r.reporter().Attached(service.Attached{Sandbox: "gone", Interfaces: []service.AttachedInterface{{PlanInterface: api.PlanInterface{Name: "rail0"}}}})
+			r.pods(m)
+			if _, ok := r.placed.bySandbox["gone"]; !ok {
+				t.Fatal("a fresh placement without a lease was forgotten")
+			}
+			later := time.Now().Add(2 * placementGrace)
+			r.placed.now = func() time.Time { return later }
+			r.pods(m)
+			if _, ok := r.placed.bySandbox["gone"]; ok {
+				t.Fatal("a placement without a lease kept past the grace")
 			}
 		})
 	}
