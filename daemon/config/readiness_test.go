@@ -17,7 +17,7 @@ func TestReadinessSettings(t *testing.T) {
 		err      string
 	}{
 		{name: "defaults", on: true, proc: "/proc", interval: DefaultReadinessInterval},
-		{name: "set", in: Readiness{Enabled: &off, Interval: "2s", ProcRoot: "/host/proc"}, proc: "/host/proc", interval: 2 * time.Second},
+		{name: "set", in: Readiness{Enabled: &off, Interval: "2s", ProcRoot: "/host-proc"}, proc: "/host-proc", interval: 2 * time.Second},
 		{name: "relative proc", in: Readiness{ProcRoot: "proc"}, err: "readiness.procRoot"},
 		{name: "bad interval", in: Readiness{Interval: "soon"}, err: "readiness.interval"},
 		{name: "too short", in: Readiness{Interval: "1ms"}, err: "at least 100ms"},
