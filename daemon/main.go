@@ -17,6 +17,7 @@ const usage = `raild — Rail's node daemon: GPU-affine RDMA NICs for pods
 Usage:
   raild serve       [--config FILE] [--root DIR] [--socket PATH] [--state-dir DIR] [--netns-dir DIR]
                     [--node-name NAME] [--pod-resources-socket PATH] [--metrics-addr ADDR] [--log-level LEVEL]
+                    [--proc-root DIR]
   raild topo        [--root DIR] [--socket PATH] [--json]   the node's GPUs, NICs, distances, affinity
   raild leases      [--socket PATH] [--json]                leases held on this node
   raild recover     [--config FILE] [--state-dir DIR] [--netns-dir DIR] [--node-name NAME] [--dry-run]
@@ -24,6 +25,9 @@ Usage:
                     raild leases --recover is the same
   raild pools       [--socket PATH] [--json]                pools and their use on this node
   raild doctor      [--root DIR] [--socket PATH] [--cni-bin-dir DIR] [--nri-socket PATH]
+  raild doctor      --pod NAMESPACE/NAME [--socket PATH] [--json]
+                    one pod's RDMA path: GPUs, NICs and why, containers' devices, memlock and env,
+                    the rail.dev/RDMAReady checks with what failed and the fix
   raild install-cni [--from DIR] [--to DIR] [--config FILE] [--conf-dir DIR] [--mode chained|nad]
                     [--entry JSON | --entry-file FILE] [--uninstall]
                     copy rail and rail-ipam into the CNI bin dir; chained: put rail's entry into

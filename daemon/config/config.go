@@ -66,7 +66,8 @@ type Config struct {
 	Kubernetes    Kubernetes          `json:"kubernetes,omitempty"`
 	// SRIOV enables VFs at start on PFs that have none (default: off,
 	// raild uses the VFs the node has).
-	SRIOV sriov.Config `json:"sriov,omitempty"`
+	SRIOV     sriov.Config `json:"sriov,omitempty"`
+	Readiness Readiness    `json:"readiness,omitempty"`
 	// NICs are the NICs rail may place on this node (RDMA names or PCI
 	// addresses; empty: every NIC); Modes the attach modes it may serve
 	// (empty: every mode). Node classes set them per kind of node.
@@ -146,7 +147,7 @@ func (c *Config) Finish() error {
 	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
 		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
 	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
-		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses())
+		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish())
 	return errors.Join(errs...)
 }
 

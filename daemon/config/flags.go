@@ -5,7 +5,7 @@ import "flag"
 // Flags are the command-line values that override the config file's
 // (raild serve's flags; recover shares the ones it needs).
 type Flags struct {
-	Config, Root, Socket, StateDir, NetnsDir, NodeName, PodResources, MetricsAddr, LogLevel, Kubeconfig string
+	Config, Root, Socket, StateDir, NetnsDir, NodeName, PodResources, MetricsAddr, LogLevel, Kubeconfig, ProcRoot string
 }
 
 // LoadWithFlags reads the file, then lets the flags that were set win.
@@ -32,6 +32,8 @@ func LoadWithFlags(fs *flag.FlagSet, f Flags) (*Config, error) {
 			cfg.MetricsAddr = f.MetricsAddr
 		case "kubeconfig":
 			cfg.Kubernetes.Kubeconfig = f.Kubeconfig
+		case "proc-root":
+			cfg.Readiness.ProcRoot = f.ProcRoot
 		}
 	})
 	return cfg, cfg.Finish()

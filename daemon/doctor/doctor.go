@@ -29,8 +29,13 @@ func Run(args []string) error {
 	cniBin := fs.String("cni-bin-dir", "/opt/cni/bin", "CNI bin dir")
 	nriSocket := fs.String("nri-socket", "/var/run/nri/nri.sock", "NRI socket")
 	file := fs.String("topology-file", "", "the node's NCCL topology file (raild's topologyFile), checked against the machine")
+	pod := fs.String("pod", "", "NAMESPACE/NAME: that pod's RDMA path from raild (GPUs, NICs, containers, readiness checks)")
+	asJSON := fs.Bool("json", false, "with --pod: the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *pod != "" {
+		return podDoctor(os.Stdout, *socket, *pod, *asJSON)
 	}
 	var checks []check
 	live, liveProblem := liveReport(*socket)

@@ -24,13 +24,15 @@ func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error 
 	call := p.begin(hookRunPodSandbox, pod, nil)
 	p.warmPodEnv(&call)
 	p.startKubeletLookup(pod)
+	p.notify(pod.GetId())
 	call.end(nil)
 	return nil
 }
 
 // Synchronize (on every connection to the runtime) works out again what
-// the leases of the pods that already run give their containers.
-func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
+// the leases of the pods that already run give their containers, and
+// records the containers already running (for the readiness checks).
+func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, ctrs []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
 	sync := p.begin(hookSynchronize, nil, nil)
 	p.envs.reset()
 	if p.kubelet != nil {
@@ -41,6 +43,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*
 		p.warmPodEnv(&call)
 		p.startKubeletLookup(pod)
 	}
+	p.syncContainers(pods, ctrs)
 	sync.log().Info("synchronized with the runtime", "pods", len(pods))
 	sync.end(nil)
 	return nil, nil
@@ -72,6 +75,7 @@ func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) e
 // forgetSandbox drops what was cached for a sandbox's containers.
 func (p *Plugin) forgetSandbox(sandbox string) {
 	p.envs.forget(sandbox)
+	p.records.forget(sandbox)
 	if p.kubelet != nil {
 		p.kubelet.forget(sandbox)
 	}

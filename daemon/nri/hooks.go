@@ -11,18 +11,19 @@ import (
 
 // The hooks the plugin implements, as metrics and logs name them.
 const (
-	hookRunPodSandbox    = "RunPodSandbox"
-	hookCreateContainer  = "CreateContainer"
-	hookStopPodSandbox   = "StopPodSandbox"
-	hookRemovePodSandbox = "RemovePodSandbox"
-	hookSynchronize      = "Synchronize"
+	hookRunPodSandbox      = "RunPodSandbox"
+	hookCreateContainer    = "CreateContainer"
+	hookStopPodSandbox     = "StopPodSandbox"
+	hookRemovePodSandbox   = "RemovePodSandbox"
+	hookSynchronize        = "Synchronize"
+	hookPostStartContainer = "PostStartContainer"
 )
 
 // hookMetrics looks up each hook's instruments once (nil calls: not
 // measured).
 func hookMetrics(calls *metrics.Calls) map[string]*metrics.Call {
 	out := map[string]*metrics.Call{}
-	for _, h := range []string{hookRunPodSandbox, hookCreateContainer, hookStopPodSandbox, hookRemovePodSandbox, hookSynchronize} {
+	for _, h := range []string{hookRunPodSandbox, hookCreateContainer, hookStopPodSandbox, hookRemovePodSandbox, hookSynchronize, hookPostStartContainer} {
 		out[h] = calls.Call(h)
 	}
 	return out

@@ -51,7 +51,11 @@ type Options struct {
 	TopologyFile string
 	// Hooks counts and times every hook (nil: not measured).
 	Hooks *metrics.Calls
-	Log   *slog.Logger
+	// Changed is told (it must not block) when a sandbox's network is set
+	// up and when a container raild gave RDMA devices started: the
+	// moments to check its readiness. Nil: nobody is told.
+	Changed func(sandbox string)
+	Log     *slog.Logger
 }
 
 // Plugin is raild's NRI plugin.
@@ -67,6 +71,8 @@ type Plugin struct {
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
 	topoFile string
+	records  *containerRecords    // what each container was given, for the readiness checks
+	changed  func(sandbox string) // Options.Changed
 
 	mu       sync.Mutex
 	releases map[string]*pendingRelease // sandbox -> release scheduled after StopPodSandbox
@@ -107,6 +113,8 @@ func New(opt Options) (*Plugin, error) {
 		hooks:    hookMetrics(opt.Hooks),
 		envs:     newPodEnvCache(opt.Machine().Root),
 		topoFile: s.topoFileSource(opt.TopologyFile),
+		records:  newContainerRecords(),
+		changed:  opt.Changed,
 		releases: map[string]*pendingRelease{},
 	}
 	node := p.tables()
@@ -146,6 +154,7 @@ func (p *Plugin) tables() *nodeTables {
 func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) (*nriapi.ContainerAdjustment, []*nriapi.ContainerUpdate, error) {
 	call := p.begin(hookCreateContainer, pod, ctr)
 	adj := p.createContainer(&call)
+	p.record(&call, adj)
 	call.end(nil)
 	return adj, nil, nil
 }

@@ -2,9 +2,10 @@
 // Event per interface attached (its NIC, the NIC's distance class to each
 // of the pod's GPUs, its address) or per attachment refused (why, and the
 // fix), and, in chained mode, rail's interfaces in the pod's
-// k8s.v1.cni.cncf.io/network-status annotation. Nothing here ever slows or
-// fails a CNI call: reports go through a bounded queue to a worker, and
-// what does not fit is dropped and counted.
+// k8s.v1.cni.cncf.io/network-status annotation, and each rail pod's
+// rail.dev/RDMAReady condition (a Warning Event RailRDMADown when it
+// breaks). Nothing here ever slows or fails a CNI call: reports go through
+// a bounded queue to a worker, and what does not fit is dropped and counted.
 package podreport
 
 import (
@@ -68,11 +69,13 @@ type job struct {
 
 // Reporter implements service.Reporter against the API server.
 type Reporter struct {
-	jobs    chan job
-	events  record.EventRecorder
-	status  *statusWriter
-	metrics *reportMetrics
-	log     *slog.Logger
+	jobs   chan job
+	events record.EventRecorder
+	status *statusWriter
+	// conditions writes rail.dev/RDMAReady.
+	conditions *conditionWriter
+	metrics    *reportMetrics
+	log        *slog.Logger
 }
 
 var _ service.Reporter = (*Reporter)(nil)
@@ -91,13 +94,15 @@ func Start(ctx context.Context, kube kubernetes.Interface, opt Options) (*Report
 	broadcaster := record.NewBroadcaster(bopts...)
 	broadcaster.StartRecordingToSink(newEventSink(kube.CoreV1().Events(""), m, opt.Log))
 	r := &Reporter{
-		jobs:    make(chan job, opt.QueueSize),
-		events:  broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: fieldManager, Host: opt.NodeName}),
-		status:  newStatusWriter(kube.CoreV1(), opt, m, opt.Log),
-		metrics: m,
-		log:     opt.Log,
+		jobs:       make(chan job, opt.QueueSize),
+		events:     broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: fieldManager, Host: opt.NodeName}),
+		status:     newStatusWriter(kube.CoreV1(), opt, m, opt.Log),
+		conditions: newConditionWriter(kube.CoreV1(), opt, m, opt.Log),
+		metrics:    m,
+		log:        opt.Log,
 	}
 	go r.status.run(ctx)
+	go r.conditions.run(ctx)
 	go r.work(ctx)
 	return r, nil
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/client-go/util/workqueue"
 )
 
 // podKey is a pod the status writer has changes for.
@@ -39,23 +38,18 @@ var errUnreadable = errors.New("unreadable network-status")
 // statusWriter writes rail's entries into pods' network-status, one
 // worker, retried with backoff per pod.
 type statusWriter struct {
-	pods        typedcorev1.PodsGetter
-	queue       workqueue.TypedRateLimitingInterface[podKey]
-	maxPods     int
-	maxAttempts int
-	metrics     *reportMetrics
-	log         *slog.Logger
+	podQueue
+	pods    typedcorev1.PodsGetter
+	maxPods int
 
 	mu      sync.Mutex
 	pending map[podKey]*podChanges
 }
 
 func newStatusWriter(pods typedcorev1.PodsGetter, opt Options, m *reportMetrics, log *slog.Logger) *statusWriter {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[podKey](opt.RetryBase, opt.RetryMax)
-	return &statusWriter{pods: pods, maxPods: opt.QueueSize, maxAttempts: opt.MaxAttempts, metrics: m, log: log,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[podKey]{Name: "rail-network-status"}),
-		pending: map[podKey]*podChanges{}}
+	w := &statusWriter{pods: pods, maxPods: opt.QueueSize, pending: map[podKey]*podChanges{}}
+	w.podQueue = newPodQueue("rail-network-status", "network_status", w.take, opt, m, log)
+	return w
 }
 
 // add queues changes for a pod; a pod with another UID than the one
@@ -65,8 +59,7 @@ func (w *statusWriter) add(pod podKey, uid string, changes []entryChange) {
 	p, ok := w.pending[pod]
 	if !ok && len(w.pending) >= w.maxPods {
 		w.mu.Unlock()
-		w.metrics.dropped.WithLabelValues("network_status", "queue_full").Inc()
-		w.log.Warn("network-status queue full, update dropped", "pod", pod.Namespace+"/"+pod.Name)
+		w.queueFull(pod)
 		return
 	}
 	if !ok || p.uid != uid {
@@ -79,54 +72,27 @@ func (w *statusWriter) add(pod podKey, uid string, changes []entryChange) {
 	w.queue.Add(pod)
 }
 
-// run works the queue until ctx ends.
-func (w *statusWriter) run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		w.queue.ShutDown()
-	}()
-	for w.next(ctx) {
-	}
+// statusJob writes one snapshot of a pod's changes.
+type statusJob struct {
+	w    *statusWriter
+	pod  podKey
+	snap podChanges
 }
 
-func (w *statusWriter) next(ctx context.Context) bool {
-	pod, quit := w.queue.Get()
-	if quit {
-		return false
-	}
-	defer w.queue.Done(pod)
-	snap, ok := w.snapshot(pod)
-	if !ok {
-		w.queue.Forget(pod)
-		return true
-	}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return w.write(ctx, pod, snap) })
-	switch {
-	case err == nil:
-		w.queue.Forget(pod)
-		w.done(pod, snap.gen)
-	case errors.Is(err, errUnreadable):
-		w.giveUp(pod, snap.gen, "unreadable", err)
-	case w.queue.NumRequeues(pod)+1 >= w.maxAttempts:
-		w.metrics.errors.WithLabelValues("network_status").Inc()
-		w.giveUp(pod, snap.gen, "gave_up", err)
-	default:
-		w.metrics.errors.WithLabelValues("network_status").Inc()
-		w.log.Warn("writing network-status failed, will retry", "pod", pod.Namespace+"/"+pod.Name,
-			"attempt", w.queue.NumRequeues(pod)+1, "error", err)
-		w.queue.AddRateLimited(pod)
-	}
-	return true
+func (j statusJob) write(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return j.w.write(ctx, j.pod, j.snap) })
 }
 
-func (w *statusWriter) snapshot(pod podKey) (podChanges, bool) {
+func (j statusJob) settle() { j.w.done(j.pod, j.snap.gen) }
+
+func (w *statusWriter) take(pod podKey) (podJob, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p, ok := w.pending[pod]
 	if !ok {
-		return podChanges{}, false
+		return nil, false
 	}
-	return podChanges{uid: p.uid, changes: append([]entryChange(nil), p.changes...), gen: p.gen}, true
+	return statusJob{w: w, pod: pod, snap: podChanges{uid: p.uid, changes: append([]entryChange(nil), p.changes...), gen: p.gen}}, true
 }
 
 // done forgets the changes written, unless newer ones came meanwhile (the
@@ -137,13 +103,6 @@ func (w *statusWriter) done(pod podKey, gen int) {
 	if p, ok := w.pending[pod]; ok && p.gen == gen {
 		delete(w.pending, pod)
 	}
-}
-
-func (w *statusWriter) giveUp(pod podKey, gen int, why string, err error) {
-	w.metrics.dropped.WithLabelValues("network_status", why).Inc()
-	w.log.Error("network-status not written", "pod", pod.Namespace+"/"+pod.Name, "why", why, "error", err)
-	w.queue.Forget(pod)
-	w.done(pod, gen)
 }
 
 // write reads the pod, merges rail's changes into its network-status and

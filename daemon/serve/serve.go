@@ -40,6 +40,7 @@ func Run(args []string) error {
 	fs.StringVar(&f.PodResources, "pod-resources-socket", "", "kubelet PodResources socket (empty: GPUs from annotations and cni-args only)")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "address for /metrics, /healthz, /readyz (empty: off)")
 	fs.StringVar(&f.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.ProcRoot, "proc-root", "", "procfs the readiness checks read containers from (default /proc)")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig file for the API server (turns the connection on under kubernetes.enabled: auto)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -120,8 +121,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer closeGPUs()
+	netnsMode := rdmaNetnsMode(log)
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
-		Policy: cfg.AttachPolicy, RDMANetnsMode: rdmaNetnsMode(log), Log: log, Guard: inv, Limits: limits(cfg)}
+		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg)}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m
@@ -133,9 +135,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if k != nil {
 		opt.PodMeta = k.Pods
 	}
-	if opt.Reporter, err = startPodReport(ctx, clients, cfg.NodeName, m, log.With("component", "podreport")); err != nil {
+	reports, err := startPodReport(ctx, clients, cfg.NodeName, m, log.With("component", "podreport"))
+	if err != nil {
 		return err
 	}
+	ready := newRailReadiness(reports, alloc.Leases, netnsMode)
+	opt.Reporter = ready.reporter()
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
@@ -143,12 +148,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	log.Info("raild starting", "node", cfg.NodeName, "nodeClass", cfg.NodeClass, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
 	go followPools(ctx)
-	return run(ctx, cfg, inv, svc, m, gpus, k, log)
+	return run(ctx, cfg, inv, svc, m, gpus, k, ready, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
 func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics,
-	gpus *podinfo.GPUSource, k *kube, log *slog.Logger) error {
+	gpus *podinfo.GPUSource, k *kube, ready *railReadiness, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
@@ -156,6 +161,16 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	srv := server.New(svc, m, log)
 	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("component", "cni"))
 	var changed []func() // readers woken by each new snapshot
+	tracker, err := ready.start(ctx, cfg, inv, m, log.With("component", "readiness"))
+	if err != nil {
+		return fmt.Errorf("readiness: %w", err)
+	}
+	var sandboxChanged func(string)
+	if tracker != nil {
+		srv.SetPodReports(tracker.Report)
+		changed = append(changed, tracker.Wake)
+		sandboxChanged = tracker.SandboxChanged
+	}
 	errs := make(chan error, 4)
 	go func() { errs <- srv.Serve(ln) }()
 	go reconcileLoop(ctx, svc, log.With("component", "reconcile"))
@@ -173,10 +188,11 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
-			Hooks: m.NRIHooks, Log: log})
+			Hooks: m.NRIHooks, Changed: sandboxChanged, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
+		ready.useNRI(plugin)
 		go func() { errs <- plugin.Run(ctx) }()
 	}
 	if cfg.DevicePlugin.Enabled {

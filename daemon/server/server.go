@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/railcni/rail/daemon/metrics"
@@ -36,6 +37,8 @@ type Server struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	http    *http.Server
+	// podReports answers GET /v1/pods/...; set once serve has the tracker.
+	podReports atomic.Pointer[PodReports]
 }
 
 // New builds the handlers; m may be nil.
@@ -51,6 +54,7 @@ func New(svc *service.Service, m *metrics.Metrics, log *slog.Logger) *Server {
 	mux.HandleFunc("GET "+prefix+"/leases", s.timed("leases", s.leases))
 	mux.HandleFunc("GET "+prefix+"/pools", s.timed("pools", s.pools))
 	mux.HandleFunc("GET "+prefix+"/topology", s.timed("topology", s.topology))
+	mux.HandleFunc("GET "+prefix+"/pods/{namespace}/{name}", s.timed("pod", s.pod))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &api.Error{Code: api.CodeIncompatibleVersion, Msg: "unknown call " + r.Method + " " + r.URL.Path,
 			Details: "this raild speaks API " + api.Version + "; upgrade the plugin and raild together"})

@@ -25,6 +25,7 @@ type fixture struct {
 	raw    *http.Client // speaks HTTP on the socket, for hand-made requests
 	client *api.Client
 	svc    *service.Service
+	server *Server
 }
 
 // testPools are the pools of the test node.
@@ -64,13 +65,14 @@ func startServerWith(t *testing.T, alloc *ipam.Allocator) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := serveTest(t, New(svc, nil, slog.New(slog.DiscardHandler)))
+	srv := New(svc, nil, slog.New(slog.DiscardHandler))
+	socket := serveTest(t, srv)
 	transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
 	}}
 	t.Cleanup(transport.CloseIdleConnections)
 	return &fixture{socket: socket, raw: &http.Client{Transport: transport, Timeout: 10 * time.Second},
-		client: api.NewClient(socket, 10*time.Second), svc: svc}
+		client: api.NewClient(socket, 10*time.Second), svc: svc, server: srv}
 }
 
 // do sends one hand-made request and returns the status and body.

@@ -131,7 +131,8 @@ func (c *cluster) tool(name string, stdin *strings.Reader, args ...string) (stri
 	return c.toolAt(filepath.Join(c.k8sDir, "bin", name), stdin, args...)
 }
 
-// toolAt runs a binary with the rig's kubeconfig and helm dirs.
+// toolAt runs a binary with the rig's kubeconfig and helm dirs; on failure
+// it returns what the binary printed on stdout as well as the error.
 func (c *cluster) toolAt(path string, stdin *strings.Reader, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -145,7 +146,8 @@ func (c *cluster) toolAt(path string, stdin *strings.Reader, args ...string) (st
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		// stdout too: a command that fails on purpose (raild doctor) says why there
+		return strings.TrimSpace(string(out)), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(string(out)), nil
 }

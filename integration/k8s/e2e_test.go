@@ -46,8 +46,11 @@ func TestKubernetes(t *testing.T) {
 	without := n.measureStartup(t, "bare", 20)
 	// Each step needs the one before: stop at the first that fails.
 	if !t.Run("install with the Helm chart", n.install) ||
-		!t.Run("prefill and decode get the NICs of their GPUs", n.prefillDecode) ||
-		!t.Run("pods without GPUs pass through while every NIC is held", n.passThrough) {
+		!t.Run("prefill and decode get the NICs of their GPUs", n.prefillDecode) {
+		return
+	}
+	t.Run("a pod gated on rail.dev/RDMAReady follows its port", n.rdmaReady)
+	if !t.Run("pods without GPUs pass through while every NIC is held", n.passThrough) {
 		return
 	}
 	with := n.measureStartup(t, "chained", 20)
@@ -73,7 +76,7 @@ func (n *node) install(t *testing.T) {
 
 func (n *node) prefillDecode(t *testing.T) {
 	c := n.c
-	c.kubectlApply(t, joinDocs(gpuDeployment("prefill", 2), gpuDeployment("decode", 2)))
+	c.kubectlApply(t, joinDocs(gated(gpuDeployment("prefill", 2)), gpuDeployment("decode", 2)))
 	leases := []string{}
 	for _, app := range []string{"prefill", "decode"} {
 		p := c.runningPod(t, app)

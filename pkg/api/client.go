@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -110,6 +111,16 @@ func (c *Client) Topology(ctx context.Context) (json.RawMessage, error) {
 	var raw json.RawMessage
 	err := c.call(ctx, http.MethodGet, "/topology", nil, &raw)
 	return raw, err
+}
+
+// PodReport is one pod's RDMA path as raild sees it (`raild doctor --pod`).
+func (c *Client) PodReport(ctx context.Context, namespace, name string) (*PodReport, error) {
+	var r PodReport
+	err := c.call(ctx, http.MethodGet, "/pods/"+url.PathEscape(namespace)+"/"+url.PathEscape(name), nil, &r)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {

@@ -89,4 +89,7 @@ allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 capabilities:
   drop: [ALL]
+  {{- with .add }}
+  add: {{ toJson . }}
+  {{- end }}
 {{- end -}}

@@ -1,0 +1,185 @@
+package nri
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	nriapi "github.com/containerd/nri/pkg/api"
+)
+
+// ContainerRecord is what raild gave one container that asked for RDMA,
+// and its init process once it started: what the readiness checks compare
+// with the container's own view.
+type ContainerRecord struct {
+	ID      string
+	Name    string
+	Pid     int // 0 until the container started
+	Devices []DeviceRecord
+	// Memlock is the RLIMIT_MEMLOCK the container should hold (nri.memlock).
+	Memlock uint64
+	// GIDIndex is the NCCL_IB_GID_INDEX the container sees (raild's or its
+	// own); -1 when it has none.
+	GIDIndex int
+}
+
+// DeviceRecord is one injected device node.
+type DeviceRecord struct {
+	Path         string
+	Major, Minor int64
+}
+
+// containerRecords are the records of every sandbox, by container ID. A
+// hook adds one entry under a short lock, nothing more.
+type containerRecords struct {
+	mu        sync.Mutex
+	bySandbox map[string]map[string]*ContainerRecord
+}
+
+func newContainerRecords() *containerRecords {
+	return &containerRecords{bySandbox: map[string]map[string]*ContainerRecord{}}
+}
+
+// created records what CreateContainer gave a container; an older
+// container of the same name (a restart) is forgotten.
+func (r *containerRecords) created(sandbox string, rec *ContainerRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ctrs := r.bySandbox[sandbox]
+	if ctrs == nil {
+		ctrs = map[string]*ContainerRecord{}
+		r.bySandbox[sandbox] = ctrs
+	}
+	for id, old := range ctrs {
+		if old.Name == rec.Name && id != rec.ID {
+			delete(ctrs, id)
+		}
+	}
+	if old, ok := ctrs[rec.ID]; ok && rec.Pid == 0 {
+		rec.Pid = old.Pid
+	}
+	ctrs[rec.ID] = rec
+}
+
+// started sets a recorded container's pid; false when raild gave it
+// nothing.
+func (r *containerRecords) started(sandbox, id string, pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.bySandbox[sandbox][id]
+	if ok {
+		rec.Pid = pid
+	}
+	return ok
+}
+
+func (r *containerRecords) forget(sandbox string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.bySandbox, sandbox)
+}
+
+func (r *containerRecords) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.bySandbox = map[string]map[string]*ContainerRecord{}
+}
+
+func (r *containerRecords) list(sandbox string) []ContainerRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]ContainerRecord, 0, len(r.bySandbox[sandbox]))
+	for _, rec := range r.bySandbox[sandbox] {
+		out = append(out, *rec)
+	}
+	return out
+}
+
+// SandboxContainers lists the containers of a sandbox that raild gave RDMA
+// devices, from memory.
+func (p *Plugin) SandboxContainers(sandbox string) []ContainerRecord { return p.records.list(sandbox) }
+
+// record keeps what an adjustment gave a container (nil: nothing).
+func (p *Plugin) record(call *hookCall, adj *nriapi.ContainerAdjustment) {
+	if adj == nil || adj.GetLinux() == nil || len(adj.GetLinux().GetDevices()) == 0 {
+		return
+	}
+	devs := adj.GetLinux().GetDevices()
+	rec := &ContainerRecord{ID: call.ctr.GetId(), Name: call.ctr.GetName(), Pid: int(call.ctr.GetPid()),
+		Memlock: p.cfg.memlock, GIDIndex: -1, Devices: make([]DeviceRecord, 0, len(devs))}
+	for _, d := range devs {
+		rec.Devices = append(rec.Devices, DeviceRecord{Path: d.GetPath(), Major: d.GetMajor(), Minor: d.GetMinor()})
+	}
+	rec.GIDIndex = gidIndexSeen(adj, call.ctr.GetEnv())
+	p.records.created(call.pod.GetId(), rec)
+}
+
+// gidIndexSeen is the NCCL_IB_GID_INDEX the container will see: the one
+// raild adds, else its own.
+func gidIndexSeen(adj *nriapi.ContainerAdjustment, env []string) int {
+	for _, kv := range adj.GetEnv() {
+		if kv.GetKey() == envNCCLGIDIndex {
+			if i, err := strconv.Atoi(kv.GetValue()); err == nil {
+				return i
+			}
+		}
+	}
+	for _, kv := range env {
+		if v, ok := cutKey(kv, envNCCLGIDIndex); ok {
+			if i, err := strconv.Atoi(v); err == nil {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func cutKey(kv, key string) (string, bool) {
+	if len(kv) > len(key) && kv[:len(key)] == key && kv[len(key)] == '=' {
+		return kv[len(key)+1:], true
+	}
+	return "", false
+}
+
+// PostStartContainer records the pid of a container raild gave RDMA
+// devices and tells the readiness tracker to check it.
+func (p *Plugin) PostStartContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) error {
+	call := p.begin(hookPostStartContainer, pod, ctr)
+	if p.records.started(pod.GetId(), ctr.GetId(), int(ctr.GetPid())) {
+		p.notify(pod.GetId())
+	}
+	call.end(nil)
+	return nil
+}
+
+// notify tells the readiness tracker a sandbox changed (it never blocks).
+func (p *Plugin) notify(sandbox string) {
+	if p.changed != nil {
+		p.changed(sandbox)
+	}
+}
+
+// syncContainers records, after raild (re)connects, what the running
+// containers of leased pods were given, as CreateContainer would give it
+// now, with their pids.
+func (p *Plugin) syncContainers(pods []*nriapi.PodSandbox, ctrs []*nriapi.Container) {
+	p.records.reset()
+	byID := make(map[string]*nriapi.PodSandbox, len(pods))
+	for _, pod := range pods {
+		byID[pod.GetId()] = pod
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	for _, ctr := range ctrs {
+		pod, ok := byID[ctr.GetPodSandboxId()]
+		if !ok || ctr.GetState() != nriapi.ContainerState_CONTAINER_RUNNING {
+			continue
+		}
+		call := p.begin(hookSynchronize, pod, ctr)
+		call.lg = quiet
+		p.record(&call, p.createContainer(&call))
+	}
+	for _, pod := range pods {
+		p.notify(pod.GetId())
+	}
+}

@@ -1,0 +1,74 @@
+package readiness
+
+import (
+	"slices"
+
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// Report is `raild doctor --pod`: the pod's rails and containers as they
+// are now, checked now. ok is false when no pod of that name holds rail
+// interfaces on this node.
+func (t *Tracker) Report(namespace, name string) (*api.PodReport, bool) {
+	for _, p := range t.opt.Pods() {
+		if p.Namespace == namespace && p.Name == name {
+			return t.opt.Checker.Report(p), true
+		}
+	}
+	return nil, false
+}
+
+// Report checks a pod and describes it.
+func (c *Checker) Report(p Pod) *api.PodReport {
+	res := c.Run(p)
+	r := &api.PodReport{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Sandbox: p.Sandbox, GPUs: slices.Clone(p.GPUs),
+		Ready: res.Ready(), Checks: res.Checks}
+	for _, rail := range p.Rails {
+		r.Interfaces = append(r.Interfaces, c.describeRail(rail))
+	}
+	for _, ctr := range p.Containers {
+		r.Containers = append(r.Containers, c.describeContainer(ctr))
+	}
+	return r
+}
+
+func (c *Checker) describeRail(rail Rail) api.PodInterface {
+	pi := api.PodInterface{Name: rail.IfName, Network: rail.Placed.Network, Mode: rail.Mode, NIC: rail.Placed.NIC,
+		Distance: rail.Placed.Distance, Reason: rail.Placed.Reason, Distances: rail.Placed.Distances, ExclusiveRDMA: rail.Exclusive}
+	if pi.NIC == nil {
+		pi.NIC = &api.NIC{RDMADevice: rail.Device, Port: rail.Port, LinkLayer: rail.LinkLayer}
+	}
+	for _, a := range rail.Addresses {
+		pi.Addresses = append(pi.Addresses, a.String())
+	}
+	if state, err := c.ports.State(rail.Device, rail.Port); err == nil {
+		pi.PortState = state
+	} else {
+		pi.PortState = "unknown (" + err.Error() + ")"
+	}
+	idx := rail.GIDIndex
+	if idx < 0 && len(rail.Addresses) > 0 && pi.NIC.LinkLayer != topology.InfiniBand {
+		// No index given: where the port holds the pod's address.
+		if found, err := c.ports.GIDIndex(rail.Device, rail.Port, rail.Addresses[0].Addr()); err == nil {
+			idx = found
+		}
+	}
+	if idx >= 0 {
+		pi.GIDIndex = &idx
+		if gid, err := c.ports.GID(rail.Device, rail.Port, idx); err == nil {
+			pi.GID = gid.String()
+		}
+	}
+	return pi
+}
+
+func (c *Checker) describeContainer(ctr Container) api.PodContainer {
+	v := c.View(ctr)
+	pc := api.PodContainer{Name: ctr.Name, Pid: ctr.Pid, Present: v.Present, Memlock: v.MemlockText(),
+		MemlockWanted: ctr.Memlock, Env: v.Env}
+	for _, d := range ctr.Devices {
+		pc.Injected = append(pc.Injected, d.Path)
+	}
+	return pc
+}

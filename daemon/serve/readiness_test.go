@@ -1,0 +1,106 @@
+package serve
+
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/railcni/rail/daemon/nri"
+	"github.com/railcni/rail/daemon/readiness"
+	"github.com/railcni/rail/daemon/service"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/topology/fakesys"
+)
+
+// recordingReporter counts what reached the API side.
+type recordingReporter struct{ attached, refused, released int }
+
+func (r *recordingReporter) Attached(service.Attached) { r.attached++ }
+func (r *recordingReporter) Refused(service.Refused)   { r.refused++ }
+func (r *recordingReporter) Released(service.Released) { r.released++ }
+
+func TestReadinessPods(t *testing.T) {
+	root := t.TempDir()
+	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := topology.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := func(sandbox, ifname, mode, addr string, nics ...string) ipam.Lease {
+		return ipam.Lease{Sandbox: sandbox, IfName: ifname, Mode: mode, Address: netip.MustParsePrefix(addr), NICs: nics,
+			PodNamespace: "ml", PodName: "pod-" + sandbox, PodUID: "uid-" + sandbox, Netns: "/var/run/netns/" + sandbox}
+	}
+	leases := []ipam.Lease{
+		lease("s1", "rail0", "move", "10.0.0.1/24", "mlx5_0"),
+		lease("s1", "net1", "ipam", "10.1.0.1/24"),
+		lease("s1", "rail1", "move", "10.0.1.1/24", "mlx5_1"),
+		lease("s2", "net1", "ipam", "10.1.0.2/24"),
+		lease("s3", "rail0", "ipoib", "10.2.0.3/24", "mlx5_9:2"),
+	}
+	for _, mode := range []rdma.NetnsMode{rdma.NetnsShared, rdma.NetnsExclusive} {
+		t.Run(string(mode), func(t *testing.T) {
+			api1 := &recordingReporter{}
+			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, mode)
+			r.placed.next = api1
+			r.containers = func(sandbox string) []nri.ContainerRecord {
+				if sandbox != "s1" {
+					return nil
+				}
+				return []nri.ContainerRecord{{Name: "side", GIDIndex: -1}, {Name: "app", Pid: 7, Memlock: 1 << 30, GIDIndex: 3,
+					Devices: []nri.DeviceRecord{{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192}}}}
+			}
+			r.reporter().Attached(service.Attached{Sandbox: "s1", Network: "rail", Interfaces: []service.AttachedInterface{{
+				PlanInterface: api.PlanInterface{Name: "rail0", Distance: "PIX", Reason: "closest", NIC: &api.NIC{RDMADevice: "mlx5_0", LinkLayer: "InfiniBand"}},
+				Distances:     []service.GPUDistance{{GPU: 0, Class: "PIX", Chose: true}, {GPU: 1, Class: "PIX", Chose: true}},
+			}}})
+			pods := r.pods(m)
+			if len(pods) != 2 || pods[0].Sandbox != "s1" || pods[1].Sandbox != "s3" {
+				t.Fatalf("pods %+v: want s1 and s3 (s2 holds no NIC)", pods)
+			}
+			s1 := pods[0]
+			want0 := readiness.Rail{Netns: "/var/run/netns/s1", IfName: "rail0", Addresses: []netip.Prefix{netip.MustParsePrefix("10.0.0.1/24")},
+				Device: "mlx5_0", Port: 1, LinkLayer: topology.InfiniBand, Mode: api.ModeMove, Exclusive: mode == rdma.NetnsExclusive, GIDIndex: 3,
+				Placed: readiness.Placement{Network: "rail", NIC: &api.NIC{RDMADevice: "mlx5_0", LinkLayer: "InfiniBand"}, Distance: "PIX", Reason: "closest",
+					Distances: []api.GPUDistance{{GPU: 0, Class: "PIX", Chose: true}, {GPU: 1, Class: "PIX", Chose: true}}}}
+			if len(s1.Rails) != 2 || !reflect.DeepEqual(s1.Rails[0], want0) || s1.Rails[1].Device != "mlx5_1" || s1.Rails[1].Placed.Reason != "" {
+				t.Fatalf("s1 rails %+v\nwant first %+v", s1.Rails, want0)
+			}
+			if len(s1.GPUs) != 2 || s1.GPUs[0].PCI != m.GPUs[0].PCI || s1.Name != "pod-s1" || s1.UID != "uid-s1" {
+				t.Fatalf("s1 %+v", s1)
+			}
+			if len(s1.Containers) != 2 || s1.Containers[1].Pid != 7 || s1.Containers[1].Devices[0].Major != 231 {
+				t.Fatalf("s1 containers %+v", s1.Containers)
+			}
+			s3 := pods[1].Rails[0]
+			if s3.Device != "mlx5_9" || s3.Port != 2 || s3.GIDIndex != -1 || s3.Exclusive {
+				t.Fatalf("a NIC the machine does not know: %+v", s3)
+			}
+			r.reporter().Released(service.Released{Sandbox: "s1", Interfaces: []service.ReleasedInterface{{Name: "rail0"}}})
+			if p := r.pods(m)[0]; p.Rails[0].Placed.Reason != "" || len(p.GPUs) != 0 {
+				t.Fatalf("placement kept after release: %+v", p)
+			}
+			if api1.attached != 1 || api1.released != 1 {
+				t.Fatalf("reports not passed on: %+v", api1)
+			}
+			// a sandbox whose leases went without a DEL (GC) is forgotten
+			// after the grace, not before
+			r.reporter().Attached(service.Attached{Sandbox: "gone", Interfaces: []service.AttachedInterface{{PlanInterface: api.PlanInterface{Name: "rail0"}}}})
+			r.pods(m)
+			if _, ok := r.placed.bySandbox["gone"]; !ok {
+				t.Fatal("a fresh placement without a lease was forgotten")
+			}
+			later := time.Now().Add(2 * placementGrace)
+			r.placed.now = func() time.Time { return later }
+			r.pods(m)
+			if _, ok := r.placed.bySandbox["gone"]; ok {
+				t.Fatal("a placement without a lease kept past the grace")
+			}
+		})
+	}
+}
