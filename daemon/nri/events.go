@@ -35,6 +35,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, _ []*
 	if p.kubelet != nil {
 		p.kubelet.reset()
 	}
+	p.retainDRANICs(pods)
 	for _, pod := range pods {
 		call := p.begin(hookSynchronize, pod, nil)
 		p.warmGIDs(&call)
@@ -73,6 +74,9 @@ func (p *Plugin) forgetSandbox(sandbox string) {
 	p.gids.forget(sandbox)
 	if p.kubelet != nil {
 		p.kubelet.forget(sandbox)
+	}
+	if p.draHeld != nil {
+		p.draHeld.Forget(sandbox)
 	}
 }
 

@@ -95,7 +95,7 @@ func macvlanKeys(leases []ipam.Lease) []gidKey {
 // GID index of its rail address, when every macvlan NIC agrees on it.
 func (p *Plugin) gidIndex(call *hookCall, leases []ipam.Lease) (int, bool) {
 	found := -1
-	for _, k := range macvlanKeys(leases) {
+	for _, k := range append(macvlanKeys(leases), draGIDKeys(call.dra)...) {
 		nd, ok := call.node().devs.nics[k.nic]
 		if !ok || nd.ucx == "" {
 			return 0, false
@@ -106,7 +106,7 @@ func (p *Plugin) gidIndex(call *hookCall, leases []ipam.Lease) (int, bool) {
 			return 0, false
 		}
 		if found >= 0 && idx != found {
-			call.log().Warn("macvlan NICs hold the pod's addresses at different GID indices: " + envNCCLGIDIndex + " not set")
+			call.log().Warn("the pod's RoCE NICs hold its addresses at different GID indices: " + envNCCLGIDIndex + " not set")
 			return 0, false
 		}
 		found = idx

@@ -120,7 +120,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer closeGPUs()
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
-		Policy: cfg.AttachPolicy, RDMANetnsMode: rdmaNetnsMode(log), Log: log, Guard: inv, Limits: limits(cfg)}
+		Policy: cfg.AttachPolicy, RDMANetnsMode: rdmaNetnsMode(log), Log: log, Guard: inv, Limits: limits(cfg),
+		DRAHeld: draHeld(cfg)}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m
@@ -172,7 +173,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus,
-			Hooks: m.NRIHooks, Log: log})
+			DRAHeld: svc.DRAHeld(), Hooks: m.NRIHooks, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}

@@ -148,7 +148,7 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	// step, and no window in which two ADDs see the same NIC free.
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
-		picks, reqs, placeErr = s.place(req, pool, input, leaseUse{use})
+		picks, reqs, placeErr = s.place(req, pool, input, s.placementUse(use))
 		return reqs, placeErr
 	})
 	var noNIC noNICError

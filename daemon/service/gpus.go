@@ -31,6 +31,7 @@ func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool
 		return nil, false, s.countError("allocate", "podresources", &api.Error{Code: api.CodeTryAgainLater,
 			Msg: "cannot ask the kubelet for the pod's GPUs", Details: err.Error()})
 	}
+	s.holdDRANICs(req, given)
 	if !given.Any() {
 		return nil, false, nil
 	}
