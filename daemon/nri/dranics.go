@@ -89,16 +89,16 @@ func (in *injection) addDRA(devs *nodeDevices, nics []podinfo.DRANIC) {
 
 // draGIDKeys are the (NIC, address) pairs whose GID index a RoCE DRA NIC
 // needs: the first IPv4 address the slice lists, else the first global
-// IPv6 one.
+// IPv6 one. A RoCE NIC the slice lists no address for gets a key without
+// one: its index is unknown, so no NCCL_IB_GID_INDEX is set at all.
 func draGIDKeys(nics []podinfo.DRANIC) []gidKey {
 	var keys []gidKey
 	for _, n := range nics {
 		if n.LinkLayer != topology.Ethernet {
 			continue
 		}
-		if addr, ok := gidAddress(n.Addrs); ok {
-			keys = append(keys, gidKey{nic: n.NIC, addr: addr})
-		}
+		addr, _ := gidAddress(n.Addrs)
+		keys = append(keys, gidKey{nic: n.NIC, addr: addr})
 	}
 	return keys
 }

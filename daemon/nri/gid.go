@@ -97,7 +97,7 @@ func (p *Plugin) gidIndex(call *hookCall, leases []ipam.Lease) (int, bool) {
 	found := -1
 	for _, k := range append(macvlanKeys(leases), draGIDKeys(call.dra)...) {
 		nd, ok := call.node().devs.nics[k.nic]
-		if !ok || nd.ucx == "" {
+		if !ok || nd.ucx == "" || !k.addr.IsValid() {
 			return 0, false
 		}
 		idx, err := p.gids.resolve(call.pod.GetId(), k, nd)
