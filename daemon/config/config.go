@@ -54,11 +54,11 @@ type Config struct {
 	MetricsAddr        string   `json:"metricsAddr,omitempty"`
 	GPUResources       []string `json:"gpuResources,omitempty"`
 	// GPUDRADrivers are the DRA drivers whose devices are GPUs.
-	GPUDRADrivers []string            `json:"gpuDRADrivers,omitempty"`
+	GPUDRADrivers []string `json:"gpuDRADrivers,omitempty"`
 	// DRANICDrivers are the DRA NIC drivers whose RDMA NICs raild
 	// completes (memlock, NCCL/UCX env) without moving them; absent:
 	// [dra.net]; an empty list turns it off (see docs/dra.md).
-	DRANICDrivers []string `json:"draNICDrivers,omitempty"`
+	DRANICDrivers []string            `json:"draNICDrivers,omitempty"`
 	AttachPolicy  api.AttachPolicy    `json:"attachPolicy,omitempty"`
 	Cooldown      string              `json:"cooldown,omitempty"`
 	Rails         Rails               `json:"rails,omitempty"`

@@ -31,9 +31,9 @@ type Slices struct {
 	node       string
 	drivers    map[string]bool // GPU drivers
 	nicDrivers map[string]bool
-	wait     time.Duration
-	informer cache.SharedIndexInformer
-	log      *slog.Logger
+	wait       time.Duration
+	informer   cache.SharedIndexInformer
+	log        *slog.Logger
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every slice event
