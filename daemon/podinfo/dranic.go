@@ -111,7 +111,10 @@ func ResolveNICs(ctx context.Context, m *topology.Machine, devices []DRADevice, 
 	return nics, failed
 }
 
-// nicPorts cross-checks a slice's device with the topology by PCI address.
+// nicPorts cross-checks a slice's device with the topology by PCI address:
+// the ports of that PCI function, or the one port whose netdev the slice
+// names while the host still shows it (a dual-port function with a netdev
+// per port, before the driver moved it).
 func nicPorts(m *topology.Machine, dev DRADevice, attrs NICAttributes) ([]DRANIC, error) {
 	pci, ok := normalizePCI(strings.ToLower(strings.TrimSpace(attrs.PCI)))
 	if !ok {
@@ -129,10 +132,26 @@ func nicPorts(m *topology.Machine, dev DRADevice, attrs NICAttributes) ([]DRANIC
 		}
 		out = append(out, DRANIC{Device: dev, NIC: n.Name, RDMADevice: n.RDMADevice(), Port: n.PortNum(), IfName: attrs.IfName,
 			PCI: n.PCI, LinkLayer: n.LinkLayer, Addrs: slices.Clone(attrs.Addrs)})
+		if attrs.IfName != "" && hasNetdev(n, attrs.IfName) {
+			return out[len(out)-1:], nil // the netdev the driver names is this port's: this port alone
+		}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("DRA device %s (claim %s): no RDMA device at PCI %s on this node (RDMA device %q by the slice); "+
 			"in exclusive RDMA netns mode the driver may have moved it before raild read it: see raild topo", dev, dev.Claim, pci, attrs.RDMADevice)
 	}
 	return out, nil
+}
+
+// hasNetdev tells whether the port carries the netdev.
+func hasNetdev(n topology.NIC, netdev string) bool {
+	if n.Netdev == netdev {
+		return true
+	}
+	for _, p := range n.Ports {
+		if slices.Contains(p.Netdevs, netdev) {
+			return true
+		}
+	}
+	return false
 }

@@ -32,6 +32,10 @@ func nicMachine() *topology.Machine {
 		{Name: "mlx5_0", PCI: "0000:18:00.0", LinkLayer: topology.Ethernet, Netdev: "ens1", Ports: []topology.Port{{Num: 1}}},
 		{Name: "mlx4_0", Device: "mlx4_0", Port: 1, DevicePorts: 2, PCI: "0000:5e:00.0", LinkLayer: topology.InfiniBand},
 		{Name: "mlx4_0:2", Device: "mlx4_0", Port: 2, DevicePorts: 2, PCI: "0000:5e:00.0", LinkLayer: topology.InfiniBand},
+		{Name: "mlx4_1", Device: "mlx4_1", Port: 1, DevicePorts: 2, PCI: "0000:5f:00.0", LinkLayer: topology.Ethernet, Netdev: "ens2",
+			Ports: []topology.Port{{Num: 1, Netdevs: []string{"ens2"}}}},
+		{Name: "mlx4_1:2", Device: "mlx4_1", Port: 2, DevicePorts: 2, PCI: "0000:5f:00.0", LinkLayer: topology.Ethernet,
+			Ports: []topology.Port{{Num: 2, Netdevs: []string{"ens2d1"}}}},
 	}}
 }
 
@@ -45,6 +49,8 @@ func TestResolveNICs(t *testing.T) {
 		"elsewhere": {RDMADevice: "mlx5_9", PCI: "0000:99:00.0"},
 		"no-pci":    {RDMADevice: "mlx5_0"},
 		"gve":       nil,
+		"port2":     {RDMADevice: "mlx4_1", IfName: "ens2d1", PCI: "0000:5f:00.0"},
+		"moved":     {RDMADevice: "mlx4_1", IfName: "gone0", PCI: "0000:5f:00.0"},
 	}
 	dev := func(name string) DRADevice {
 		return DRADevice{Driver: DefaultDRANICDriver, Pool: "n1", Device: name, Claim: "ml/nic"}
@@ -58,6 +64,8 @@ func TestResolveNICs(t *testing.T) {
 	}{
 		{name: "RoCE, cross-checked by PCI (nvidia-smi's long domain)", dra: slices, devices: []string{"roce"}, want: "mlx5_0/1/Ethernet"},
 		{name: "dual-port function: both ports", dra: slices, devices: []string{"ib"}, want: "mlx4_0/1/InfiniBand mlx4_0:2/2/InfiniBand"},
+		{name: "the netdev names the port of a dual-port function", dra: slices, devices: []string{"port2"}, want: "mlx4_1:2/2/Ethernet"},
+		{name: "a netdev the host no longer shows: every port", dra: slices, devices: []string{"moved"}, want: "mlx4_1/1/Ethernet mlx4_1:2/2/Ethernet"},
 		{name: "no RDMA device name: the PCI address decides", dra: slices, devices: []string{"no-name"}, want: "mlx5_0/1/Ethernet"},
 		{name: "no RDMA function: skipped silently", dra: slices, devices: []string{"gve", "roce"}, want: "mlx5_0/1/Ethernet"},
 		{name: "slice disagrees with the node", dra: slices, devices: []string{"stale"}, fails: []string{"mlx5_7", "mlx5_0", "0000:18:00.0", "ml/nic"}},
