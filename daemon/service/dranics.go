@@ -1,6 +1,8 @@
 package service
 
 import (
+	"context"
+
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
@@ -49,4 +51,20 @@ func (s *Service) DRANICs(sandbox string) (podinfo.PodDRANICs, bool) {
 		return podinfo.PodDRANICs{}, false
 	}
 	return s.opt.DRAHeld.Pod(sandbox)
+}
+
+// askDRANICs asks the kubelet what a pod that names its GPUs itself holds,
+// only for its DRA NICs (best effort: a failure only loses the record,
+// which the NRI plugin makes when the pod starts).
+func (s *Service) askDRANICs(ctx context.Context, req api.AllocateRequest) {
+	if s.opt.DRAHeld == nil || !s.opt.GPUs.AsksKubelet() || req.PodName == "" {
+		return
+	}
+	given, err := s.opt.GPUs.PodGPUs(ctx, req.PodNamespace, req.PodName)
+	if err != nil {
+		s.log.Warn("cannot ask the kubelet for the pod's DRA NICs: placed without knowing them", "pod",
+			podName(req.PodNamespace, req.PodName, req.Sandbox), "error", err)
+		return
+	}
+	s.holdDRANICs(req, given)
 }

@@ -32,6 +32,7 @@ func TestPlacementLeavesDRANICs(t *testing.T) {
 		noTable bool                // raild without the table: the control
 		other   bool                // another sandbox holds mlx5_2 through DRA
 		own     bool                // the pod's own claim holds mlx5_2
+		named   bool                // the pod names its GPU (annotation)
 		mode    api.Mode            //
 		want    func([]string) bool // on the plan's NICs
 		wantDoc string
@@ -43,6 +44,8 @@ func TestPlacementLeavesDRANICs(t *testing.T) {
 		{name: "another pod's DRA NIC: ipoib child", other: true, mode: api.ModeIPoIB,
 			want: func(n []string) bool { return len(n) == 1 && n[0] != "rail0=mlx5_2" }, wantDoc: "one NIC, not mlx5_2"},
 		{name: "the pod's own DRA NIC: move", own: true, mode: api.ModeMove,
+			want: func(n []string) bool { return len(n) == 1 && n[0] != "rail0=mlx5_2" }, wantDoc: "one NIC, not mlx5_2"},
+		{name: "the pod's own DRA NIC, GPUs named by annotation", own: true, named: true, mode: api.ModeMove,
 			want: func(n []string) bool { return len(n) == 1 && n[0] != "rail0=mlx5_2" }, wantDoc: "one NIC, not mlx5_2"},
 		{name: "control: no table, own claim ignored", noTable: true, own: true, mode: api.ModeMove,
 			want: func(n []string) bool { return slices.Equal(n, []string{"rail0=mlx5_2"}) }, wantDoc: "mlx5_2"},
@@ -74,6 +77,9 @@ func TestPlacementLeavesDRANICs(t *testing.T) {
 			}
 			req := allocReq(fmt.Sprintf("sb%d", i), "")
 			req.Annotations, req.PodName, req.Mode = nil, "pod-x", tt.mode
+			if tt.named {
+				req.Annotations = map[string]string{api.AnnotationGPUs: "4"}
+			}
 			plan, err := svc.Allocate(context.Background(), req)
 			if err != nil {
 				t.Fatalf("Allocate: %v", err)
