@@ -3,12 +3,15 @@ package nri
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/daemon/podinfo/podinfotest"
 )
@@ -158,5 +161,64 @@ func TestDRANICsNotAutoInjected(t *testing.T) {
 	gpuOnly, _, _ := p.CreateContainer(t.Context(), sandbox, ctr("gpu-only"))
 	if got := summarize(gpuOnly); len(got.Devices) == 0 || got.Env[envNCCLHCA] != "=mlx5_2" {
 		t.Fatalf("GPU-only container: %v; want gpuAutoInject's mlx5_2 with its devices", got)
+	}
+}
+
+// draKubelet answers ContainerGPUs from a table: "ns/name" -> container -> devices.
+type draKubelet map[string]map[string]podinfo.Devices
+
+func (k draKubelet) ContainerGPUs(_ context.Context, ns, name string, _ []string) (map[string]podinfo.Devices, error) {
+	if pod, ok := k[ns+"/"+name]; ok {
+		return pod, nil
+	}
+	return nil, fmt.Errorf("pod %s/%s: %w", ns, name, podinfo.ErrPodNotFound)
+}
+
+func (draKubelet) PodGPUs(context.Context, string, string, []string) (podinfo.Devices, error) {
+	return podinfo.Devices{}, nil
+}
+
+// BenchmarkCreateContainerDRA is the hook with DRA NIC completion on: a
+// container holding a DRANet RoCE NIC (its GID index found on the first
+// call, then cached), and a pod holding nothing (what completion costs
+// every other pod's containers). Run with -benchtime=10000x for the p99.
+func BenchmarkCreateContainerDRA(b *testing.B) {
+	nicDev := podinfo.DRADevice{Driver: podinfo.DefaultDRANICDriver, Pool: "n1", Device: "pci-0000-31-00-0", Claim: "ml/rdma"}
+	kubelet := draKubelet{"ml/p-s1": {"app": {DRA: []podinfo.DRADevice{nicDev}}}, "ml/p-s2": {}}
+	nics := nicSlices{"pci-0000-31-00-0": {RDMADevice: "mlx5_1", PCI: "0000:31:00.0", Addrs: []netip.Addr{netip.MustParseAddr("10.56.0.5")}}}
+	for _, c := range []struct{ name, sandbox string }{{"dra-nic-gid-cached", "s1"}, {"dra-on-no-claim", "s2"}} {
+		b.Run(c.name, func(b *testing.B) {
+			root := b.TempDir()
+			writeGIDs(b, root, "mlx5_1", []string{"fe80:0000:0000:0000:0a00:27ff:fe00:0001",
+				"0000:0000:0000:0000:0000:ffff:0a38:0005"}, []string{"RoCE v2", "RoCE v2"})
+			m := testMachine(root)
+			src := &podinfo.GPUSource{Kubelet: kubelet, NICDrivers: []string{podinfo.DefaultDRANICDriver}, NICs: nics, Machine: fixed(m)}
+			p, err := New(Options{Machine: fixed(m), State: newFakeState(), GPUs: src, DRAHeld: podinfo.NewDRAHeld(),
+				Hooks: metrics.New(nil).NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			sandbox := pod(c.sandbox, "ml", nil)
+			if err := p.RunPodSandbox(b.Context(), sandbox); err != nil {
+				b.Fatal(err)
+			}
+			<-p.kubelet.start(sandbox).done
+			container := ctr("app", "PATH=/bin")
+			samples := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				t0 := time.Now()
+				_, _, err := p.CreateContainer(b.Context(), sandbox, container)
+				samples = append(samples, time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			slices.Sort(samples)
+			b.ReportMetric(float64(samples[len(samples)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(samples[len(samples)*99/100].Nanoseconds()), "p99-ns")
+		})
 	}
 }
