@@ -68,3 +68,12 @@ func (s *Service) askDRANICs(ctx context.Context, req api.AllocateRequest) {
 	}
 	s.holdDRANICs(req, given)
 }
+
+// forgetDRANICs drops what a sandbox held through DRA NIC drivers: its CNI
+// DEL means the pod is going (or its sandbox failed to start, and the NRI
+// plugin may never hear of it), and the driver takes its NICs back.
+func (s *Service) forgetDRANICs(sandbox string) {
+	if s.opt.DRAHeld != nil {
+		s.opt.DRAHeld.Forget(sandbox)
+	}
+}

@@ -92,6 +92,14 @@ func TestPlacementLeavesDRANICs(t *testing.T) {
 				if !ok || len(pod.NICs) != 1 || pod.NICs[0].NIC != "mlx5_2" || pod.Name != "pod-x" {
 					t.Fatalf("DRANICs(%s) = %+v, %v; want pod-x holding mlx5_2", req.Sandbox, pod, ok)
 				}
+				// the CNI DEL (also of a sandbox that failed to start) forgets it
+				if err := svc.Release(context.Background(), api.AttachmentRequest{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName,
+					Network: req.Network}); err != nil {
+					t.Fatal(err)
+				}
+				if pod, ok := svc.DRANICs(req.Sandbox); ok {
+					t.Fatalf("after the CNI DEL the sandbox still holds %+v", pod)
+				}
 			}
 		})
 	}
