@@ -47,6 +47,7 @@ func TestKubernetes(t *testing.T) {
 	// Each step needs the one before: stop at the first that fails.
 	if !t.Run("install with the Helm chart", n.install) ||
 		!t.Run("prefill and decode get the NICs of their GPUs", n.prefillDecode) ||
+		!t.Run("a DRANet pod gets memlock and env, and keeps its NIC", n.draNet) ||
 		!t.Run("pods without GPUs pass through while every NIC is held", n.passThrough) {
 		return
 	}

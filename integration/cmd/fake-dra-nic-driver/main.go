@@ -4,10 +4,15 @@
 // be exercised on a rig without DRANet:
 //
 //	fake-dra-nic-driver --root DIR --node NAME [--kubeconfig FILE] [--addr mlx5_2=10.56.0.5/24 ...]
+//	                    [--kubelet-dir DIR]
 //
-// It publishes once (creating or replacing the slice) and exits; it moves
-// nothing and serves no kubelet plugin API: a rig's PodResources stand-in
-// reports the claims (daemon/podinfo/podinfotest, integration/cmd/fake-kubelet).
+// Without --kubelet-dir it publishes once (creating or replacing the
+// slice) and exits: a PodResources stand-in then reports the claims
+// (daemon/podinfo/podinfotest, integration/cmd/fake-kubelet). With it, it
+// also serves the kubelet's DRA plugin API (registered under
+// DIR/plugins_registry, socket under DIR/plugins/dra.net) until SIGTERM, so
+// a real kubelet prepares the claims and reports them; preparing names the
+// allocated devices and moves nothing, injects nothing.
 package main
 
 import (
@@ -15,9 +20,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
 	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/integration/dradriver"
@@ -49,6 +60,7 @@ func run() error {
 	root := flag.String("root", "", "the fake machine's folder (as raild's --root)")
 	node := flag.String("node", "", "the node name (the slice's spec.nodeName and pool)")
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig (empty: in-cluster)")
+	kubeletDir := flag.String("kubelet-dir", "", "the kubelet's root dir: serve the DRA plugin API there until SIGTERM")
 	addrs := addrFlags{}
 	flag.Var(addrs, "addr", "RDMADEVICE=ADDRESS/PREFIX published as dra.net/ipv4 (repeatable)")
 	flag.Parse()
@@ -67,12 +79,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	slice := dradriver.Slice(m, dradriver.Options{Node: *node, Addrs: addrs})
-	if err := dradriver.Publish(ctx, clients.Kube, slice); err != nil {
+	publish, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := dradriver.Publish(publish, clients.Kube, slice); err != nil {
 		return err
 	}
 	fmt.Printf("published ResourceSlice %s: %d devices of driver %s for node %s\n", slice.Name, len(slice.Spec.Devices), dradriver.Driver, *node)
+	if *kubeletDir == "" {
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	helper, err := kubeletplugin.Start(ctx, plugin{log: log},
+		kubeletplugin.DriverName(dradriver.Driver), kubeletplugin.NodeName(*node), kubeletplugin.KubeClient(clients.Kube),
+		kubeletplugin.RegistrarDirectoryPath(filepath.Join(*kubeletDir, "plugins_registry")),
+		kubeletplugin.PluginDataDirectoryPath(filepath.Join(*kubeletDir, "plugins", dradriver.Driver)))
+	if err != nil {
+		return fmt.Errorf("serve the kubelet DRA plugin API: %w", err)
+	}
+	log.Info("serving the kubelet DRA plugin API", "driver", dradriver.Driver, "kubeletDir", *kubeletDir)
+	<-ctx.Done()
+	helper.Stop()
 	return nil
 }
