@@ -92,10 +92,15 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	registry, data := filepath.Join(*kubeletDir, "plugins_registry"), filepath.Join(*kubeletDir, "plugins", dradriver.Driver)
+	for _, dir := range []string{registry, data} {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("the kubelet's plugin dirs: %w", err)
+		}
+	}
 	helper, err := kubeletplugin.Start(ctx, plugin{log: log},
 		kubeletplugin.DriverName(dradriver.Driver), kubeletplugin.NodeName(*node), kubeletplugin.KubeClient(clients.Kube),
-		kubeletplugin.RegistrarDirectoryPath(filepath.Join(*kubeletDir, "plugins_registry")),
-		kubeletplugin.PluginDataDirectoryPath(filepath.Join(*kubeletDir, "plugins", dradriver.Driver)))
+		kubeletplugin.RegistrarDirectoryPath(registry), kubeletplugin.PluginDataDirectoryPath(data))
 	if err != nil {
 		return fmt.Errorf("serve the kubelet DRA plugin API: %w", err)
 	}
