@@ -35,14 +35,22 @@ func (n *node) draNet(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	defer func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
+		<-exited
 	}()
 	waitFor(t, "the test driver's ResourceSlice", time.Minute, func() bool {
 		out, _ := c.kubectlErr("get", "resourceslices", "-o", "jsonpath={.items[*].spec.driver}")
 		return slices.Contains(strings.Fields(out), "dra.net")
 	})
+	select {
+	case err := <-exited:
+		exited <- err // for the deferred wait
+		t.Fatalf("the test DRA driver stopped: %v", err)
+	case <-time.After(2 * time.Second): // registered with the kubelet and serving
+	}
 	c.kubectlApply(t, draNetManifests(draClaimed))
 	defer func() {
 		c.kubectl(t, "delete", "--ignore-not-found", "--wait", "--timeout=2m", "-n", e2eNamespace,
