@@ -55,7 +55,11 @@ type Config struct {
 	MetricsAddr        string   `json:"metricsAddr,omitempty"`
 	GPUResources       []string `json:"gpuResources,omitempty"`
 	// GPUDRADrivers are the DRA drivers whose devices are GPUs.
-	GPUDRADrivers []string            `json:"gpuDRADrivers,omitempty"`
+	GPUDRADrivers []string `json:"gpuDRADrivers,omitempty"`
+	// DRANICDrivers are the DRA NIC drivers whose RDMA NICs raild
+	// completes (memlock, NCCL/UCX env) without moving them; absent:
+	// [dra.net]; an empty list turns it off (see docs/dra.md).
+	DRANICDrivers []string            `json:"draNICDrivers,omitempty"`
 	AttachPolicy  api.AttachPolicy    `json:"attachPolicy,omitempty"`
 	Cooldown      string              `json:"cooldown,omitempty"`
 	Rails         Rails               `json:"rails,omitempty"`
@@ -147,7 +151,7 @@ func (c *Config) Finish() error {
 	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
 		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
 	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
-		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish())
+		c.checkDRANICDrivers(), 		c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish())
 	return errors.Join(errs...)
 }
 

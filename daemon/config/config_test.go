@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,6 +61,24 @@ func TestLoad(t *testing.T) {
 		{name: "bad pool unresolvedGPUs", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    unresolvedGPUs: skip\n",
 			wantErr: `pools[0].unresolvedGPUs "skip": use "fail"`},
 		{name: "bad DRA driver", yaml: "gpuDRADrivers: [\"gpu.nvidia.com/gpu\"]\npools: []\n", wantErr: `gpuDRADrivers[0] "gpu.nvidia.com/gpu"`},
+		{name: "DRA NIC drivers default", yaml: "pools: []\n", check: func(t *testing.T, c *Config) {
+			if !slices.Equal(c.DRANICDrivers, []string{"dra.net"}) {
+				t.Errorf("draNICDrivers = %v, want [dra.net]", c.DRANICDrivers)
+			}
+		}},
+		{name: "DRA NIC drivers off", yaml: "draNICDrivers: []\npools: []\n", check: func(t *testing.T, c *Config) {
+			if c.DRANICDrivers == nil || len(c.DRANICDrivers) != 0 {
+				t.Errorf("draNICDrivers = %#v, want an empty list (off)", c.DRANICDrivers)
+			}
+		}},
+		{name: "DRA NIC drivers set", yaml: "draNICDrivers: [dra.net, sriovnetwork.k8snetworkplumbingwg.io]\npools: []\n", check: func(t *testing.T, c *Config) {
+			if len(c.DRANICDrivers) != 2 {
+				t.Errorf("draNICDrivers = %v", c.DRANICDrivers)
+			}
+		}},
+		{name: "bad DRA NIC driver", yaml: "draNICDrivers: [\"dra.net/nic\"]\npools: []\n", wantErr: `draNICDrivers[0] "dra.net/nic": want a DRA driver name`},
+		{name: "DRA NIC driver that is a GPU driver", yaml: "draNICDrivers: [gpu.nvidia.com]\npools: []\n",
+			wantErr: `draNICDrivers[0] "gpu.nvidia.com" is also in gpuDRADrivers`},
 		{name: "bad nri memlock while nri is off", yaml: "nri:\n  memlock: lots\npools: []\n", wantErr: `nri.memlock: "lots"`},
 		{name: "bad nri index while nri is off", yaml: "nri:\n  enabled: false\n  pluginIndex: \"1\"\npools: []\n", wantErr: `nri.pluginIndex "1"`},
 		{name: "bad nri stopGrace while nri is off", yaml: "nri:\n  stopGrace: -1s\npools: []\n", wantErr: `nri.stopGrace "-1s"`},

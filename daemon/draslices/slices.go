@@ -1,7 +1,8 @@
-// Package draslices resolves GPUs allocated through Dynamic Resource
-// Allocation: the kubelet names a DRA device by (driver, pool, device);
-// the node's ResourceSlices, kept by an informer scoped to this node, say
-// which GPU that is (its PCI bus ID or UUID attributes).
+// Package draslices resolves GPUs and NICs allocated through Dynamic
+// Resource Allocation: the kubelet names a DRA device by (driver, pool,
+// device); the node's ResourceSlices, kept by an informer scoped to this
+// node, say which GPU that is (its PCI bus ID or UUID attributes) or which
+// NIC (its PCI address, RDMA device and netdev, nic.go).
 package draslices
 
 import (
@@ -9,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,13 +25,15 @@ import (
 // to see a device it does not know yet (a slice published a moment ago).
 const DefaultWait = 2 * time.Second
 
-// Slices is the node's GPU ResourceSlices. It is safe for concurrent use.
+// Slices is the node's GPU and NIC ResourceSlices. It is safe for
+// concurrent use.
 type Slices struct {
-	node     string
-	drivers  map[string]bool
-	wait     time.Duration
-	informer cache.SharedIndexInformer
-	log      *slog.Logger
+	node       string
+	drivers    map[string]bool // GPU drivers
+	nicDrivers map[string]bool
+	wait       time.Duration
+	informer   cache.SharedIndexInformer
+	log        *slog.Logger
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every slice event
@@ -48,21 +53,34 @@ func (s *Slices) Synced() bool { return s.informer.HasSynced() }
 // device not seen yet. Errors wrap podinfo.ErrDRANotSynced (try again
 // later) or podinfo.ErrDRAUnknownDevice, and name the device.
 func (s *Slices) GPUID(ctx context.Context, dev podinfo.DRADevice) (string, error) {
+	if !s.drivers[dev.Driver] {
+		return "", fmt.Errorf("DRA device %s: driver %s is not a GPU driver raild reads (gpuDRADrivers: %v)", dev, dev.Driver, names(s.drivers))
+	}
+	d, driver, err := s.await(ctx, dev)
+	if err != nil {
+		return "", err
+	}
+	return gpuID(driver, d, dev)
+}
+
+// await finds a device in the current slices, waiting up to the
+// configured wait for the informer to sync and for a device not seen yet.
+func (s *Slices) await(ctx context.Context, dev podinfo.DRADevice) (resourcev1.Device, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.wait)
 	defer cancel()
 	if !s.informer.HasSynced() && !cache.WaitForCacheSync(ctx.Done(), s.informer.HasSynced) {
-		return "", fmt.Errorf("DRA device %s: %w", dev, s.notSynced())
+		return resourcev1.Device{}, "", fmt.Errorf("DRA device %s: %w", dev, s.notSynced())
 	}
 	for {
 		changed := s.changes()
-		id, err := s.lookup(dev)
+		d, driver, err := s.lookup(dev)
 		if !errors.Is(err, podinfo.ErrDRAUnknownDevice) {
-			return id, err
+			return d, driver, err
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return "", err
+			return resourcev1.Device{}, "", err
 		}
 	}
 }
@@ -96,21 +114,18 @@ func (s *Slices) notSynced() error {
 }
 
 // lookup finds the device in the current slices of its driver and pool.
-func (s *Slices) lookup(dev podinfo.DRADevice) (string, error) {
-	if !s.drivers[dev.Driver] {
-		return "", fmt.Errorf("DRA device %s: driver %s is not a GPU driver raild reads (gpuDRADrivers: %v)", dev, dev.Driver, s.driverNames())
-	}
+func (s *Slices) lookup(dev podinfo.DRADevice) (resourcev1.Device, string, error) {
 	for _, slice := range s.current() {
 		if slice.Spec.Driver != dev.Driver || slice.Spec.Pool.Name != dev.Pool {
 			continue
 		}
 		for _, d := range slice.Spec.Devices {
 			if d.Name == dev.Device {
-				return gpuID(slice.Spec.Driver, d, dev)
+				return d, slice.Spec.Driver, nil
 			}
 		}
 	}
-	return "", fmt.Errorf("DRA device %s (claim %s): %w: no ResourceSlice of node %s lists it; "+
+	return resourcev1.Device{}, "", fmt.Errorf("DRA device %s (claim %s): %w: no ResourceSlice of node %s lists it; "+
 		"check the driver's slices with kubectl get resourceslices --field-selector spec.nodeName=%s -o yaml",
 		dev, dev.Claim, podinfo.ErrDRAUnknownDevice, s.node, s.node)
 }
@@ -134,19 +149,17 @@ func (s *Slices) setListErr(err error) {
 	s.listErr = err
 }
 
-func (s *Slices) driverNames() []string {
-	names := make([]string, 0, len(s.drivers))
-	for d := range s.drivers {
-		names = append(names, d)
-	}
-	return names
+// names lists a driver set, sorted.
+func names(drivers map[string]bool) []string {
+	return slices.Sorted(maps.Keys(drivers))
 }
 
-// keep tells whether a slice describes GPUs of this node: a GPU driver's
-// slice bound to this node by name. Slices for all nodes or for a node
-// selector describe network-attached devices, never a node's GPUs.
+// keep tells whether a slice describes GPUs or NICs of this node: a GPU or
+// NIC driver's slice bound to this node by name. Slices for all nodes or
+// for a node selector describe network-attached devices, never a node's
+// own GPUs or NICs.
 func (s *Slices) keep(slice *resourcev1.ResourceSlice) bool {
 	spec := slice.Spec
-	return s.drivers[spec.Driver] && spec.NodeName != nil && *spec.NodeName == s.node &&
+	return (s.drivers[spec.Driver] || s.nicDrivers[spec.Driver]) && spec.NodeName != nil && *spec.NodeName == s.node &&
 		spec.NodeSelector == nil && (spec.AllNodes == nil || !*spec.AllNodes)
 }

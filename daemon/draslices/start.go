@@ -24,6 +24,9 @@ type Options struct {
 	// Drivers are the DRA drivers whose devices are GPUs
 	// (podinfo.DefaultDRADriver when empty).
 	Drivers []string
+	// NICDrivers are the DRA drivers whose devices are NICs raild
+	// completes (none: NIC slices are not kept).
+	NICDrivers []string
 	// Wait bounds one lookup's wait (DefaultWait when <= 0).
 	Wait time.Duration
 	// Resync is the informer's resync period (0: none; watches keep it current).
@@ -89,9 +92,12 @@ func newSlices(opt Options) *Slices {
 	if len(drivers) == 0 {
 		drivers = []string{podinfo.DefaultDRADriver}
 	}
-	s := &Slices{node: opt.Node, drivers: map[string]bool{}, wait: opt.Wait, log: opt.Log, changed: make(chan struct{})}
+	s := &Slices{node: opt.Node, drivers: map[string]bool{}, nicDrivers: map[string]bool{}, wait: opt.Wait, log: opt.Log, changed: make(chan struct{})}
 	for _, d := range drivers {
 		s.drivers[d] = true
+	}
+	for _, d := range opt.NICDrivers {
+		s.nicDrivers[d] = true
 	}
 	if s.wait <= 0 {
 		s.wait = DefaultWait

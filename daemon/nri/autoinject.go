@@ -49,13 +49,15 @@ func (p *Plugin) ownedGPUs(call *hookCall) []int {
 }
 
 // startKubeletLookup asks the kubelet, off the hook, about a starting pod
-// that gpuAutoInject may serve.
+// that gpuAutoInject may serve, or about every pod when DRA NICs are
+// completed (any pod may hold a NIC driver's claim).
 func (p *Plugin) startKubeletLookup(pod *nriapi.PodSandbox) {
-	if p.kubelet == nil || !p.cfg.autoNS.allows(pod.GetNamespace()) {
+	if p.kubelet == nil {
 		return
 	}
-	if len(p.state.SandboxLeases(pod.GetId())) > 0 {
-		return // its leases decide
+	if p.draHeld == nil && (!p.cfg.GPUAutoInject || !p.cfg.autoNS.allows(pod.GetNamespace()) ||
+		len(p.state.SandboxLeases(pod.GetId())) > 0) {
+		return // not a pod gpuAutoInject serves (its leases decide), and no DRA NICs to look for
 	}
 	p.kubelet.start(pod)
 }

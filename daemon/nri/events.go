@@ -38,6 +38,7 @@ func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, ctrs 
 	if p.kubelet != nil {
 		p.kubelet.reset()
 	}
+	p.retainDRANICs(pods)
 	for _, pod := range pods {
 		call := p.begin(hookSynchronize, pod, nil)
 		p.warmPodEnv(&call)
@@ -78,6 +79,9 @@ func (p *Plugin) forgetSandbox(sandbox string) {
 	p.records.forget(sandbox)
 	if p.kubelet != nil {
 		p.kubelet.forget(sandbox)
+	}
+	if p.draHeld != nil {
+		p.draHeld.Forget(sandbox)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	nriapi "github.com/containerd/nri/pkg/api"
 
 	"github.com/railcni/rail/daemon/metrics"
+	"github.com/railcni/rail/daemon/podinfo"
 )
 
 // The hooks the plugin implements, as metrics and logs name them.
@@ -41,6 +42,7 @@ type hookCall struct {
 	ctr   *nriapi.Container // CreateContainer only
 	lg    *slog.Logger      // built on first use: most calls log nothing
 	tbl   *nodeTables       // read on first use
+	dra   []podinfo.DRANIC  // CreateContainer: the container's DRA NICs
 }
 
 func (p *Plugin) begin(hook string, pod *nriapi.PodSandbox, ctr *nriapi.Container) hookCall {

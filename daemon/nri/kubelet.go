@@ -64,13 +64,16 @@ type kubeletGPUs struct {
 	timeout time.Duration // one kubelet call
 	wait    time.Duration // CreateContainer's wait for a call on its way
 	calls   chan struct{} // one token per call in flight
+	// answered is called with every answer (nil: nothing to do), off the
+	// hooks, before the lookup is marked done.
+	answered func(pod *nriapi.PodSandbox, byCtr map[string]podinfo.Held)
 
 	mu        sync.Mutex
 	bySandbox map[string]*podLookup
 }
 
-func newKubeletGPUs(source *podinfo.GPUSource) *kubeletGPUs {
-	return &kubeletGPUs{source: source, timeout: kubeletLookupTimeout, wait: kubeletWait,
+func newKubeletGPUs(source *podinfo.GPUSource, answered func(*nriapi.PodSandbox, map[string]podinfo.Held)) *kubeletGPUs {
+	return &kubeletGPUs{source: source, timeout: kubeletLookupTimeout, wait: kubeletWait, answered: answered,
 		calls: make(chan struct{}, kubeletCalls), bySandbox: map[string]*podLookup{}}
 }
 
@@ -84,12 +87,13 @@ func (k *kubeletGPUs) start(pod *nriapi.PodSandbox) *podLookup {
 	}
 	l := &podLookup{done: make(chan struct{})}
 	k.bySandbox[pod.GetId()] = l
-	go k.fetch(l, pod.GetNamespace(), pod.GetName())
+	go k.fetch(l, pod)
 	return l
 }
 
-func (k *kubeletGPUs) fetch(l *podLookup, namespace, name string) {
+func (k *kubeletGPUs) fetch(l *podLookup, pod *nriapi.PodSandbox) {
 	defer close(l.done)
+	namespace, name := pod.GetNamespace(), pod.GetName()
 	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
 	defer cancel()
 	select {
@@ -106,6 +110,31 @@ func (k *kubeletGPUs) fetch(l *podLookup, namespace, name string) {
 		return
 	}
 	l.byCtr = byCtr
+	if k.answered != nil {
+		k.answered(pod, byCtr)
+	}
+}
+
+// containerNICs returns the DRA NICs the kubelet gave a container, from
+// the answer asked for at RunPodSandbox (or Synchronize); it waits at most
+// k.wait for one on its way and never asks again (a sandbox it never saw
+// start gets nothing).
+func (k *kubeletGPUs) containerNICs(pod *nriapi.PodSandbox, ctr string) ([]podinfo.DRANIC, []podinfo.Unresolved, error) {
+	k.mu.Lock()
+	l, ok := k.bySandbox[pod.GetId()]
+	k.mu.Unlock()
+	if !ok {
+		return nil, nil, nil
+	}
+	if !l.answered(k.wait) {
+		return nil, nil, fmt.Errorf("the kubelet has not said which DRA NICs pod %s/%s holds within %s",
+			pod.GetNamespace(), pod.GetName(), k.wait)
+	}
+	if l.err != nil {
+		return nil, nil, l.err
+	}
+	held := l.byCtr[ctr]
+	return held.NICs, held.NICErrors, nil
 }
 
 // containerGPUs returns what the kubelet gave a container, from the answer

@@ -49,6 +49,11 @@ type Options struct {
 	// as raild reads it): with ncclEnv, containers get it read-only at
 	// topoFileInContainer and NCCL_TOPO_FILE naming it. Empty: none.
 	TopologyFile string
+	// DRAHeld is the table of the NICs DRA NIC drivers gave the node's
+	// pods; with GPUs' NICDrivers and a kubelet, the plugin fills it when a
+	// pod starts and completes those pods' containers (memlock, env; never
+	// device nodes, never a move). Nil: DRA NICs are not completed.
+	DRAHeld *podinfo.DRAHeld
 	// Hooks counts and times every hook (nil: not measured).
 	Hooks *metrics.Calls
 	// Changed is told (it must not block) when a sandbox's network is set
@@ -66,7 +71,8 @@ type Plugin struct {
 	log     *slog.Logger
 	hooks   map[string]*metrics.Call   // by hook name
 	node    atomic.Pointer[nodeTables] // built from the last machine a hook read
-	kubelet *kubeletGPUs               // nil: no gpuAutoInject or no kubelet
+	kubelet *kubeletGPUs               // nil: neither gpuAutoInject nor DRA NICs, or no kubelet
+	draHeld *podinfo.DRAHeld           // nil: DRA NICs are not completed
 	envs    *podEnvCache
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
@@ -118,10 +124,13 @@ func New(opt Options) (*Plugin, error) {
 		releases: map[string]*pendingRelease{},
 	}
 	node := p.tables()
+	p.startDRANICs(opt)
 	if s.GPUAutoInject {
 		node.gpus.logGaps(log)
 		if opt.GPUs.AsksKubelet() {
-			p.kubelet = newKubeletGPUs(opt.GPUs)
+			if p.kubelet == nil {
+				p.kubelet = newKubeletGPUs(opt.GPUs, nil)
+			}
 		} else {
 			log.Warn("gpuAutoInject without the kubelet's PodResources socket: only GPUs the runtime " +
 				"passes as CDI devices get their NICs")
@@ -162,13 +171,15 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 	pod, ctr := call.pod, call.ctr
 	leases := p.state.SandboxLeases(pod.GetId())
+	call.dra = p.containerDRANICs(call)
 	nics := p.containerNICs(call, leases)
 	extra := p.annotatedDevices(call)
-	if len(nics) == 0 && len(extra) == 0 {
+	if len(nics) == 0 && len(extra) == 0 && len(call.dra) == 0 {
 		return nil
 	}
 	inj := p.collect(call, nics, extra)
-	if len(inj.devices) == 0 {
+	inj.addDRA(call.node().devs, call.dra)
+	if len(inj.devices) == 0 && len(call.dra) == 0 {
 		return nil
 	}
 
@@ -182,12 +193,13 @@ func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 	if p.cfg.ncclEnv {
 		p.addEnv(call, adj, inj.nics, p.podEnv(call, leases))
 	}
-	call.log().Info("injecting RDMA devices", "devices", len(inj.devices), "nics", len(inj.nics))
+	call.log().Info("injecting RDMA devices", "devices", len(inj.devices), "nics", len(inj.nics), "draNICs", len(call.dra))
 	return adj
 }
 
 // containerNICs names the NICs a container gets: its pod's leased NICs,
-// or with gpuAutoInject and no lease the NICs of the GPUs it was given.
+// or with gpuAutoInject, no lease and no DRA NIC (its claims name its
+// NICs) the NICs of the GPUs it was given.
 func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
 	var nics []string
 	for _, l := range leases {
@@ -195,7 +207,7 @@ func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
 			nics = appendUnique(nics, n)
 		}
 	}
-	if len(leases) > 0 || !p.cfg.GPUAutoInject {
+	if len(leases) > 0 || !p.cfg.GPUAutoInject || len(call.dra) > 0 {
 		return nics
 	}
 	return p.autoInjectNICs(call)

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
@@ -38,7 +39,12 @@ type portTables interface {
 // with a P_Key on an InfiniBand NIC (an IPoIB child) the index of its
 // partition. NCCL takes one GID index and one P_Key index for all its
 // HCAs: an index is set only when every NIC of the pod agrees on it.
-func leaseEnv(leases []ipam.Lease, nics map[string]*nicDevices, ports portTables, warn func(msg string, args ...any)) *podEnv {
+//
+// A DRA NIC driver's NICs (dra) count as RoCE NICs of the pod with the
+// address their slice lists (no subnet: a slice gives none); one the slice
+// lists no address for leaves the GID index unknown, so it is not set.
+func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics map[string]*nicDevices, ports portTables,
+	warn func(msg string, args ...any)) *podEnv {
 	pe := &podEnv{}
 	var gid, pkey agreedIndex
 	var subnet agreedPrefix
@@ -63,6 +69,16 @@ func leaseEnv(leases []ipam.Lease, nics map[string]*nicDevices, ports portTables
 			}
 		}
 	}
+	for _, n := range dra {
+		if n.LinkLayer != topology.Ethernet {
+			continue
+		}
+		if addr, ok := gidAddress(n.Addrs); ok {
+			gid.add(ports.GIDIndex(n.RDMADevice, n.Port, addr))
+		} else {
+			gid.unknown = true
+		}
+	}
 	pe.gidIndex = gid.value(envNCCLGIDIndex, warn)
 	pe.pkeyIndex = pkey.value(envNCCLPKey, warn)
 	pe.retry = gid.missed || pkey.missed
@@ -74,7 +90,7 @@ func leaseEnv(leases []ipam.Lease, nics map[string]*nicDevices, ports portTables
 	} else if subnet.n > 0 && subnet.allV6 {
 		pe.addrFamily = "AF_INET6"
 	}
-	if len(leases) > 0 {
+	if len(leases) > 0 || len(dra) > 0 {
 		if primary == "" {
 			primary = api.DefaultPrimaryIfName
 		}
@@ -89,6 +105,7 @@ type agreedIndex struct {
 	n        int
 	conflict bool
 	missed   bool
+	unknown  bool // a NIC whose index cannot be looked up (no address)
 }
 
 func (a *agreedIndex) add(idx int, err error) {
@@ -109,7 +126,7 @@ func (a agreedIndex) value(key string, warn func(msg string, args ...any)) strin
 	if a.conflict {
 		warn("the pod's NICs hold its addresses at different table indices: " + key + " not set")
 	}
-	if a.n == 0 || a.conflict || a.missed {
+	if a.n == 0 || a.conflict || a.missed || a.unknown {
 		return ""
 	}
 	return strconv.Itoa(a.idx)

@@ -2,8 +2,11 @@ package nri
 
 import (
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 
+	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -13,26 +16,34 @@ import (
 // port tables itself (bounded) only when it did not see the pod start or
 // a lookup had missed then, and keeps that answer for the pod's other
 // containers.
+//
+// A container that holds DRA NICs (its own claims') has an entry of its
+// own under its pod, keyed by those NICs: containers of one pod may hold
+// different ones, and the GID index must agree over exactly the NICs the
+// container is given.
 type podEnvCache struct {
 	root string // the node's root, for the port tables
 	mu   sync.RWMutex
-	pods map[string]*podEnv // by sandbox
+	pods map[string]map[string]*podEnv // by sandbox, then draKey ("" for the leases alone)
 }
 
 func newPodEnvCache(root string) *podEnvCache {
-	return &podEnvCache{root: root, pods: map[string]*podEnv{}}
+	return &podEnvCache{root: root, pods: map[string]map[string]*podEnv{}}
 }
 
-func (c *podEnvCache) get(sandbox string) *podEnv {
+func (c *podEnvCache) get(sandbox, draKey string) *podEnv {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.pods[sandbox]
+	return c.pods[sandbox][draKey]
 }
 
-func (c *podEnvCache) put(sandbox string, pe *podEnv) {
+func (c *podEnvCache) put(sandbox, draKey string, pe *podEnv) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pods[sandbox] = pe
+	if c.pods[sandbox] == nil {
+		c.pods[sandbox] = map[string]*podEnv{}
+	}
+	c.pods[sandbox][draKey] = pe
 }
 
 // forget drops what a sandbox cached.
@@ -46,7 +57,17 @@ func (c *podEnvCache) forget(sandbox string) {
 func (c *podEnvCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pods = map[string]*podEnv{}
+	c.pods = map[string]map[string]*podEnv{}
+}
+
+// draKey names a container's DRA NICs (their ports), "" for none.
+func draKey(nics []podinfo.DRANIC) string {
+	names := make([]string, 0, len(nics))
+	for _, n := range nics {
+		names = append(names, n.NIC)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }
 
 // buildPodEnv works out a sandbox's podEnv from its leases now.
@@ -58,7 +79,7 @@ func (p *Plugin) buildPodEnv(call *hookCall, leases []ipam.Lease) *podEnv {
 	} else {
 		ports = reader
 	}
-	return leaseEnv(leases, call.node().devs.nics, ports, call.log().Warn)
+	return leaseEnv(leases, call.dra, call.node().devs.nics, ports, call.log().Warn)
 }
 
 // unreadablePorts answers every lookup with why the tables cannot be read:
@@ -75,24 +96,26 @@ func (p *Plugin) warmPodEnv(call *hookCall) {
 		return
 	}
 	if leases := p.state.SandboxLeases(call.pod.GetId()); len(leases) > 0 {
-		p.envs.put(call.pod.GetId(), p.buildPodEnv(call, leases))
+		p.envs.put(call.pod.GetId(), "", p.buildPodEnv(call, leases))
 	}
 }
 
 // podEnv is the sandbox's podEnv as CreateContainer uses it: cached, or
 // worked out now (a bounded scan of the port tables) when the plugin did
 // not see the pod start or a lookup missed then; that answer is kept.
-// nil: the pod holds no lease.
+// nil: the pod holds no lease and the container no DRA NIC. The DRA NICs
+// are known from the kubelet after the pod started: a container that holds
+// some is worked out at the first CreateContainer of its set of them.
 func (p *Plugin) podEnv(call *hookCall, leases []ipam.Lease) *podEnv {
-	if len(leases) == 0 {
+	if len(leases) == 0 && len(call.dra) == 0 {
 		return nil
 	}
-	id := call.pod.GetId()
-	if pe := p.envs.get(id); pe != nil && !pe.retry {
+	id, key := call.pod.GetId(), draKey(call.dra)
+	if pe := p.envs.get(id, key); pe != nil && !pe.retry {
 		return pe
 	}
 	pe := p.buildPodEnv(call, leases)
 	pe.retry = false
-	p.envs.put(id, pe)
+	p.envs.put(id, key, pe)
 	return pe
 }

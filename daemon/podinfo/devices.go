@@ -30,13 +30,7 @@ func GPUDevices(devices []DRADevice, drivers []string) []DRADevice {
 	if len(drivers) == 0 {
 		drivers = []string{DefaultDRADriver}
 	}
-	var out []DRADevice
-	for _, d := range devices {
-		if slices.Contains(drivers, d.Driver) {
-			out = append(out, d)
-		}
-	}
-	return out
+	return ofDrivers(devices, drivers)
 }
 
 // ResolveDevices maps what the kubelet reports to GPU indices, each once,

@@ -34,6 +34,12 @@ type GPUSource struct {
 	// DRADrivers are the DRA drivers whose devices are GPUs
 	// (DefaultDRADriver when empty).
 	DRADrivers []string
+	// NICDrivers are the DRA NIC drivers whose RDMA NICs raild completes
+	// (memlock, env, readiness); none: DRA NICs are not read.
+	NICDrivers []string
+	// NICs reads those drivers' devices from the node's ResourceSlices;
+	// nil (no API server): every DRA NIC is reported unresolved.
+	NICs DRANICSlices
 	// Machine is the node now (the inventory's current snapshot).
 	Machine func() *topology.Machine
 }
@@ -44,6 +50,10 @@ type GPUSource struct {
 type Held struct {
 	GPUs       []int
 	Unresolved []Unresolved
+	// NICs are the RDMA ports the NIC drivers' claims gave (NICDrivers);
+	// NICErrors the NIC devices that did not resolve, with why.
+	NICs      []DRANIC
+	NICErrors []Unresolved
 }
 
 // Any tells whether the kubelet reported any GPU device at all (resolved
@@ -64,7 +74,7 @@ func (s *GPUSource) PodGPUs(ctx context.Context, namespace, name string) (Held, 
 }
 
 // ContainerGPUs is PodGPUs per container name; containers the kubelet
-// reports no GPU device for are left out.
+// reports neither a GPU device nor a DRA NIC for are left out.
 func (s *GPUSource) ContainerGPUs(ctx context.Context, namespace, name string) (map[string]Held, error) {
 	byCtr, err := s.Kubelet.ContainerGPUs(ctx, namespace, name, s.Resources)
 	if err != nil {
@@ -72,7 +82,7 @@ func (s *GPUSource) ContainerGPUs(ctx context.Context, namespace, name string) (
 	}
 	out := make(map[string]Held, len(byCtr))
 	for ctr, devices := range byCtr {
-		if held := s.resolve(ctx, devices); held.Any() {
+		if held := s.resolve(ctx, devices); held.Any() || len(held.NICs) > 0 || len(held.NICErrors) > 0 {
 			out[ctr] = held
 		}
 	}
@@ -80,14 +90,18 @@ func (s *GPUSource) ContainerGPUs(ctx context.Context, namespace, name string) (
 }
 
 // resolve keeps the GPU drivers' DRA devices and maps everything to the
-// node's GPUs now.
+// node's GPUs now; the NIC drivers' devices map to the node's RDMA ports.
 func (s *GPUSource) resolve(ctx context.Context, devices Devices) Held {
+	var held Held
+	if nicDevs := NICDevices(devices.DRA, s.NICDrivers); len(nicDevs) > 0 {
+		held.NICs, held.NICErrors = ResolveNICs(ctx, s.Machine(), nicDevs, s.NICs)
+	}
 	devices.DRA = GPUDevices(devices.DRA, s.DRADrivers)
 	if devices.Empty() {
-		return Held{}
+		return held
 	}
-	gpus, failed := NodeResolver(s.Machine()).ResolveDevices(ctx, devices, s.DRA)
-	return Held{GPUs: gpus, Unresolved: failed}
+	held.GPUs, held.Unresolved = NodeResolver(s.Machine()).ResolveDevices(ctx, devices, s.DRA)
+	return held
 }
 
 // NodeResolver resolves IDs against the GPUs of m, the one place the

@@ -59,3 +59,40 @@ func TestStartGPUSource(t *testing.T) {
 func fakeClients(c *fake.Clientset) *kubeclient.Clients {
 	return &kubeclient.Clients{Kube: c, Watch: c}
 }
+
+// TestDRANICWiring: DRA NICs are completed (NIC drivers in the source, a
+// table for the service and NRI) only with draNICDrivers and the NRI
+// plugin on; the source reads the NIC drivers' slices through the same
+// informer as the GPUs'.
+func TestDRANICWiring(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tests := []struct {
+		name    string
+		nri     bool
+		drivers []string
+		want    bool
+	}{
+		{name: "on", nri: true, drivers: []string{"dra.net"}, want: true},
+		{name: "NRI off", drivers: []string{"dra.net"}},
+		{name: "draNICDrivers: []", nri: true, drivers: []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &config.Config{NodeName: "n1", GPUDRADrivers: []string{"gpu.nvidia.com"}, DRANICDrivers: tt.drivers}
+			cfg.NRI.Enabled = tt.nri
+			m := &topology.Machine{}
+			src, closeSrc, err := startGPUSource(ctx, fakeClients(fake.NewClientset()), cfg, func() *topology.Machine { return m }, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeSrc()
+			if got := len(src.NICDrivers) > 0 && src.NICs != nil; got != tt.want {
+				t.Errorf("source completes DRA NICs = %v (drivers %v), want %v", got, src.NICDrivers, tt.want)
+			}
+			if got := draHeld(cfg) != nil; got != tt.want {
+				t.Errorf("table made = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

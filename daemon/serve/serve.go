@@ -123,7 +123,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer closeGPUs()
 	netnsMode := rdmaNetnsMode(log)
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
-		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg)}
+		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg),
+		DRAHeld: draHeld(cfg)}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m
@@ -188,7 +189,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
-			Hooks: m.NRIHooks, Changed: sandboxChanged, Log: log})
+			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}

@@ -152,7 +152,7 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	}
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
-		picks, reqs, placeErr = place(req, pool, input, leaseUse{use})
+		picks, reqs, placeErr = place(req, pool, input, s.placementUse(use))
 		return reqs, placeErr
 	})
 	var noNIC noNICError

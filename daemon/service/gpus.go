@@ -16,6 +16,7 @@ import (
 // unresolvedGPUs applies when the netconf sets none.
 func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool string) (gpus []int, held bool, err error) {
 	if ids, where := explicitGPUs(req); len(ids) > 0 {
+		s.askDRANICs(ctx, req)
 		gpus, err := podinfo.NodeResolver(s.Machine()).Resolve(ids)
 		if err != nil {
 			return nil, true, s.countError("allocate", "bad_gpus", &api.Error{Code: api.CodeInvalidConfig,
@@ -31,6 +32,7 @@ func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool
 		return nil, false, s.countError("allocate", "podresources", &api.Error{Code: api.CodeTryAgainLater,
 			Msg: "cannot ask the kubelet for the pod's GPUs", Details: err.Error()})
 	}
+	s.holdDRANICs(req, given)
 	if !given.Any() {
 		return nil, false, nil
 	}

@@ -16,6 +16,7 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 	}
 	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
+	s.forgetDRANICs(req.Sandbox)
 	released, err := s.alloc.Release(req.Sandbox, req.CNIIfName, req.Network)
 	if err != nil {
 		return s.countError("release", "store", &api.Error{Code: api.CodeIO, Msg: "release leases", Details: err.Error()})

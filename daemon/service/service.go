@@ -53,6 +53,9 @@ type Options struct {
 	Guard placement.Guard
 	// Limits are the NICs and modes this node serves (config, node class).
 	Limits placement.Limits
+	// DRAHeld are the NICs DRA NIC drivers gave the node's pods: placement
+	// never takes them, and ADD records its own pod's (nil: none known).
+	DRAHeld *podinfo.DRAHeld
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which

@@ -50,7 +50,8 @@ func TestKubernetes(t *testing.T) {
 		return
 	}
 	t.Run("a pod gated on rail.dev/RDMAReady follows its port", n.rdmaReady)
-	if !t.Run("pods without GPUs pass through while every NIC is held", n.passThrough) {
+	if !t.Run("a DRANet pod gets memlock and env, and keeps its NIC", n.draNet) ||
+		!t.Run("pods without GPUs pass through while every NIC is held", n.passThrough) {
 		return
 	}
 	with := n.measureStartup(t, "chained", 20)

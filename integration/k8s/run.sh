@@ -40,8 +40,9 @@ WORK=$(mktemp -d /tmp/rail-k8s-build.XXXXXX)
 IMAGE=$(make -s -C "$REPO" image-name)
 RAIL_BIN=$BIN "$HERE/build-image.sh" "$WORK/rail-image.tar" "$IMAGE"
 (cd "$REPO" && CGO_ENABLED=0 go build -o "$WORK/fake-gpu-plugin" ./integration/cmd/fake-gpu-plugin)
+(cd "$REPO" && CGO_ENABLED=0 go build -o "$WORK/fake-dra-nic-driver" ./integration/cmd/fake-dra-nic-driver)
 cd "$REPO"
 # tests against a real API server alone (no kubelet): the rig's etcd and kube-apiserver
 RAIL_KAPI_BIN=$K8S_RIG/bin CGO_ENABLED=1 go test -race -count=1 -timeout 20m ./integration/kapi/...
 RAIL_CRI_RIG=$CRI_RIG RAIL_K8S_RIG=$K8S_RIG RAIL_K8S_MULTUS=$MULTUS_RIG RAIL_K8S_IMAGE=$WORK/rail-image.tar RAIL_K8S_IMAGE_NAME=$IMAGE \
-  RAIL_K8S_FAKEGPU=$WORK/fake-gpu-plugin go test -count=1 -v -timeout 40m ./integration/k8s/ "$@"
+  RAIL_K8S_FAKEGPU=$WORK/fake-gpu-plugin RAIL_K8S_FAKEDRA=$WORK/fake-dra-nic-driver go test -count=1 -v -timeout 40m ./integration/k8s/ "$@"

@@ -1,0 +1,79 @@
+package service
+
+import (
+	"context"
+
+	"github.com/railcni/rail/daemon/placement"
+	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/api"
+)
+
+// placementUse is what placement reads of the NICs' use: the leases, and
+// the NICs DRA NIC drivers gave pods, each held as if moved (the driver
+// moved its netdev, in exclusive RDMA netns mode its RDMA device too), so
+// no mode ever takes one while its claim holds it.
+func (s *Service) placementUse(use ipam.NICUse) placement.Use {
+	return draUse{leases: leaseUse{use}, held: s.opt.DRAHeld}
+}
+
+type draUse struct {
+	leases leaseUse
+	held   *podinfo.DRAHeld
+}
+
+func (u draUse) Range(fn func(nic string, h placement.Holder)) {
+	u.leases.Range(fn)
+	u.held.Range(func(sandbox string, pod podinfo.PodDRANICs, nic podinfo.DRANIC) {
+		fn(nic.NIC, placement.Holder{Sandbox: sandbox, Namespace: pod.Namespace, Name: pod.Name, Mode: api.ModeMove})
+	})
+}
+
+// holdDRANICs records the NICs a DRA NIC driver gave the pod being added,
+// before the driver moves them (its NRI RunPodSandbox comes after the CNI
+// ADD): this pod's own placement, and every other, leaves them alone.
+func (s *Service) holdDRANICs(req api.AllocateRequest, given podinfo.Held) {
+	if s.opt.DRAHeld == nil || len(given.NICs) == 0 || req.Sandbox == "" {
+		return
+	}
+	s.opt.DRAHeld.Set(req.Sandbox, podinfo.PodDRANICs{Namespace: req.PodNamespace, Name: req.PodName, NICs: given.NICs})
+}
+
+// DRAHeld is the table of the NICs DRA NIC drivers gave the node's pods
+// (nil: not kept); the NRI plugin fills it as pods start and stop.
+func (s *Service) DRAHeld() *podinfo.DRAHeld { return s.opt.DRAHeld }
+
+// DRANICs is the typed list of RDMA ports DRA NIC drivers gave a sandbox's
+// pod (device, port, netdev, PCI address, link layer, addresses): what the
+// readiness checks and doctor read for such a pod.
+func (s *Service) DRANICs(sandbox string) (podinfo.PodDRANICs, bool) {
+	if s.opt.DRAHeld == nil {
+		return podinfo.PodDRANICs{}, false
+	}
+	return s.opt.DRAHeld.Pod(sandbox)
+}
+
+// askDRANICs asks the kubelet what a pod that names its GPUs itself holds,
+// only for its DRA NICs (best effort: a failure only loses the record,
+// which the NRI plugin makes when the pod starts).
+func (s *Service) askDRANICs(ctx context.Context, req api.AllocateRequest) {
+	if s.opt.DRAHeld == nil || !s.opt.GPUs.AsksKubelet() || req.PodName == "" {
+		return
+	}
+	given, err := s.opt.GPUs.PodGPUs(ctx, req.PodNamespace, req.PodName)
+	if err != nil {
+		s.log.Warn("cannot ask the kubelet for the pod's DRA NICs: placed without knowing them", "pod",
+			podName(req.PodNamespace, req.PodName, req.Sandbox), "error", err)
+		return
+	}
+	s.holdDRANICs(req, given)
+}
+
+// forgetDRANICs drops what a sandbox held through DRA NIC drivers: its CNI
+// DEL means the pod is going (or its sandbox failed to start, and the NRI
+// plugin may never hear of it), and the driver takes its NICs back.
+func (s *Service) forgetDRANICs(sandbox string) {
+	if s.opt.DRAHeld != nil {
+		s.opt.DRAHeld.Forget(sandbox)
+	}
+}
