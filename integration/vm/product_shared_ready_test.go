@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -24,8 +23,8 @@ func (s *sharedNode) injectedPaths() []string {
 // with its lease address; the rxe's port ACTIVE, Ethernet; the GID index
 // the container was given holds the pod's address in the rxe's real GID
 // table (compared here with the guest's sysfs); the container's device
-// nodes and memlock. raild's tracker judges the pod ready with as many
-// checks passed (the condition it would write, logged: no API server here).
+// nodes and memlock. raild's tracker last judged the pod ready (the
+// condition it would write, logged: no API server here).
 func (s *sharedNode) checkReady(t *testing.T) {
 	r := s.leased.waitReport(t, "container app's process and every check passing", func(r *api.PodReport) bool {
 		return startedIn(r, "app") && r.Ready
@@ -65,12 +64,10 @@ func (s *sharedNode) checkReady(t *testing.T) {
 	if want := "NCCL_IB_GID_INDEX=" + strconv.Itoa(s.gid.index); !slices.Contains(c.Env, want) {
 		t.Errorf("doctor --pod: the container's env %v lacks %s", c.Env, want)
 	}
-	passed := fmt.Sprintf("%d check(s) passed", len(r.Checks))
-	v := s.n.waitVerdict(t, 0, s.leased.key(), "ready with "+passed, func(v verdict) bool {
-		return v.Ready && strings.HasPrefix(v.Message, passed)
-	})
-	if v.Reason != "RDMAReady" {
-		t.Errorf("the tracker judged the pod ready with reason %q, want RDMAReady", v.Reason)
+	key := s.leased.key()
+	s.n.waitVerdict(t, 0, key, "ready", func(v verdict) bool { return v.Ready && v.Reason == "RDMAReady" })
+	if all := verdicts(readText(s.n.raildLog), key); !all[len(all)-1].Ready {
+		t.Errorf("the tracker's last judgement of %s: %+v, want ready", key, all[len(all)-1])
 	}
 }
 
