@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -24,7 +23,7 @@ const unknownNIC = "leased NIC unknown to this node's topology"
 // from the host; the new run logged nothing unknown.
 func (r *restartNode) checkKnown(t *testing.T, logFrom int) {
 	var report topology.Report
-	if err := json.Unmarshal([]byte(r.raild(t, "topo", "--json")), &report); err != nil {
+	if err := json.Unmarshal([]byte(r.n.raildCLI(t, "topo", "--json")), &report); err != nil {
 		t.Fatalf("raild topo --json: %v", err)
 	}
 	i := slices.IndexFunc(report.NICs, func(n topology.NIC) bool { return n.Name == r.dev })
@@ -38,7 +37,7 @@ func (r *restartNode) checkKnown(t *testing.T, logFrom int) {
 	if got := report.Holders[r.dev]; got != r.holderName {
 		t.Errorf("raild topo: %s held by %q, want %q (holders %v)", r.dev, got, r.holderName, report.Holders)
 	}
-	doctor := r.raild(t, "doctor", "--root", "/", "--cni-bin-dir", r.n.railBin, "--nri-socket", r.n.nriSocket())
+	doctor := r.n.raildCLI(t, "doctor", "--root", "/", "--cni-bin-dir", r.n.railBin, "--nri-socket", r.n.nriSocket())
 	want := fmt.Sprintf("[OK  ] %s (%s) sits in pod %s: gone from the host, known to raild", r.dev, r.nic, r.holderName)
 	if !strings.Contains(doctor, want) {
 		t.Errorf("raild doctor does not say %q:\n%s", want, doctor)
@@ -60,6 +59,7 @@ func (r *restartNode) checkNewContainer(t *testing.T, name string) {
 	logFrom := len(readText(r.n.raildLog))
 	ctr := r.held.startContainer(t, name, verbsImage)
 	v := r.n.probe(t, ctr, r.dev)
+	r.checkReady(t, name)
 	r.held.removeContainer(t, ctr)
 	if !maps.Equal(v.nodes, r.nodes) {
 		t.Errorf("/dev/infiniband in container %s: %v, want exactly the guest's %v", name, v.nodes, r.nodes)
@@ -70,6 +70,37 @@ func (r *restartNode) checkNewContainer(t *testing.T, name string) {
 	if log := readText(r.n.raildLog)[logFrom:]; strings.Contains(log, unknownNIC) {
 		t.Errorf("raild logged %q for container %s:\n%s", unknownNIC, name, lastLines(log, 20))
 	}
+}
+
+// checkReady: `raild doctor --pod` with container name running: rail0 in
+// the pod, up, with its lease address; the rxe in the pod's netns (the
+// rdma-netns check, through the kernel's RDMA netlink); its port hidden
+// from the host's sysfs (exclusive mode: the port check is skipped, not
+// failed); the container's device nodes and memlock read from its own
+// /proc; the pod ready.
+func (r *restartNode) checkReady(t *testing.T, name string) {
+	subject := "container " + name
+	rep := r.held.waitReport(t, subject+"'s process and every check passing", func(rep *api.PodReport) bool {
+		return startedIn(rep, name) && rep.Ready
+	})
+	ifn := r.held.leaseOf(t).ifName
+	for _, check := range []string{"interface", "address", "rdma-netns"} {
+		wantCheck(t, rep, check, ifn, api.CheckPass, "")
+	}
+	wantCheck(t, rep, "port", ifn, api.CheckSkip, "")
+	for _, check := range []string{"device-nodes", "memlock"} {
+		wantCheck(t, rep, check, subject, api.CheckPass, "")
+	}
+	c, _ := containerOf(rep, name)
+	var want []string
+	for node := range r.nodes {
+		want = append(want, "/dev/infiniband/"+node)
+	}
+	slices.Sort(want)
+	if got := slices.Sorted(slices.Values(c.Present)); !slices.Equal(got, want) {
+		t.Errorf("doctor --pod: %s holds %v, want %v", subject, got, want)
+	}
+	t.Logf("%s's NCCL/UCX env as raild reads it: %v", subject, c.Env)
 }
 
 // checkTeardown: CNI DEL (stopp) puts the NIC back in the guest's netns
@@ -96,18 +127,6 @@ func (r *restartNode) checkTeardown(t *testing.T) {
 	if d := snapshotGuest(t).diff(r.before); len(d) > 0 {
 		t.Errorf("the guest changed:\n%s", strings.Join(d, "\n"))
 	}
-}
-
-// raild runs a raild subcommand against the node's raild and returns its
-// output; a failing command fails the test.
-func (r *restartNode) raild(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(filepath.Join(r.n.railBin, "raild"), append(args, "--socket", r.n.socket)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Errorf("raild %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 func nicNames(nics []topology.NIC) []string {

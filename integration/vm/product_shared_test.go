@@ -28,9 +28,11 @@ func TestVerbsInPodShared(t *testing.T) {
 	t.Run("ibv_devinfo opens the device", s.checkDevinfo)
 	t.Run("ulimit -l is raild's memlock", s.checkMemlock)
 	t.Run("NCCL and UCX variables name the device and the rail address's GID", s.checkEnv)
+	t.Run("doctor --pod: every readiness check passes against the rxe and the container", s.checkReady)
 	t.Run("a buffer above the runtime's memlock registers only with raild's limit", s.checkRegistrationNeedsLimit)
 	t.Run("RC data between two processes of the pod", s.checkRCData)
 	t.Run("a pod without a lease gets nothing", s.checkPlainPod)
+	t.Run("a container started without raild fails device-nodes and memlock: the pod is not ready", s.checkNotGiven)
 	t.Run("DEL and pod removal leave the guest as it was", s.checkTeardown)
 }
 
