@@ -23,7 +23,11 @@ type concern struct {
 	// pfs are SR-IOV PFs (PCI addresses) whose VFs to read again: a VF's
 	// netdev came, went or changed (sriov_numvfs written, a VF driver
 	// bound or unbound).
-	pfs    []string
+	pfs []string
+	// vfs are VFs (PCI addresses, by their PF's) whose netdev came, went
+	// or changed and that the snapshot knows: read again alone, their PF
+	// whole only when it changed more.
+	vfs    map[string][]string
 	first  string // the first event's link, for the cause
 	events int    // how many events asked for it
 }
@@ -36,13 +40,13 @@ type upperSeen struct {
 }
 
 func (c *concern) none() bool {
-	return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0 && len(c.pfs) == 0
+	return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0 && len(c.pfs) == 0 && len(c.vfs) == 0
 }
 
 // settled says that what the burst asks cancelled out: only upper devices
 // that arrived and left again.
 func (c *concern) settled() bool {
-	return !c.full && len(c.readDevices()) == 0 && len(c.netdevs) == 0 && len(c.pfs) == 0
+	return !c.full && len(c.readDevices()) == 0 && len(c.netdevs) == 0 && len(c.pfs) == 0 && len(c.vfs) == 0
 }
 
 // readDevices are the RDMA devices to read: those asked for, and the NICs
@@ -88,6 +92,16 @@ func (c *concern) add(o concern) {
 			c.pfs = append(c.pfs, pf)
 		}
 	}
+	for pf, vfs := range o.vfs {
+		if c.vfs == nil {
+			c.vfs = map[string][]string{}
+		}
+		for _, vf := range vfs {
+			if !slices.Contains(c.vfs[pf], vf) {
+				c.vfs[pf] = append(c.vfs[pf], vf)
+			}
+		}
+	}
 	c.events += o.events
 }
 
@@ -130,7 +144,11 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 	}
 	f.follow(snap)
 	c := f.classifyNIC(ev)
-	if pf := f.vfs.classify(snap, ev, !c.none()); pf != "" {
+	switch pf, vf := f.vfs.classify(snap, ev, !c.none()); {
+	case pf != "" && vf != "":
+		c.add(concern{vfs: map[string][]string{pf: {vf}}, first: ev.Name, events: 1})
+		c.events = 1
+	case pf != "":
 		c.add(concern{pfs: []string{pf}, first: ev.Name, events: 1})
 		c.events = 1
 	}

@@ -14,6 +14,8 @@ type Stats struct {
 	// PFReads are reads of one SR-IOV PF's VFs after a link event of one
 	// of its VFs' netdevs.
 	PFReads uint64
+	// VFReads are reads of one VF alone (its netdev moved, its PF as it was).
+	VFReads uint64
 	// Published are snapshots published (a device read that changed
 	// nothing publishes none).
 	Published uint64
@@ -25,14 +27,14 @@ type Stats struct {
 
 // counters are Stats as they are counted.
 type counters struct {
-	fullRescans, deviceReads, pfReads, published, events, ignored atomic.Uint64
+	fullRescans, deviceReads, pfReads, vfReads, published, events, ignored atomic.Uint64
 }
 
 // Stats reads the counters.
 func (inv *Inventory) Stats() Stats {
 	c := &inv.stats
 	return Stats{
-		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), PFReads: c.pfReads.Load(), Published: c.published.Load(),
+		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), PFReads: c.pfReads.Load(), VFReads: c.vfReads.Load(), Published: c.published.Load(),
 		Events: c.events.Load(), Ignored: c.ignored.Load(),
 	}
 }

@@ -3,6 +3,7 @@ package inventory
 import (
 	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -19,9 +20,18 @@ func (inv *Inventory) Update(cause string, devices []string) (*Snapshot, bool) {
 // UpdateWith is Update that also reads the named SR-IOV PFs (PCI
 // addresses) again: their VFs now (see topology.Sysfs.DiscoverPF).
 func (inv *Inventory) UpdateWith(cause string, devices, pfs []string) (*Snapshot, bool) {
+	return inv.updateWithVFs(cause, devices, pfs, nil)
+}
+
+// updateWithVFs is UpdateWith that also reads some VFs again alone (by
+// their PF's PCI address): a VF's netdev moved into a pod or back changes
+// nothing else of its PF, whose other VFs (a hundred, on a big node) are
+// then not read.
+func (inv *Inventory) updateWithVFs(cause string, devices, pfs []string, vfs map[string][]string) (*Snapshot, bool) {
 	inv.rescanMu.Lock()
 	defer inv.rescanMu.Unlock()
-	found := inv.readPFs(inv.found, pfs)
+	found, whole := inv.readVFs(inv.found, pfs, vfs)
+	found = inv.readPFs(found, whole)
 	for _, device := range devices {
 		inv.stats.deviceReads.Add(1)
 		nics, problems := inv.sys.DiscoverDevice(device)
@@ -71,4 +81,31 @@ func (inv *Inventory) readPFs(found *topology.Machine, pfs []string) *topology.M
 		found = found.WithPF(pf, present, problems)
 	}
 	return found
+}
+
+// readVFs reads the VFs again alone where it can and returns found with
+// what changed, and the PFs to read whole: those asked for, and those
+// whose VFs cannot be read alone (topology.Sysfs.DiscoverVFs). rescanMu is
+// held.
+func (inv *Inventory) readVFs(found *topology.Machine, pfs []string, vfs map[string][]string) (*topology.Machine, []string) {
+	whole := slices.Clone(pfs)
+	for pci, list := range vfs {
+		if slices.Contains(whole, pci) {
+			continue
+		}
+		old, had := found.PFByPCI(pci)
+		if !had {
+			whole = append(whole, pci)
+			continue
+		}
+		inv.stats.vfReads.Add(uint64(len(list)))
+		pf, ok := inv.sys.DiscoverVFs(old, list)
+		switch {
+		case !ok:
+			whole = append(whole, pci)
+		case !reflect.DeepEqual(old, pf):
+			found = found.WithPF(pf, true, found.DeviceProblems(pci))
+		}
+	}
+	return found, whole
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -88,8 +89,10 @@ func TestRunFollowsVFs(t *testing.T) {
 	}
 }
 
-// TestVFFilter: which events ask for which PF.
-func TestVFFilter(t *testing.T) {
+// igbRig is the SR-IOV rig's guest as a fake machine, with an inventory
+// of it.
+func igbRig(t *testing.T) (string, *fakesys.Spec, *Inventory) {
+	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	spec, err := fakesys.Write(root, "sriov-vm-igb", fakesys.Options{})
 	if err != nil {
@@ -99,28 +102,78 @@ func TestVFFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf0 := spec.PFs[0]
+	return root, spec, inv
+}
+
+// TestVFFilter: which events ask for which PF, and when for one VF of it
+// alone (a VF the snapshot knows by its netdev's name).
+func TestVFFilter(t *testing.T) {
+	_, spec, inv := igbRig(t)
+	pf0, pf2 := spec.PFs[0], spec.PFs[2]
 	f := newEventFilter(inv.sys)
 	snap := inv.Current()
+	whole := func(pf string) string { return "whole " + pf }
+	alone := func(pf, vf string) string { return "alone " + pf + " " + vf }
 	for _, tt := range []struct {
 		name string
 		ev   LinkEvent
-		pfs  []string
+		want string // "" nothing
 	}{
-		{"a VF's netdev appears", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10}, []string{pf0.PCI}},
-		{"the same event again", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10}, nil},
-		{"it changes state", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10, State: LinkState{Flags: 1}}, []string{pf0.PCI}},
-		{"it is renamed", LinkEvent{Name: "net1", Index: 10, State: LinkState{Flags: 1}}, []string{pf0.PCI}},
-		{"it goes (into a pod)", LinkEvent{Name: "net1", Index: 10, Gone: true}, []string{pf0.PCI}},
-		{"a PF's own netdev", LinkEvent{Name: pf0.Netdev, Index: 2}, nil},
-		{"a veth", LinkEvent{Name: "veth1", Index: 30}, nil},
-		{"an unknown link goes", LinkEvent{Name: "veth1", Index: 30, Gone: true}, nil},
-		{"another PF's VF", LinkEvent{Name: spec.PFs[2].VFs[1].Netdev, Index: 40}, []string{spec.PFs[2].PCI}},
+		{"a VF's netdev appears", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10}, alone(pf0.PCI, pf0.VFs[0].PCI)},
+		{"the same event again", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10}, ""},
+		{"it changes state", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10, State: LinkState{Flags: 1}}, alone(pf0.PCI, pf0.VFs[0].PCI)},
+		{"it is renamed (known by ifindex only)", LinkEvent{Name: "net1", Index: 10, State: LinkState{Flags: 1}}, whole(pf0.PCI)},
+		{"it goes (into a pod)", LinkEvent{Name: "net1", Index: 10, Gone: true}, whole(pf0.PCI)},
+		{"a PF's own netdev", LinkEvent{Name: pf0.Netdev, Index: 2}, ""},
+		{"a veth", LinkEvent{Name: "veth1", Index: 30}, ""},
+		{"an unknown link goes", LinkEvent{Name: "veth1", Index: 30, Gone: true}, ""},
+		{"another PF's VF", LinkEvent{Name: pf2.VFs[1].Netdev, Index: 40}, alone(pf2.PCI, pf2.VFs[1].PCI)},
 	} {
 		c := f.classify(snap, tt.ev)
-		if len(c.pfs) != len(tt.pfs) || (len(c.pfs) > 0 && c.pfs[0] != tt.pfs[0]) {
-			t.Errorf("%s: pfs %v, want %v", tt.name, c.pfs, tt.pfs)
+		var got []string
+		for _, pf := range c.pfs {
+			got = append(got, whole(pf))
 		}
+		for pf, vfs := range c.vfs {
+			for _, vf := range vfs {
+				got = append(got, alone(pf, vf))
+			}
+		}
+		if want := []string{tt.want}; (tt.want == "" && len(got) != 0) || (tt.want != "" && !slices.Equal(got, want)) {
+			t.Errorf("%s: asks %v, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestVFsReadAlone: a VF's netdev moving into a pod and back is read as
+// that VF alone, its PF's other VFs not read again; a PF whose
+// sriov_numvfs changed meanwhile, or whose VF's function is gone, is read
+// whole.
+func TestVFsReadAlone(t *testing.T) {
+	root, spec, inv := igbRig(t)
+	pf0 := spec.PFs[0]
+	vf := pf0.VFs[1]
+	// the VF's netdev leaves for a pod: its net/ directory is empty
+	netDir := filepath.Join(root, "sys/bus/pci/devices", vf.PCI, "net")
+	must(t, os.Rename(filepath.Join(netDir, vf.Netdev), filepath.Join(t.TempDir(), "aside")))
+	snap, published := inv.updateWithVFs("test", nil, nil, map[string][]string{pf0.PCI: {vf.PCI}})
+	got, _ := snap.Machine.VFByPCI(vf.PCI)
+	if !published || got.Netdev != "" {
+		t.Fatalf("VF %s after its netdev left: %+v (published %v), want no netdev", vf.PCI, got, published)
+	}
+	if st := inv.Stats(); st.PFReads != 0 || st.VFReads != 1 {
+		t.Errorf("stats %+v: want one VF read alone, no PF read", st)
+	}
+	// sriov_numvfs changed: the PF is read whole
+	if _, err := fakesys.SetVFs(root, pf0.PCI, "82576", nil); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ = inv.updateWithVFs("test", nil, nil, map[string][]string{pf0.PCI: {vf.PCI}})
+	if pf, _ := snap.Machine.PFByPCI(pf0.PCI); pf.NumVFs != 0 || len(pf.VFs) != 0 {
+		t.Errorf("PF after sriov_numvfs 0: %+v, want no VFs", pf)
+	}
+	if st := inv.Stats(); st.PFReads != 1 {
+		t.Errorf("stats %+v: want the PF read whole once", st)
 	}
 }
 

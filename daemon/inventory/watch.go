@@ -59,7 +59,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		case <-followUp:
 			c := pending
 			followUp, pending = nil, concern{}
-			inv.read("follow-up of a link event", inv.devicesOf(c), c.pfs, w)
+			inv.read("follow-up of a link event", inv.devicesOf(c), c.pfs, c.vfs, w)
 		case c, ok := <-concerns:
 			if !ok {
 				concerns = nil
@@ -73,7 +73,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 			if c.settled() {
 				continue // upper devices that came and went within the burst
 			}
-			inv.read(c.cause(), c.readDevices(), c.pfs, w)
+			inv.read(c.cause(), c.readDevices(), c.pfs, c.vfs, w)
 			if w.FollowUp > 0 {
 				pending.add(c)
 				followUp = time.After(w.FollowUp)
@@ -153,8 +153,8 @@ func (inv *Inventory) rescan(cause string, w Watch) {
 
 // read reads the devices and PFs again and hands the snapshot on if it
 // is new.
-func (inv *Inventory) read(cause string, devices, pfs []string, w Watch) {
-	if snap, published := inv.UpdateWith(cause, devices, pfs); published && w.Published != nil {
+func (inv *Inventory) read(cause string, devices, pfs []string, vfs map[string][]string, w Watch) {
+	if snap, published := inv.updateWithVFs(cause, devices, pfs, vfs); published && w.Published != nil {
 		w.Published(snap)
 	}
 }

@@ -107,12 +107,17 @@ func (d *discovery) pf(pci string) (PF, bool) {
 			d.problem(pci, d.linkProblem(dir+"/"+link, err))
 			continue
 		}
-		vfDir := pciDevicesDir + "/" + vf
-		pf.VFs = append(pf.VFs, VF{Index: index, PCI: vf, PF: pci, Driver: d.driver(vfDir),
-			Netdev: d.firstEntry(vfDir + "/net"), RDMA: d.firstEntry(vfDir + "/infiniband")})
+		pf.VFs = append(pf.VFs, d.vf(pci, index, vf))
 	}
 	slices.SortFunc(pf.VFs, func(a, b VF) int { return a.Index - b.Index })
 	return pf, true
+}
+
+// vf reads one VF's PCI function: its driver, netdev and RDMA device.
+func (d *discovery) vf(pf string, index int, pci string) VF {
+	dir := pciDevicesDir + "/" + pci
+	return VF{Index: index, PCI: pci, PF: pf, Driver: d.driver(dir),
+		Netdev: d.firstEntry(dir + "/net"), RDMA: d.firstEntry(dir + "/infiniband")}
 }
 
 // driver is the name of the driver a PCI function is bound to ("" none).
@@ -184,6 +189,32 @@ func (s *Sysfs) DiscoverPF(pci string) (PF, []Problem, bool) {
 	d := &discovery{fs: s.fs, cpus: s.cpus}
 	pf, ok := d.pf(pci)
 	return pf, d.problems, ok
+}
+
+// DiscoverVFs reads again only these VFs (PCI addresses) of pf, as last
+// read: a VF's netdev moved into a pod or back, or its driver changed,
+// changes nothing else of the PF. It returns pf with those VFs as they are
+// now, and false when the PF must be read whole (DiscoverPF): its
+// sriov_numvfs changed, or a VF is not pf's or its function is gone.
+func (s *Sysfs) DiscoverVFs(pf PF, vfs []string) (PF, bool) {
+	d := &discovery{fs: s.fs, cpus: s.cpus}
+	dir := pciDevicesDir + "/" + pf.PCI
+	if n, err := d.fs.readInt(dir + "/sriov_numvfs"); err != nil || n != pf.NumVFs {
+		return PF{}, false
+	}
+	out := pf
+	out.VFs = slices.Clone(pf.VFs)
+	for _, pci := range vfs {
+		i := slices.IndexFunc(out.VFs, func(v VF) bool { return v.PCI == pci })
+		if i < 0 || !validName(pci) {
+			return PF{}, false
+		}
+		if back, err := d.fs.linkName(pciDevicesDir + "/" + pci + "/physfn"); err != nil || back != pf.PCI {
+			return PF{}, false // the function is gone (or is no longer this PF's VF)
+		}
+		out.VFs[i] = d.vf(pf.PCI, out.VFs[i].Index, pci)
+	}
+	return out, true
 }
 
 // NetdevPF is the SR-IOV PF a host netdev's PCI function is a VF of
