@@ -58,7 +58,7 @@ type Rail struct {
 	// it).
 	PCI    string
 	Device string // RDMA device (mlx5_0)
-	Port      int    // its port, from 1
+	Port   int    // its port, from 1
 	// LinkLayer is the port's link layer when it was placed.
 	LinkLayer topology.LinkLayer
 	Mode      api.Mode

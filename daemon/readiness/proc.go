@@ -23,15 +23,15 @@ const unlimited = math.MaxUint64
 // ContainerView is what one container really holds, read from its init
 // process: its device nodes, its memlock limit, its NCCL/UCX environment.
 type ContainerView struct {
-	Exists      bool     // the process is there
-	Present     []string // injected device nodes found, as char devices with their numbers
-	Missing     []string // injected device nodes not found (or not the injected device)
+	Exists  bool     // the process is there
+	Present []string // injected device nodes found, as char devices with their numbers
+	Missing []string // injected device nodes not found (or not the injected device)
 	// DriverMissing are the DRA driver's device nodes not found.
 	DriverMissing []DriverDevice
-	MemlockSoft uint64
-	MemlockHard uint64
-	MemlockErr  error
-	Env         []string // NCCL_* and UCX_* (nil when unreadable)
+	MemlockSoft   uint64
+	MemlockHard   uint64
+	MemlockErr    error
+	Env           []string // NCCL_* and UCX_* (nil when unreadable)
 }
 
 // View reads a container's process; a container that has not started
