@@ -100,8 +100,8 @@ func TestReadinessDRAPods(t *testing.T) {
 			want := readiness.Rail{Netns: "/var/run/netns/cni-dra", IfName: "eth2", PCI: n2.PCI,
 				Addresses: []netip.Prefix{netip.MustParsePrefix("fd00::5/128"), netip.MustParsePrefix("10.56.0.6/32")},
 				Match:     readiness.MatchAddressOnly, GIDAddress: netip.MustParseAddr("10.56.0.6"),
-				DRA:       &readiness.DRAClaim{Driver: "dra.net", Claim: "ml/c2", Device: "dra.net/node-a/pci-mlx5_2"},
-				Device:    "mlx5_2", Port: 1, LinkLayer: n2.LinkLayer, Exclusive: mode == rdma.NetnsExclusive, GIDIndex: 5,
+				DRA:    &readiness.DRAClaim{Driver: "dra.net", Claim: "ml/c2", Device: "dra.net/node-a/pci-mlx5_2"},
+				Device: "mlx5_2", Port: 1, LinkLayer: n2.LinkLayer, Exclusive: mode == rdma.NetnsExclusive, GIDIndex: 5,
 				Placed: readiness.Placement{NIC: &api.NIC{RDMADevice: "mlx5_2", Port: 1, LinkLayer: n2.LinkLayer, Netdev: "eth2", PCI: n2.PCI}}}
 			if len(dra.Rails) != 2 || !reflect.DeepEqual(dra.Rails[0], want) {
 				t.Fatalf("DRA rail\n got %+v\nwant %+v", dra.Rails, want)
