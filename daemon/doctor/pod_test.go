@@ -90,7 +90,7 @@ func TestWritePodReport(t *testing.T) {
 					DRA: &api.PodDRAClaim{Driver: "dra.net", Claim: "ml/rdma", Device: "dra.net/node-a/pci-0000-31-00-0"}}},
 				Containers: []api.PodContainer{{Name: "app", Pid: 9, DriverInjected: []string{"/dev/infiniband/uverbs1"},
 					Present: []string{"/dev/infiniband/uverbs1"}, Memlock: "unlimited/unlimited (soft/hard)", MemlockWanted: 1 << 40}},
-				Ready: true,
+				Ready:  true,
 				Checks: []api.ReadinessCheck{{Name: "device-nodes", Subject: "container app", Status: api.CheckPass, Message: "container app holds /dev/infiniband/uverbs1"}}}
 		}, want: []string{
 			"pod ml/dranet (uid u3, sandbox sb3)",
