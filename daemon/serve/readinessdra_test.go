@@ -31,6 +31,23 @@ import (
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
+// discovered writes a built-in machine, lets setup change it, and
+// discovers it.
+func discovered(t *testing.T, machine string, setup func(root string) error) (string, *topology.Machine) {
+	t.Helper()
+	_, root := machineDir(t, machine)
+	if setup != nil {
+		if err := setup(root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := topology.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, m
+}
+
 func draNIC(m *topology.Machine, name, ifname, claim string, addrs ...string) podinfo.DRANIC {
 	n, _ := m.NICByName(name)
 	nic := podinfo.DRANIC{Device: podinfo.DRADevice{Driver: podinfo.DefaultDRANICDriver, Pool: "node-a", Device: "pci-" + name, Claim: claim},
@@ -49,14 +66,7 @@ func draNIC(m *topology.Machine, name, ifname, claim string, addrs ...string) po
 // exclusive as the node's RDMA netns mode; a pod with leases and DRA NICs
 // gets both kinds of rails; the containers carry the driver's nodes.
 func TestReadinessDRAPods(t *testing.T) {
-	root := t.TempDir()
-	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := topology.Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := discovered(t, "h100x8-cx7x4", nil)
 	leases := []ipam.Lease{{Sandbox: "both", IfName: "rail0", Mode: "macvlan", Address: netip.MustParsePrefix("10.0.0.1/24"), NICs: []string{"mlx5_0"},
 		PodNamespace: "ml", PodName: "pod-both", PodUID: "uid-both", Netns: "/var/run/netns/both"}}
 	held := podinfo.NewDRAHeld()
@@ -131,19 +141,15 @@ func TestDRAPodCondition(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a netns and device nodes")
 	}
-	root := t.TempDir()
-	if _, err := fakesys.Write(root, "lab-1x1", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(fakesys.WriteGIDs(root, "mlx5_0", 1, []string{"fe80::1", "::ffff:192.168.60.9"}, []string{"RoCE v2", "RoCE v2"}))
-	m, err := topology.Discover(root)
-	must(err)
+	root, m := discovered(t, "lab-1x1", func(root string) error {
+		return fakesys.WriteGIDs(root, "mlx5_0", 1, []string{"fe80::1", "::ffff:192.168.60.9"}, []string{"RoCE v2", "RoCE v2"})
+	})
 	nic := m.NICs[0]
 
 	// the pod's netns, holding the NIC as the driver moved it in
