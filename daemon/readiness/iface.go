@@ -72,7 +72,7 @@ func linkOfPCI(links []netlink.Link, pci string) (netlink.Link, bool) {
 	var found netlink.Link
 	for _, l := range links {
 		a := l.Attrs()
-		if a.ParentDevBus != "" && a.ParentDevBus != "pci" || !strings.EqualFold(a.ParentDev, pci) {
+		if (a.ParentDevBus != "" && a.ParentDevBus != "pci") || !strings.EqualFold(a.ParentDev, pci) {
 			continue
 		}
 		if found != nil {
