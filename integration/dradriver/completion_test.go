@@ -163,7 +163,7 @@ func TestDRANetPodCompleted(t *testing.T) {
 	for _, kv := range adj.GetEnv() {
 		env[kv.Key] = kv.Value
 	}
-	want := map[string]string{"NCCL_IB_HCA": "=mlx4_1:1", "UCX_NET_DEVICES": "mlx4_1:1", "NCCL_IB_GID_INDEX": "1"}
+	want := map[string]string{"NCCL_IB_HCA": "=mlx4_1:1", "UCX_NET_DEVICES": "mlx4_1:1", "NCCL_IB_GID_INDEX": "1", "NCCL_SOCKET_IFNAME": "=eth0"}
 	if fmt.Sprint(env) != fmt.Sprint(want) {
 		t.Errorf("env = %v, want %v", env, want)
 	}
