@@ -52,7 +52,11 @@ func writePodReport(w io.Writer, r *api.PodReport) {
 		for i, g := range r.GPUs {
 			gpus[i] = fmt.Sprintf("GPU%d %s", g.Index, g.PCI)
 		}
-		p("GPUs (as placement saw them): %s", strings.Join(gpus, ", "))
+		from := "as placement saw them"
+		if r.GPUSource != "" {
+			from = "from " + r.GPUSource
+		}
+		p("GPUs (%s): %s", from, strings.Join(gpus, ", "))
 	}
 	p("interfaces:")
 	for _, i := range r.Interfaces {
@@ -88,7 +92,14 @@ func writeInterface(p func(string, ...any), i api.PodInterface) {
 			nic += " (" + strings.Join(about, ", ") + ")"
 		}
 	}
-	p("  %s  mode %s  %s  %s", i.Name, i.Mode, nic, strings.Join(i.Addresses, ", "))
+	how := "mode " + string(i.Mode)
+	if i.DRA != nil {
+		how = fmt.Sprintf("from DRA claim %s (driver %s)", i.DRA.Claim, i.DRA.Driver)
+	}
+	p("  %s  %s  %s  %s", i.Name, how, nic, strings.Join(i.Addresses, ", "))
+	if i.DRA != nil && i.DRA.Device != "" {
+		p("    device %s: moved into the pod by its driver; raild only completes and checks it", i.DRA.Device)
+	}
 	if i.Network != "" {
 		p("    network %s", i.Network)
 	}
@@ -123,6 +134,9 @@ func writeContainer(p func(string, ...any), c api.PodContainer) {
 	}
 	p("  %s (%s)", c.Name, pid)
 	p("    device nodes injected: %s", orNone(strings.Join(c.Injected, ", ")))
+	if len(c.DriverInjected) > 0 {
+		p("    device nodes its DRA claims' driver injects: %s", strings.Join(c.DriverInjected, ", "))
+	}
 	p("    device nodes present:  %s", orNone(strings.Join(c.Present, ", ")))
 	if c.MemlockWanted > 0 || c.Memlock != "" {
 		p("    memlock: %s (raild set %s)", orNone(c.Memlock), bytesOrUnlimited(c.MemlockWanted))

@@ -82,6 +82,34 @@ func TestWritePodReport(t *testing.T) {
 			"checks:",
 			"  [PASS] rail0 port: mlx5_2 port 1 is ACTIVE",
 		}},
+		{name: "a NIC from a dra.net claim", report: func() *api.PodReport {
+			return &api.PodReport{Namespace: "ml", Name: "dranet", UID: "u3", Sandbox: "sb3",
+				GPUs: []api.PodGPU{{Index: 2, PCI: "0000:22:00.0"}}, GPUSource: "the kubelet's PodResources (device plugin or DRA claims)",
+				Interfaces: []api.PodInterface{{Name: "eth1", NIC: &api.NIC{RDMADevice: "mlx5_1", Port: 1, LinkLayer: "Ethernet", Netdev: "eth1", PCI: "0000:31:00.0"},
+					Addresses: []string{"10.56.0.5"}, PortState: "ACTIVE", GID: "::ffff:10.56.0.5", GIDIndex: intPtr(1),
+					DRA: &api.PodDRAClaim{Driver: "dra.net", Claim: "ml/rdma", Device: "dra.net/node-a/pci-0000-31-00-0"}}},
+				Containers: []api.PodContainer{{Name: "app", Pid: 9, DriverInjected: []string{"/dev/infiniband/uverbs1"},
+					Present: []string{"/dev/infiniband/uverbs1"}, Memlock: "unlimited/unlimited (soft/hard)", MemlockWanted: 1 << 40}},
+				Ready:  true,
+				Checks: []api.ReadinessCheck{{Name: "device-nodes", Subject: "container app", Status: api.CheckPass, Message: "container app holds /dev/infiniband/uverbs1"}}}
+		}, want: []string{
+			"pod ml/dranet (uid u3, sandbox sb3)",
+			"rail.dev/RDMAReady: True",
+			"GPUs (from the kubelet's PodResources (device plugin or DRA claims)): GPU2 0000:22:00.0",
+			"interfaces:",
+			"  eth1  from DRA claim ml/rdma (driver dra.net)  mlx5_1 port 1 (Ethernet, netdev eth1, pci 0000:31:00.0)  10.56.0.5",
+			"    device dra.net/node-a/pci-0000-31-00-0: moved into the pod by its driver; raild only completes and checks it",
+			"    port ACTIVE; GID index 1: ::ffff:10.56.0.5",
+			"containers (read from their own /proc/<pid>):",
+			"  app (pid 9)",
+			"    device nodes injected: none",
+			"    device nodes its DRA claims' driver injects: /dev/infiniband/uverbs1",
+			"    device nodes present:  /dev/infiniband/uverbs1",
+			"    memlock: unlimited/unlimited (soft/hard) (raild set 1099511627776)",
+			"    NCCL/UCX env: none",
+			"checks:",
+			"  [PASS] container app device-nodes: container app holds /dev/infiniband/uverbs1",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,8 @@
 package nri
 
 import (
-	"net/netip"
+	"slices"
+	"strings"
 
 	nriapi "github.com/containerd/nri/pkg/api"
 
@@ -36,11 +37,24 @@ func (p *Plugin) holdDRANICs(pod *nriapi.PodSandbox, byCtr map[string]podinfo.He
 		return
 	}
 	nics := podinfo.UnionNICs(byCtr)
-	p.draHeld.Set(pod.GetId(), podinfo.PodDRANICs{Namespace: pod.GetNamespace(), Name: pod.GetName(), NICs: nics})
+	p.draHeld.Set(pod.GetId(), podinfo.PodDRANICs{Namespace: pod.GetNamespace(), Name: pod.GetName(), UID: pod.GetUid(),
+		Netns: podNetns(pod), GPUs: podinfo.UnionGPUs(byCtr), NICs: nics})
 	if len(nics) > 0 {
 		call := p.begin(hookRunPodSandbox, pod, nil)
 		call.log().Info("pod holds RDMA NICs of a DRA NIC driver: completing its containers, never moving them", "nics", draNames(nics))
+		p.notify(pod.GetId())
 	}
+}
+
+// podNetns is the path of the pod's network namespace, as the runtime
+// gives it in the sandbox's Linux namespaces ("" when it gives none).
+func podNetns(pod *nriapi.PodSandbox) string {
+	for _, ns := range pod.GetLinux().GetNamespaces() {
+		if ns.GetType() == "network" {
+			return ns.GetPath()
+		}
+	}
+	return ""
 }
 
 // retainDRANICs drops the pods that are gone from the table (Synchronize).
@@ -87,20 +101,27 @@ func (in *injection) addDRA(devs *nodeDevices, nics []podinfo.DRANIC) {
 	}
 }
 
-// gidAddress is the address of a DRA NIC whose GID index NCCL needs: the
-// first IPv4 address its slice lists, else the first global IPv6 one.
-func gidAddress(addrs []netip.Addr) (netip.Addr, bool) {
-	for _, a := range addrs {
-		if a.Is4() {
-			return a, true
+// driverDevices are the uverbs nodes the driver injects for the DRA NICs,
+// each once (the ports of one RDMA device share it), with their numbers
+// from the node's tables. A NIC the tables do not know (its device left
+// the host's view) has no known node and is not listed.
+func driverDevices(devs *nodeDevices, nics []podinfo.DRANIC) []DriverDeviceRecord {
+	var out []DriverDeviceRecord
+	for _, n := range nics {
+		nd, ok := devs.nics[n.NIC]
+		if !ok {
+			continue
+		}
+		for _, d := range nd.devices {
+			if !strings.HasPrefix(d.Path, deviceDir+"uverbs") ||
+				slices.ContainsFunc(out, func(o DriverDeviceRecord) bool { return o.Path == d.Path }) {
+				continue
+			}
+			out = append(out, DriverDeviceRecord{DeviceRecord: DeviceRecord{Path: d.Path, Major: d.Major, Minor: d.Minor},
+				NIC: n.NIC, Driver: n.Device.Driver, Claim: n.Device.Claim})
 		}
 	}
-	for _, a := range addrs {
-		if a.Is6() && !a.IsLinkLocalUnicast() {
-			return a, true
-		}
-	}
-	return netip.Addr{}, false
+	return out
 }
 
 // draNames names the ports for logs.

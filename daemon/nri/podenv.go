@@ -73,7 +73,7 @@ func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics map[string]*nicDev
 		if n.LinkLayer != topology.Ethernet {
 			continue
 		}
-		if addr, ok := gidAddress(n.Addrs); ok {
+		if addr, ok := n.GIDAddress(); ok {
 			gid.add(ports.GIDIndex(n.RDMADevice, n.Port, addr))
 		} else {
 			gid.unknown = true

@@ -17,6 +17,10 @@ type ContainerRecord struct {
 	Name    string
 	Pid     int // 0 until the container started
 	Devices []DeviceRecord
+	// DriverDevices are the device nodes a DRA NIC driver injects for the
+	// container's claims (the uverbs node of each claimed NIC's RDMA
+	// device): not raild's to inject, but the container must hold them.
+	DriverDevices []DriverDeviceRecord
 	// Memlock is the RLIMIT_MEMLOCK the container should hold (nri.memlock).
 	Memlock uint64
 	// GIDIndex is the NCCL_IB_GID_INDEX the container sees (raild's or its
@@ -28,6 +32,15 @@ type ContainerRecord struct {
 type DeviceRecord struct {
 	Path         string
 	Major, Minor int64
+}
+
+// DriverDeviceRecord is one device node a DRA NIC driver injects: the
+// node, the NIC (port) it opens and the claim that holds that NIC.
+type DriverDeviceRecord struct {
+	DeviceRecord
+	NIC    string
+	Driver string
+	Claim  string
 }
 
 // containerRecords are the records of every sandbox, by container ID. A
@@ -100,14 +113,16 @@ func (r *containerRecords) list(sandbox string) []ContainerRecord {
 // devices, from memory.
 func (p *Plugin) SandboxContainers(sandbox string) []ContainerRecord { return p.records.list(sandbox) }
 
-// record keeps what an adjustment gave a container (nil: nothing).
+// record keeps what an adjustment gave a container, and what the DRA NIC
+// drivers of its claims inject (nil adjustment: nothing).
 func (p *Plugin) record(call *hookCall, adj *nriapi.ContainerAdjustment) {
-	if adj == nil || adj.GetLinux() == nil || len(adj.GetLinux().GetDevices()) == 0 {
+	devs := adj.GetLinux().GetDevices()
+	if adj == nil || (len(devs) == 0 && len(call.dra) == 0) {
 		return
 	}
-	devs := adj.GetLinux().GetDevices()
 	rec := &ContainerRecord{ID: call.ctr.GetId(), Name: call.ctr.GetName(), Pid: int(call.ctr.GetPid()),
-		Memlock: p.cfg.memlock, GIDIndex: -1, Devices: make([]DeviceRecord, 0, len(devs))}
+		Memlock: p.cfg.memlock, GIDIndex: -1, Devices: make([]DeviceRecord, 0, len(devs)),
+		DriverDevices: driverDevices(call.node().devs, call.dra)}
 	for _, d := range devs {
 		rec.Devices = append(rec.Devices, DeviceRecord{Path: d.GetPath(), Major: d.GetMajor(), Minor: d.GetMinor()})
 	}

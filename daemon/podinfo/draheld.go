@@ -7,10 +7,20 @@ import (
 )
 
 // PodDRANICs is what DRA NIC drivers gave one pod sandbox: the RDMA ports
-// of its claims over all its containers, each once.
+// of its claims over all its containers, each once, and what the readiness
+// checks need to find them in the pod.
 type PodDRANICs struct {
 	Namespace, Name string
-	NICs            []DRANIC
+	// UID is the pod's UID (the condition patch's precondition); empty
+	// when the runtime did not say.
+	UID string
+	// Netns is the path of the pod's network namespace (where the driver
+	// moved the NICs); empty when the runtime did not say.
+	Netns string
+	// GPUs are the node's GPU indices the kubelet says the pod's
+	// containers hold, each once (doctor).
+	GPUs []int
+	NICs []DRANIC
 }
 
 // DRAHeld is the DRA NICs the node's pods hold now, by sandbox: filled
@@ -35,6 +45,7 @@ func (h *DRAHeld) Set(sandbox string, pod PodDRANICs) {
 		return
 	}
 	pod.NICs = slices.Clone(pod.NICs)
+	pod.GPUs = slices.Clone(pod.GPUs)
 	h.bySandbox[sandbox] = pod
 }
 
@@ -51,9 +62,25 @@ func (h *DRAHeld) Pod(sandbox string) (PodDRANICs, bool) {
 	defer h.mu.RUnlock()
 	pod, ok := h.bySandbox[sandbox]
 	if ok {
-		pod.NICs = slices.Clone(pod.NICs)
+		pod.NICs, pod.GPUs = slices.Clone(pod.NICs), slices.Clone(pod.GPUs)
 	}
 	return pod, ok
+}
+
+// Pods is every sandbox's record, copied: the pods the readiness checks
+// judge beside the leased ones.
+func (h *DRAHeld) Pods() map[string]PodDRANICs {
+	out := map[string]PodDRANICs{}
+	if h == nil {
+		return out
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for sandbox, pod := range h.bySandbox {
+		pod.NICs, pod.GPUs = slices.Clone(pod.NICs), slices.Clone(pod.GPUs)
+		out[sandbox] = pod
+	}
+	return out
 }
 
 // Range calls fn for every port a sandbox holds (fn must not call h).
@@ -77,6 +104,19 @@ func UnionNICs(byCtr map[string]Held) []DRANIC {
 		for _, nic := range byCtr[name].NICs {
 			if !slices.ContainsFunc(out, func(o DRANIC) bool { return o.NIC == nic.NIC }) {
 				out = append(out, nic)
+			}
+		}
+	}
+	return out
+}
+
+// UnionGPUs is the GPUs of every container's list, each once, in order.
+func UnionGPUs(byCtr map[string]Held) []int {
+	var out []int
+	for _, name := range slices.Sorted(maps.Keys(byCtr)) {
+		for _, g := range byCtr[name].GPUs {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
 			}
 		}
 	}

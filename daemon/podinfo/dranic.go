@@ -64,6 +64,23 @@ type DRANIC struct {
 	Addrs []netip.Addr
 }
 
+// GIDAddress is the address whose GID index NCCL needs (the containers'
+// NCCL_IB_GID_INDEX is worked out from it): the first IPv4 address the
+// slice lists, else the first global IPv6 one.
+func (n DRANIC) GIDAddress() (netip.Addr, bool) {
+	for _, a := range n.Addrs {
+		if a.Is4() {
+			return a, true
+		}
+	}
+	for _, a := range n.Addrs {
+		if a.Is6() && !a.IsLinkLocalUnicast() {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
 // NICDevices keeps the DRA devices of the given NIC drivers; nil drivers
 // keep none (completion of DRA NICs is off).
 func NICDevices(devices []DRADevice, drivers []string) []DRADevice {

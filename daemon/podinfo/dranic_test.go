@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -170,6 +171,17 @@ func TestDRAHeld(t *testing.T) {
 	if _, ok := h.Pod("sc"); ok {
 		t.Error("a pod without DRA NICs is kept")
 	}
+	all := h.Pods()
+	if len(all) != 2 || all["sb"].Name != "b" || len(all["sa"].NICs) != 2 {
+		t.Fatalf("Pods() = %+v; want sa and sb", all)
+	}
+	all["sa"].NICs[0].NIC = "changed through Pods"
+	if again, _ := h.Pod("sa"); again.NICs[0].NIC != "mlx5_0" {
+		t.Fatal("a reader of Pods changed the table")
+	}
+	if len(nilTableHeld().Pods()) != 0 {
+		t.Error("a nil table lists pods")
+	}
 	count := func() map[string]string {
 		out := map[string]string{}
 		h.Range(func(sandbox string, pod PodDRANICs, nic DRANIC) { out[nic.NIC] = sandbox + "=" + pod.Name })
@@ -199,4 +211,13 @@ func TestDRAHeld(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func nilTableHeld() *DRAHeld { return nil }
+
+func TestUnionGPUs(t *testing.T) {
+	got := UnionGPUs(map[string]Held{"b": {GPUs: []int{3, 1}}, "a": {GPUs: []int{1, 2}}, "c": {}})
+	if !slices.Equal(got, []int{1, 2, 3}) {
+		t.Fatalf("UnionGPUs = %v; want 1, 2, 3 (containers by name, each GPU once)", got)
+	}
 }

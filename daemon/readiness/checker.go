@@ -62,7 +62,13 @@ func (c *Checker) Run(p Pod) Result {
 // rail checks one interface: in the pod, up, addressed; its port; its GID;
 // its RDMA device's netns.
 func (c *Checker) rail(r Rail) []api.ReadinessCheck {
-	out := c.inPod(r)
+	var out []api.ReadinessCheck
+	if r.DRA != nil && r.IfName == "" {
+		out = append(out, skip(checkInterface, r.subject(), fmt.Sprintf("the %s driver's slice names no netdev for %s: only its RDMA port is checked",
+			r.DRA.Driver, r.subject())))
+	} else {
+		out = c.inPod(r)
+	}
 	out = append(out, c.port(r)...)
 	if r.Exclusive {
 		out = append(out, c.rdmaNetns(r))
@@ -75,13 +81,22 @@ func (c *Checker) rdmaNetns(r Rail) api.ReadinessCheck {
 	in, err := c.rdmaIn(r.Netns, r.Device)
 	switch {
 	case err != nil:
-		return fail(checkRDMANetns, r.IfName, ReasonRDMANotInPod,
+		return fail(checkRDMANetns, r.subject(), ReasonRDMANotInPod,
 			fmt.Sprintf("cannot list the RDMA devices of the pod's netns: %v", err),
 			"the pod's netns must be readable by raild (hostPID, /var/run/netns mounted) and the node's kernel must have RDMA netlink")
 	case !in:
-		return fail(checkRDMANetns, r.IfName, ReasonRDMANotInPod,
+		return fail(checkRDMANetns, r.subject(), ReasonRDMANotInPod,
 			fmt.Sprintf("RDMA device %s is not in the pod's netns (exclusive RDMA netns mode)", r.Device),
 			"the device went back to the host (driver reset or another tool moved it): delete the pod so it is placed again")
 	}
-	return pass(checkRDMANetns, r.IfName, fmt.Sprintf("RDMA device %s is in the pod's netns", r.Device))
+	return pass(checkRDMANetns, r.subject(), fmt.Sprintf("RDMA device %s is in the pod's netns", r.Device))
+}
+
+// subject names the rail in checks: its interface in the pod, or a DRA
+// NIC without a netdev by its RDMA port.
+func (r Rail) subject() string {
+	if r.IfName != "" {
+		return r.IfName
+	}
+	return fmt.Sprintf("%s port %d", r.Device, r.Port)
 }

@@ -23,13 +23,15 @@ const unlimited = math.MaxUint64
 // ContainerView is what one container really holds, read from its init
 // process: its device nodes, its memlock limit, its NCCL/UCX environment.
 type ContainerView struct {
-	Exists      bool     // the process is there
-	Present     []string // injected device nodes found, as char devices with their numbers
-	Missing     []string // injected device nodes not found (or not the injected device)
-	MemlockSoft uint64
-	MemlockHard uint64
-	MemlockErr  error
-	Env         []string // NCCL_* and UCX_* (nil when unreadable)
+	Exists  bool     // the process is there
+	Present []string // injected device nodes found, as char devices with their numbers
+	Missing []string // injected device nodes not found (or not the injected device)
+	// DriverMissing are the DRA driver's device nodes not found.
+	DriverMissing []DriverDevice
+	MemlockSoft   uint64
+	MemlockHard   uint64
+	MemlockErr    error
+	Env           []string // NCCL_* and UCX_* (nil when unreadable)
 }
 
 // View reads a container's process; a container that has not started
@@ -49,6 +51,13 @@ func (c *Checker) View(ctr Container) ContainerView {
 			v.Present = append(v.Present, d.Path)
 		} else {
 			v.Missing = append(v.Missing, d.Path)
+		}
+	}
+	for _, d := range ctr.DriverDevices {
+		if holdsDevice(dir, d.Device) {
+			v.Present = append(v.Present, d.Path)
+		} else {
+			v.DriverMissing = append(v.DriverMissing, d)
 		}
 	}
 	v.MemlockSoft, v.MemlockHard, v.MemlockErr = memlock(filepath.Join(dir, "limits"))
@@ -73,7 +82,19 @@ func (c *Checker) container(ctr Container) []api.ReadinessCheck {
 			fmt.Sprintf("%s lacks %s (read under /proc/%d/root)", subject, strings.Join(v.Missing, ", "), ctr.Pid),
 			"the container started without raild's device injection (NRI off in containerd, raild down when it started, "+
 				"or another NRI plugin changed it): restart the pod with raild running"))
-	} else {
+	}
+	for _, d := range v.DriverMissing {
+		out = append(out, fail(checkDevices, subject, ReasonDevicesMissing,
+			fmt.Sprintf("%s lacks %s, the uverbs node of %s that claim %s holds (read under /proc/%d/root): RDMA falls back to TCP",
+				subject, d.Path, d.NIC, d.Claim.Claim, ctr.Pid),
+			fmt.Sprintf("the %s driver injects it, not raild: check that the driver's NRI/CDI injection is on and "+
+				"that the container references the claim (spec.containers[].resources.claims)", d.Claim.Driver)))
+	}
+	switch {
+	case len(v.Missing) > 0 || len(v.DriverMissing) > 0:
+	case len(v.Present) == 0:
+		out = append(out, skip(checkDevices, subject, subject+": no device node to look for (its DRA NIC's uverbs node is unknown to the node's topology)"))
+	default:
 		out = append(out, pass(checkDevices, subject, fmt.Sprintf("%s holds %s", subject, strings.Join(v.Present, ", "))))
 	}
 	if ctr.Memlock == 0 {

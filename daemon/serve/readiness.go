@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/nri"
+	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/daemon/podreport"
 	"github.com/railcni/rail/daemon/readiness"
 	"github.com/railcni/rail/daemon/service"
@@ -27,20 +29,21 @@ type railReadiness struct {
 	placed    *placements
 	sink      *podreport.Reporter // nil without an API server
 	leases    func() []ipam.Lease
-	exclusive bool // the kernel's RDMA netns mode is exclusive
+	held      *podinfo.DRAHeld // the NICs DRA NIC drivers gave pods (nil: not kept)
+	exclusive bool             // the kernel's RDMA netns mode is exclusive
 
 	mu         sync.Mutex
 	containers func(sandbox string) []nri.ContainerRecord // nil without NRI
 }
 
-func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, mode rdma.NetnsMode) *railReadiness {
+func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, held *podinfo.DRAHeld, mode rdma.NetnsMode) *railReadiness {
 	var next service.Reporter
 	if reports != nil {
 		next = reports
 	}
 	placed := &placements{next: next, bySandbox: map[string]service.Attached{}, at: map[string]time.Time{}, now: time.Now}
 	return &railReadiness{placed: placed, sink: reports,
-		leases: leases, exclusive: mode == rdma.NetnsExclusive}
+		leases: leases, held: held, exclusive: mode == rdma.NetnsExclusive}
 }
 
 // reporter is what the service reports to: the placements, then the API.
@@ -78,7 +81,9 @@ func (r *railReadiness) start(ctx context.Context, cfg *config.Config, inv *inve
 	return t, nil
 }
 
-// pods are the pods holding rail interfaces with a NIC, from the leases.
+// pods are the pods holding rail interfaces with a NIC, from the leases,
+// and the pods holding NICs of DRA NIC drivers (both kinds of rails for a
+// pod that has both).
 func (r *railReadiness) pods(m *topology.Machine) []readiness.Pod {
 	r.mu.Lock()
 	containers := r.containers
@@ -109,7 +114,7 @@ func (r *railReadiness) pods(m *topology.Machine) []readiness.Pod {
 		}
 		out[i].Rails = append(out[i].Rails, r.rail(l, m, gids[i]))
 	}
-	return out
+	return r.withDRAPods(out, index, containers, m)
 }
 
 // rail is one lease as the checks see it.
@@ -145,6 +150,11 @@ func recordsToContainers(recs []nri.ContainerRecord) []readiness.Container {
 		c := readiness.Container{Name: rec.Name, Pid: rec.Pid, Memlock: rec.Memlock}
 		for _, d := range rec.Devices {
 			c.Devices = append(c.Devices, readiness.Device{Path: d.Path, Major: d.Major, Minor: d.Minor})
+		}
+		for _, d := range rec.DriverDevices {
+			c.DriverDevices = append(c.DriverDevices, readiness.DriverDevice{
+				Device: readiness.Device{Path: d.Path, Major: d.Major, Minor: d.Minor}, NIC: d.NIC,
+				Claim: readiness.DRAClaim{Driver: d.Driver, Claim: d.Claim}})
 		}
 		out = append(out, c)
 	}
@@ -261,22 +271,13 @@ func (p *placements) of(sandbox, ifname string) readiness.Placement {
 func (p *placements) gpus(sandbox string, m *topology.Machine) []api.PodGPU {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	seen := map[int]bool{}
-	var out []api.PodGPU
+	var indices []int
 	for _, i := range p.bySandbox[sandbox].Interfaces {
 		for _, d := range i.Distances {
-			if seen[d.GPU] {
-				continue
+			if !slices.Contains(indices, d.GPU) {
+				indices = append(indices, d.GPU)
 			}
-			seen[d.GPU] = true
-			g := api.PodGPU{Index: d.GPU}
-			for _, mg := range m.GPUs {
-				if mg.Index == d.GPU {
-					g.PCI = mg.PCI
-				}
-			}
-			out = append(out, g)
 		}
 	}
-	return out
+	return podGPUs(indices, m)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // recordingReporter counts what reached the API side.
@@ -24,14 +23,7 @@ func (r *recordingReporter) Refused(service.Refused)   { r.refused++ }
 func (r *recordingReporter) Released(service.Released) { r.released++ }
 
 func TestReadinessPods(t *testing.T) {
-	root := t.TempDir()
-	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := topology.Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := discovered(t, "h100x8-cx7x4", nil)
 	lease := func(sandbox, ifname, mode, addr string, nics ...string) ipam.Lease {
 		return ipam.Lease{Sandbox: sandbox, IfName: ifname, Mode: mode, Address: netip.MustParsePrefix(addr), NICs: nics,
 			PodNamespace: "ml", PodName: "pod-" + sandbox, PodUID: "uid-" + sandbox, Netns: "/var/run/netns/" + sandbox}
@@ -46,7 +38,7 @@ func TestReadinessPods(t *testing.T) {
 	for _, mode := range []rdma.NetnsMode{rdma.NetnsShared, rdma.NetnsExclusive} {
 		t.Run(string(mode), func(t *testing.T) {
 			api1 := &recordingReporter{}
-			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, mode)
+			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, nil, mode)
 			r.placed.next = api1
 			r.containers = func(sandbox string) []nri.ContainerRecord {
 				if sandbox != "s1" {

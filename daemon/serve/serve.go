@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	ready := newRailReadiness(reports, alloc.Leases, netnsMode)
+	ready := newRailReadiness(reports, alloc.Leases, opt.DRAHeld, netnsMode)
 	opt.Reporter = ready.reporter()
 	if svc, err = service.New(opt); err != nil {
 		return err

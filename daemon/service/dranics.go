@@ -36,7 +36,8 @@ func (s *Service) holdDRANICs(req api.AllocateRequest, given podinfo.Held) {
 	if s.opt.DRAHeld == nil || len(given.NICs) == 0 || req.Sandbox == "" {
 		return
 	}
-	s.opt.DRAHeld.Set(req.Sandbox, podinfo.PodDRANICs{Namespace: req.PodNamespace, Name: req.PodName, NICs: given.NICs})
+	s.opt.DRAHeld.Set(req.Sandbox, podinfo.PodDRANICs{Namespace: req.PodNamespace, Name: req.PodName, UID: req.PodUID,
+		Netns: req.Netns, GPUs: given.GPUs, NICs: given.NICs})
 }
 
 // DRAHeld is the table of the NICs DRA NIC drivers gave the node's pods

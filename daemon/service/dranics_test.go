@@ -77,6 +77,7 @@ func TestPlacementLeavesDRANICs(t *testing.T) {
 			}
 			req := allocReq(fmt.Sprintf("sb%d", i), "")
 			req.Annotations, req.PodName, req.Mode = nil, "pod-x", tt.mode
+			req.PodUID, req.Netns = "uid-x", "/var/run/netns/cni-x"
 			if tt.named {
 				req.Annotations = map[string]string{api.AnnotationGPUs: "4"}
 			}
@@ -89,8 +90,9 @@ func TestPlacementLeavesDRANICs(t *testing.T) {
 			}
 			if tt.own && !tt.noTable {
 				pod, ok := svc.DRANICs(req.Sandbox)
-				if !ok || len(pod.NICs) != 1 || pod.NICs[0].NIC != "mlx5_2" || pod.Name != "pod-x" {
-					t.Fatalf("DRANICs(%s) = %+v, %v; want pod-x holding mlx5_2", req.Sandbox, pod, ok)
+				if !ok || len(pod.NICs) != 1 || pod.NICs[0].NIC != "mlx5_2" || pod.Name != "pod-x" ||
+					pod.UID != "uid-x" || pod.Netns != "/var/run/netns/cni-x" || !slices.Equal(pod.GPUs, []int{4}) {
+					t.Fatalf("DRANICs(%s) = %+v, %v; want pod-x (uid-x, its netns, GPU 4) holding mlx5_2", req.Sandbox, pod, ok)
 				}
 				// the CNI DEL (also of a sandbox that failed to start) forgets it
 				if err := svc.Release(context.Background(), api.AttachmentRequest{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName,

@@ -75,6 +75,7 @@ func (n *node) draNet(t *testing.T) {
 	if l := podLeases(c.leases(t), p.Name); len(l) != 0 {
 		t.Errorf("%s got leases %+v", p.Name, l)
 	}
+	n.draNetReadiness(t, p.Name)
 	// only now: the claim is recorded when its pod's sandbox starts
 	c.kubectlApply(t, gpuDeployment("near", 4))
 	near := c.runningPod(t, "near")
@@ -84,6 +85,39 @@ func (n *node) draNet(t *testing.T) {
 	}
 	if len(nics) == 0 || slices.Contains(nics, draClaimed) {
 		t.Errorf("the pod given GPUs 4-7 leased %v: want NICs, never %s, which the DRA claim holds", nics, draClaimed)
+	}
+}
+
+// draNetReadiness: raild checks the DRANet pod like a rail pod and writes
+// rail.dev/RDMAReady on it. The test driver moves and injects nothing, so
+// the claimed NIC's netdev is not in the pod: False, InterfaceMissing, the
+// message naming the driver and the claim; doctor shows the NIC as the
+// claim's and the missing uverbs node as the driver's.
+func (n *node) draNetReadiness(t *testing.T, name string) {
+	c := n.c
+	claim := e2eNamespace + "/dranet-nic"
+	took := waitFor(t, "the DRANet pod's rail.dev/RDMAReady", time.Minute, func() bool {
+		return c.podConditions(t, name)[rdmaReadyType] == [2]string{"False", "InterfaceMissing"}
+	})
+	t.Logf("%s: RDMAReady False (InterfaceMissing: the test driver moves nothing) within %v", name, took.Round(100*time.Millisecond))
+	var p struct {
+		Status struct {
+			Conditions []struct{ Type, Message string } `json:"conditions"`
+		} `json:"status"`
+	}
+	c.getJSON(t, &p, "pod", "-n", e2eNamespace, name)
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == rdmaReadyType && !strings.Contains(cond.Message, "the dra.net driver did not move the NIC of claim "+claim) {
+			t.Errorf("%s: condition message %q does not name the driver and the claim", name, cond.Message)
+		}
+	}
+	out, err := c.kubectlErr("exec", "-n", railNamespace, "ds/raild", "-c", "raild", "--", "raild", "doctor", "--pod", e2eNamespace+"/"+name)
+	for _, want := range []string{"from DRA claim " + claim + " (driver dra.net)", draClaimed + " port 1",
+		"device nodes its DRA claims' driver injects: /dev/infiniband/uverbs", "[FAIL] container main device-nodes"} {
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("raild doctor --pod %s (err %v) lacks %q:\n%s", name, err, want, out)
+			break
+		}
 	}
 }
 

@@ -70,6 +70,17 @@ type PodInterface struct {
 	// ExclusiveRDMA: the RDMA device moved into the pod's netns with the
 	// netdev (exclusive RDMA netns mode).
 	ExclusiveRDMA bool `json:"exclusiveRDMA,omitempty"`
+	// DRA is the claim whose DRA NIC driver moved the NIC into the pod
+	// (nil: a rail interface, placed and attached by rail).
+	DRA *PodDRAClaim `json:"dra,omitempty"`
+}
+
+// PodDRAClaim is where a pod's NIC came from when a DRA NIC driver
+// (DRANet) gave it.
+type PodDRAClaim struct {
+	Driver string `json:"driver"`
+	Claim  string `json:"claim"`
+	Device string `json:"device,omitempty"`
 }
 
 // GPUDistance is a NIC's distance class to one of the pod's GPUs, and
@@ -88,7 +99,10 @@ type PodContainer struct {
 	// Injected are the device nodes raild injected; Present those the
 	// container's root really has.
 	Injected []string `json:"injected,omitempty"`
-	Present  []string `json:"present,omitempty"`
+	// DriverInjected are the device nodes DRA NIC drivers inject for the
+	// container's claims (not raild).
+	DriverInjected []string `json:"driverInjected,omitempty"`
+	Present        []string `json:"present,omitempty"`
 	// Memlock is the container's Max locked memory (soft/hard, bytes or
 	// "unlimited"); MemlockWanted what raild set.
 	Memlock       string `json:"memlock,omitempty"`
