@@ -99,14 +99,23 @@ func Check(podNetns string, s Spec) error {
 	return nil
 }
 
-// attacher carries the one dependency tests replace: moving RDMA devices,
-// which needs RDMA hardware.
+// attacher carries the dependencies tests replace, which need hardware:
+// moving RDMA devices, and a PF's VF settings.
 type attacher struct {
 	moveRDMA func(dev, fromNetns, toNetns string) error
+	// pf gives the PF control of a session (nil: netlink in its host netns).
+	pf func(*session) PFControl
 }
 
 func defaultAttacher() attacher {
 	return attacher{moveRDMA: rdma.MoveDevice}
+}
+
+func (a attacher) pfControl(sess *session) PFControl {
+	if a.pf != nil {
+		return a.pf(sess)
+	}
+	return netlinkPF{h: sess.hostNL}
 }
 
 func (a attacher) attachAll(podNetns string, specs []Spec) (_ []Attached, retErr error) {
@@ -150,7 +159,7 @@ func (a attacher) attachOne(sess *session, s Spec) (Attached, error) {
 	}
 	var res Result
 	var err error
-	if s.Mode == ModeMove {
+	if movesNetdev(s.Mode) {
 		res, err = a.attachMove(sess, s)
 	} else {
 		res, err = a.attachChild(sess, s)
@@ -199,7 +208,7 @@ func (a attacher) detach(podNetns string, s Spec) error {
 // detachIn undoes s in an open session.
 func (a attacher) detachIn(sess *session, s Spec) error {
 	var err error
-	if s.Mode == ModeMove {
+	if movesNetdev(s.Mode) {
 		err = a.detachMove(sess, s)
 	} else {
 		err = a.detachChild(sess, s)

@@ -16,7 +16,7 @@ import (
 // alias.
 func (a attacher) detachMove(sess *session, s Spec) error {
 	if sess.pod == nil {
-		return restoreInHost(sess, s)
+		return a.restoreInHost(sess, s)
 	}
 	link, rec, found, err := findOwnedLink(sess, s)
 	if err != nil {
@@ -25,7 +25,7 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 	if !found {
 		// Not in the pod (never attached, or returned to the host earlier):
 		// restore it there if it still carries rail's alias.
-		return errors.Join(removeSourceRules(sess.podNL, s.Table), restoreInHost(sess, s))
+		return errors.Join(removeSourceRules(sess.podNL, s.Table), a.restoreInHost(sess, s))
 	}
 	errs := []error{removeSourceRules(sess.podNL, tableOf(rec, s)), removeAddresses(sess.podNL, link, s)}
 	if dev := rdmaDeviceOf(rec, s); dev != "" {
@@ -35,14 +35,26 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 			errs = append(errs, fmt.Errorf("move rdma device %s back to the host: %w", dev, err))
 		}
 	}
+	if rec.VF != nil {
+		// The PF-side settings are reset before the VF leaves the pod; when
+		// that fails the VF goes back still labelled, and the next Detach
+		// (or raild) resets it from the label.
+		if err := a.resetVF(sess, rec.VF); err != nil {
+			errs = append(errs, err)
+			return errors.Join(append(errs, moveOutOfPodLabelled(sess, link, rec))...)
+		}
+	}
 	errs = append(errs, moveOutOfPod(sess, link, rec))
+	if rec.VF != nil {
+		errs = append(errs, restoreNetdevMAC(sess, rec.Host, rec.VF.HostMAC))
+	}
 	return errors.Join(errs...)
 }
 
 // restoreInHost finds, in the host netns, a device that carries rail's
 // move alias for s.Parent and gives it back its host name, MTU and state.
 // A device already restored (no alias) or gone is not an error.
-func restoreInHost(sess *session, s Spec) error {
+func (a attacher) restoreInHost(sess *session, s Spec) error {
 	links, err := sess.hostNL.LinkList()
 	if err != nil {
 		return fmt.Errorf("list host links: %w", err)
@@ -52,12 +64,20 @@ func restoreInHost(sess *session, s Spec) error {
 		if !ok || !rec.belongsTo(s) {
 			continue
 		}
-		return restoreHostLink(sess, l, rec)
+		return a.restoreHostLink(sess, l, rec)
 	}
 	return nil
 }
 
-func restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
+// restoreHostLink gives a device returned to the host its host name, MTU
+// and state, a VF first its PF-side settings (when that fails it keeps its
+// label, for the next try).
+func (a attacher) restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
+	if rec.VF != nil {
+		if err := a.resetVF(sess, rec.VF); err != nil {
+			return err
+		}
+	}
 	name := link.Attrs().Name
 	change := linkChange{Index: link.Attrs().Index, NetnsFd: -1, Alias: stringPtr(""), MTU: rec.MTU}
 	if name != rec.Host {
@@ -76,6 +96,11 @@ func restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
 	defer sock.close()
 	if err := sock.changeLink(change); err != nil {
 		return fmt.Errorf("restore host netdev %s (now %s): %w", rec.Host, name, err)
+	}
+	if rec.VF != nil {
+		if err := restoreNetdevMAC(sess, rec.Host, rec.VF.HostMAC); err != nil {
+			return err
+		}
 	}
 	return restoreUpState(sess, rec)
 }
