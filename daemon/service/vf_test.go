@@ -4,28 +4,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
 )
 
-// TestAllocateRefusesVFMode: until the VF attach sequence exists, raild
-// refuses vf mode at ADD, saying so.
-func TestAllocateRefusesVFMode(t *testing.T) {
+// TestAllocateVFPlan: a vf-mode ADD gets a plan that names the VF (its
+// PCI address, index, PF netdev, own netdev and RDMA device) and the
+// lease's stable admin MAC; a repeated ADD gets the same.
+func TestAllocateVFPlan(t *testing.T) {
 	svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
 	req := allocReq("a", "0")
 	req.Mode = api.ModeVF
-	_, err := svc.Allocate(context.Background(), req)
-	var apiErr *api.Error
-	if !errors.As(err, &apiErr) || apiErr.Code != api.CodeInvalidConfig || !strings.Contains(apiErr.Error(), "mode vf is not yet supported") {
-		t.Fatalf("got %v, want invalid config: mode vf is not yet supported", err)
+	plan, err := svc.Allocate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	if plan.Mode != api.ModeVF || len(plan.Interfaces) != 1 {
+		t.Fatalf("plan %+v, want one vf interface", plan)
+	}
+	iface := plan.Interfaces[0]
+	vf, ok := svc.Machine().VFByPCI(iface.VF.PCI)
+	if !ok {
+		t.Fatalf("plan VF %+v is none of the node's", iface.VF)
+	}
+	pf, _ := svc.Machine().PFByPCI(vf.PF)
+	want := api.VF{PCI: vf.PCI, Index: vf.Index, PFPCI: vf.PF, PF: pf.Netdev, Netdev: vf.Netdev, Driver: vf.Driver,
+		RDMADevice: vf.RDMA, MAC: api.LeaseMAC("a", iface.Name).String()}
+	if *iface.VF != want || pf.Netdev == "" || vf.Netdev == "" {
+		t.Fatalf("plan VF %+v, want %+v", *iface.VF, want)
+	}
+	if iface.NIC == nil || iface.NIC.PCI != vf.PCI || iface.NIC.Netdev != vf.Netdev || iface.NIC.RDMADevice != vf.RDMA {
+		t.Fatalf("plan NIC %+v, want the VF %+v", iface.NIC, vf)
+	}
+	again, err := svc.Allocate(context.Background(), req)
+	if err != nil || *again.Interfaces[0].VF != want {
+		t.Fatalf("repeated Allocate = %+v, %v; want the same VF", again, err)
 	}
 }
 
-// TestConcurrentVFPlacement: many ADDs at once in vf mode (past
-// validation, the path vf mode will take) never hold one VF twice; each
+// TestConcurrentVFPlacement: many ADDs at once in vf mode never hold one VF twice; each
 // gets a VF of the PF closest to its GPU while one is free, and once the
 // node's 27 attachable VFs are held the rest are refused as having no NIC.
 func TestConcurrentVFPlacement(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/netlinksafe"
 	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/api"
 )
 
 // VF is what vf mode attaches beyond a move: the VF's place on its PF and
@@ -21,55 +23,20 @@ type VF struct {
 	Config VFConfig
 }
 
-// VFLinkState is a VF's administrative link state (IFLA_VF_LINK_STATE).
-type VFLinkState uint32
+// VFConfig is what a pod's VF gets through its PF (api.VFConfig).
+type VFConfig = api.VFConfig
 
-// The VF link states, as the kernel numbers them.
+// VFLinkState is a VF's administrative link state (api.VFLinkState).
+type VFLinkState = api.VFLinkState
+
+// The VF link states and VLAN protocols, as pkg/api names them.
 const (
-	VFLinkAuto    VFLinkState = 0 // follows the PF's link
-	VFLinkEnable  VFLinkState = 1
-	VFLinkDisable VFLinkState = 2
+	VFLinkAuto      = api.VFLinkAuto
+	VFLinkEnable    = api.VFLinkEnable
+	VFLinkDisable   = api.VFLinkDisable
+	VLANProto8021Q  = api.VLANProto8021Q
+	VLANProto8021AD = api.VLANProto8021AD
 )
-
-func (s VFLinkState) String() string {
-	switch s {
-	case VFLinkAuto:
-		return "auto"
-	case VFLinkEnable:
-		return "enable"
-	case VFLinkDisable:
-		return "disable"
-	}
-	return fmt.Sprintf("%d", uint32(s))
-}
-
-// VLAN protocols of VFConfig.VLANProto.
-const (
-	VLANProto8021Q  uint16 = 0x8100
-	VLANProto8021AD uint16 = 0x88a8
-)
-
-// VFConfig is what a pod's VF gets through its PF. A nil field is left as
-// the VF has it and never asked of the PF's driver, so a setting a driver
-// does not support (igb has no link state and no min_tx_rate) fails an ADD
-// only when it was asked for.
-type VFConfig struct {
-	// MAC is the VF's administrative MAC; the VF's netdev gets it too
-	// before it moves (a VF driver takes a PF-set MAC only at its next
-	// reset, and a trusted VF brought up with its old MAC would replace it).
-	MAC net.HardwareAddr
-	// VLAN (0 clears it), with QoS (0-7) and VLANProto (0 means 802.1Q).
-	VLAN      *int
-	QoS       int
-	VLANProto uint16
-	Spoofchk  *bool
-	Trust     *bool
-	LinkState *VFLinkState
-	// MinTxRate and MaxTxRate are in Mbps; 0 is no limit. One set alone
-	// keeps the VF's other one.
-	MinTxRate *uint32
-	MaxTxRate *uint32
-}
 
 // VFState is a VF's administrative state as its PF reports it
 // (IFLA_VF_INFO): what attach records before changing it, and restores.
