@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,15 +62,32 @@ func (n *Node) ChooseVFs(in Input, use Use) ([]VFPick, error) {
 	onlyPFs.Machine = n.Machine.WithNICs(nics, nil)
 	picks, err := onlyPFs.assignVFs(in, req, pfs)
 	if err != nil {
-		return nil, err
+		return nil, heldVFsMayFree(pfs, err)
 	}
 	if err := onlyPFs.checkBounds(in, req, pfsOf(picks)); err != nil {
-		return nil, err
+		return nil, heldVFsMayFree(pfs, err)
 	}
 	if in.MaxNICs > 0 && len(picks) > in.MaxNICs {
 		picks = picks[:in.MaxNICs]
 	}
 	return picks, nil
+}
+
+// ErrVFsHeld marks a vf-mode placement that found no VF while some PF it
+// may use has all its attachable VFs held by pods: one may free up, so
+// the runtime should try again later (CNI code 11), unlike a node whose
+// PFs have no VF for the pod at all.
+var ErrVFsHeld = errors.New("VFs held by other pods may free up")
+
+// heldVFsMayFree marks err with ErrVFsHeld when a candidate PF lacks a
+// free VF only because pods hold them.
+func heldVFsMayFree(pfs map[string]*vfPF, err error) error {
+	for _, p := range pfs {
+		if p.held > 0 && len(p.free) == 0 && p.pf.NumVFs > 0 {
+			return fmt.Errorf("%w: %w", err, ErrVFsHeld)
+		}
+	}
+	return err
 }
 
 // vfRequest builds the selection over the PFs' NICs: every PF with a NIC

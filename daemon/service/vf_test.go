@@ -46,7 +46,8 @@ func TestAllocateVFPlan(t *testing.T) {
 
 // TestConcurrentVFPlacement: many ADDs at once in vf mode never hold one VF twice; each
 // gets a VF of the PF closest to its GPU while one is free, and once the
-// node's 27 attachable VFs are held the rest are refused as having no NIC.
+// node's 27 attachable VFs are held the rest are told to try again later
+// (code 11: a held VF may free up).
 func TestConcurrentVFPlacement(t *testing.T) {
 	svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
 	m := svc.Machine()
@@ -70,7 +71,8 @@ func TestConcurrentVFPlacement(t *testing.T) {
 		switch {
 		case err == nil && len(leases) == 1:
 			placed++
-		case errors.As(err, &apiErr) && apiErr.Code == api.CodeNoNIC && len(leases) == 0:
+		case errors.As(err, &apiErr) && apiErr.Code == api.CodeTryAgainLater && len(leases) == 0:
+			// Every VF is held by a pod: one may free up (CNI code 11).
 			continue
 		default:
 			t.Fatalf("pod %d: %v, leases %+v", i, err, leases)
@@ -89,5 +91,41 @@ func TestConcurrentVFPlacement(t *testing.T) {
 	}
 	if placed != 27 {
 		t.Fatalf("%d pods placed, want the node's 27 attachable VFs", placed)
+	}
+}
+
+// TestVFNoFreeVFCodes: a pod that finds no VF is told to try again later
+// (code 11) only when pods hold the VFs it could get; a PF without VFs
+// (sriov_numvfs 0) is a plain refusal (no NIC), which a retry cannot cure.
+func TestVFNoFreeVFCodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		pf       string
+		hold     int // ADDs that take VFs of the PF first
+		wantCode uint
+	}{
+		{"all 4 VFs of mlx5_0 held", "mlx5_0", 4, api.CodeTryAgainLater},
+		{"mlx5_7 has sriov_numvfs 0", "mlx5_7", 0, api.CodeNoNIC},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
+			ask := func(sandbox string) error {
+				req := allocReq(sandbox, "0")
+				req.Mode, req.Selector.NICs = api.ModeVF, []string{tt.pf}
+				_, err := svc.Allocate(context.Background(), req)
+				return err
+			}
+			for i := range tt.hold {
+				if err := ask(fmt.Sprintf("holder%d", i)); err != nil {
+					t.Fatalf("ADD %d: %v", i, err)
+				}
+			}
+			var apiErr *api.Error
+			if err := ask("late"); !errors.As(err, &apiErr) || apiErr.Code != tt.wantCode {
+				t.Fatalf("ADD = %v, want code %d", err, tt.wantCode)
+			}
+			t.Logf("refusal: %v", apiErr)
+		})
 	}
 }
