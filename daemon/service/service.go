@@ -53,6 +53,9 @@ type Options struct {
 	Guard placement.Guard
 	// Limits are the NICs and modes this node serves (config, node class).
 	Limits placement.Limits
+	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
+	// with every reconcile (nil: neither, as on a node without SR-IOV).
+	HostVFs HostVFs
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which
@@ -62,8 +65,9 @@ type Service struct {
 	alloc *ipam.Allocator
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	inflight map[string]chan struct{} // attachment key -> done
+	mu        sync.Mutex
+	inflight  map[string]chan struct{} // attachment key -> done
+	leakedVFs []topology.LeakedVF      // what the last VF sweep found
 }
 
 // New builds the service from the leases on disk and releases those whose
@@ -105,6 +109,9 @@ func (s *Service) reconcile() ([]ipam.Lease, error) {
 		return nil, fmt.Errorf("reconcile leases: %w", err)
 	}
 	s.logReleased(released, "netns gone")
+	if err := s.sweepVFs(); err != nil {
+		s.log.Warn("VF sweep failed", "error", err)
+	}
 	return released, nil
 }
 
@@ -129,6 +136,7 @@ func (s *Service) Topology() topology.Report {
 	if holders := s.NICHolders(); len(holders) > 0 {
 		r.Holders = holders
 	}
+	r.LeakedVFs = s.LeakedVFs()
 	return r
 }
 

@@ -2,6 +2,7 @@ package attach
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"slices"
@@ -259,6 +260,22 @@ func TestVFAttachFailureLeavesVFAsItWas(t *testing.T) {
 	}
 }
 
+// vfBackFromDeadPod attaches a VF with every setting, then does what the
+// kernel does when the pod netns dies: the VF's netdev comes back to the
+// host under its pod name, still labelled.
+func vfBackFromDeadPod(t *testing.T) (*vfWorld, Spec) {
+	t.Helper()
+	w := newVFWorld(t)
+	s := vfSpecFor(w.netdev, 2, allVF())
+	if _, err := attachIn(w.e, w.a, s); err != nil {
+		t.Fatalf("Attach: %v", err)
+	}
+	kernelReturnsToHost(t, w.e, s.Name, func(l netlink.Link) string { return l.Attrs().Name })
+	removeTestNetns(w.e.pod)
+	w.podBefor = "" // gone
+	return w, s
+}
+
 // TestVFDetachAfterPodNetnsDeleted: the pod netns died without DEL, the
 // kernel handed the VF back under its pod name. DEL resets it from its
 // label; so does the next ADD of another pod that finds it so, which then
@@ -267,14 +284,7 @@ func TestVFAttachFailureLeavesVFAsItWas(t *testing.T) {
 func TestVFDetachAfterPodNetnsDeleted(t *testing.T) {
 	for _, next := range []string{"detach", "attach to another pod"} {
 		t.Run(next, func(t *testing.T) {
-			w := newVFWorld(t)
-			s := vfSpecFor(w.netdev, 2, allVF())
-			if _, err := attachIn(w.e, w.a, s); err != nil {
-				t.Fatalf("Attach: %v", err)
-			}
-			kernelReturnsToHost(t, w.e, s.Name, func(l netlink.Link) string { return l.Attrs().Name })
-			removeTestNetns(w.e.pod)
-			w.podBefor = "" // gone
+			w, s := vfBackFromDeadPod(t)
 			if next == "attach to another pod" {
 				w.e.pod = newTestNetns(t)
 				w.podBefor = snapshot(t, w.e.pod)
@@ -316,4 +326,35 @@ func TestVFResetFailureKeepsLabel(t *testing.T) {
 		t.Fatalf("second Detach: %v", err)
 	}
 	w.assertAsBefore(t, "after the second Detach")
+}
+
+// TestHostVFsResetReturned: raild's sweep resets a VF the kernel handed
+// back from a dead pod (its PF-side settings, name, MTU, MAC) and leaves
+// one it is told a lease still holds.
+func TestHostVFsResetReturned(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) {
+			w, _ := vfBackFromDeadPod(t)
+			h := HostVFs{a: w.a}
+			var got []ReturnedVF
+			err := w.e.inHost(func() error {
+				var err error
+				got, err = h.ResetReturned(func(pf string, index int) bool { return held && pf == testPF && index == 2 })
+				return err
+			})
+			if err != nil {
+				t.Fatalf("ResetReturned: %v", err)
+			}
+			if held {
+				if len(got) != 0 || !strings.Contains(mustLinkIn(t, w.e.host, "rail0").Attrs().Alias, ":pf=pf0:vf=2") {
+					t.Fatalf("held VF touched: %+v", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Err != nil || got[0].PF != testPF || got[0].Index != 2 || got[0].Host != w.netdev || got[0].Netdev != "rail0" {
+				t.Fatalf("ResetReturned = %+v", got)
+			}
+			w.assertAsBefore(t, "after the sweep")
+		})
+	}
 }
