@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -127,5 +128,31 @@ func TestVFNoFreeVFCodes(t *testing.T) {
 			}
 			t.Logf("refusal: %v", apiErr)
 		})
+	}
+}
+
+// TestVFPinnedByDeviceID: a NAD whose resourceName is an SR-IOV device
+// plugin pool gets the allocated VF's PCI address from Multus (deviceID,
+// the selector): the pod gets exactly that VF, or a refusal that says why.
+func TestVFPinnedByDeviceID(t *testing.T) {
+	svc, spec := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
+	far := spec.PFs[5].VFs[2].PCI  // a VF of a PF far from GPU 0
+	vfio := spec.PFs[6].VFs[3].PCI // bound to vfio-pci
+	ask := func(sandbox, device string) (*api.Plan, error) {
+		req := allocReq(sandbox, "0")
+		req.Mode, req.Selector.NICs = api.ModeVF, []string{strings.ToUpper(device)}
+		return svc.Allocate(context.Background(), req)
+	}
+	plan, err := ask("a", far)
+	if err != nil || plan.Interfaces[0].VF.PCI != far {
+		t.Fatalf("Allocate = %+v, %v; want exactly VF %s", plan, err, far)
+	}
+	var apiErr *api.Error
+	if _, err := ask("b", far); !errors.As(err, &apiErr) || apiErr.Code != api.CodeTryAgainLater {
+		t.Fatalf("the same VF for another pod: %v, want code 11 (held)", err)
+	}
+	if _, err := ask("c", vfio); !errors.As(err, &apiErr) || apiErr.Code != api.CodeNoNIC ||
+		!strings.Contains(apiErr.Error(), vfio+" bound to vfio-pci") {
+		t.Fatalf("a vfio-pci VF: %v, want no NIC naming it", err)
 	}
 }
