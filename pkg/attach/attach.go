@@ -3,6 +3,7 @@ package attach
 import (
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"strings"
 
@@ -105,6 +106,9 @@ type attacher struct {
 	moveRDMA func(dev, fromNetns, toNetns string) error
 	// pf gives the PF control of a session (nil: netlink in its host netns).
 	pf func(*session) PFControl
+	// setMAC sets a host link's MAC (nil: netlink); tests model a VF
+	// driver's answer with it.
+	setMAC func(netlink.Link, net.HardwareAddr) error
 }
 
 func defaultAttacher() attacher {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,6 +23,10 @@ type fakePF struct {
 	// failFrom fails every Set call from this one on (0: never), for a
 	// reset that cannot be done.
 	failFrom int
+	// pfSet is igb's IGB_VF_FLAG_PF_SET_MAC per VF: set by a non-zero
+	// admin MAC, cleared by a zero one; while it is set an untrusted VF
+	// may not change its own MAC (igbVFSetMAC).
+	pfSet map[int]bool
 }
 
 func newFakePF(name string, vfs int) *fakePF {
@@ -86,8 +91,33 @@ func (f *fakePF) set(pf string, vf int, call string, change func(*VFState) error
 func (f *fakePF) SetVFMAC(pf string, vf int, mac net.HardwareAddr) error {
 	return f.set(pf, vf, "mac "+mac.String(), func(s *VFState) error {
 		s.MAC = append(net.HardwareAddr(nil), mac...)
+		if f.pfSet == nil {
+			f.pfSet = map[int]bool{}
+		}
+		f.pfSet[vf] = !isZeroMAC(mac)
 		return nil
 	})
+}
+
+// igbVFSetMAC models VF vf's driver setting its netdev's MAC through an
+// igb PF: refused (EADDRNOTAVAIL) for an untrusted VF once the PF set a
+// MAC; else the netdev takes it and the PF records it as the VF's MAC.
+func (f *fakePF) igbVFSetMAC(vf int) func(netlink.Link, net.HardwareAddr) error {
+	return func(link netlink.Link, mac net.HardwareAddr) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		st := f.vfs[vf]
+		f.calls = append(f.calls, "vf sets "+mac.String())
+		if f.pfSet[vf] && !st.Trust {
+			return unix.EADDRNOTAVAIL
+		}
+		if err := netlink.LinkSetHardwareAddr(link, mac); err != nil {
+			return err
+		}
+		st.MAC = append(net.HardwareAddr(nil), mac...)
+		f.vfs[vf] = st
+		return nil
+	}
 }
 
 func (f *fakePF) SetVFVLAN(pf string, vf, vlan, qos int, proto uint16) error {

@@ -44,11 +44,31 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 			return errors.Join(append(errs, moveOutOfPodLabelled(sess, link, rec))...)
 		}
 	}
-	errs = append(errs, moveOutOfPod(sess, link, rec))
-	if rec.VF != nil {
-		errs = append(errs, restoreNetdevMAC(sess, rec.Host, rec.VF.HostMAC))
+	if rec.VF == nil {
+		return errors.Join(append(errs, moveOutOfPod(sess, link, rec))...)
 	}
-	return errors.Join(errs...)
+	// A VF leaves labelled, and loses the label only once its MACs are
+	// restored in the host: a failure leaves what the next try needs.
+	if err := moveOutOfPodLabelled(sess, link, rec); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	return errors.Join(append(errs, a.finishVFInHost(sess, rec))...)
+}
+
+// finishVFInHost restores the MACs of a VF back in the host under its
+// host name, then clears its label.
+func (a attacher) finishVFInHost(sess *session, rec aliasRecord) error {
+	if err := a.restoreVFMAC(sess, rec.VF, rec.Host); err != nil {
+		return err
+	}
+	link, err := sess.hostNL.LinkByName(rec.Host)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	if err := ignoreGone(sess.hostNL.LinkSetAlias(link, "")); err != nil {
+		return fmt.Errorf("clear the label of VF netdev %s: %w", rec.Host, err)
+	}
+	return nil
 }
 
 // restoreInHost finds, in the host netns, a device that carries rail's
@@ -80,6 +100,9 @@ func (a attacher) restoreHostLink(sess *session, link netlink.Link, rec aliasRec
 	}
 	name := link.Attrs().Name
 	change := linkChange{Index: link.Attrs().Index, NetnsFd: -1, Alias: stringPtr(""), MTU: rec.MTU}
+	if rec.VF != nil {
+		change.Alias = nil // cleared once its MACs are restored
+	}
 	if name != rec.Host {
 		change.Name = rec.Host
 		if link.Attrs().Flags&net.FlagUp != 0 {
@@ -98,7 +121,7 @@ func (a attacher) restoreHostLink(sess *session, link netlink.Link, rec aliasRec
 		return fmt.Errorf("restore host netdev %s (now %s): %w", rec.Host, name, err)
 	}
 	if rec.VF != nil {
-		if err := restoreNetdevMAC(sess, rec.Host, rec.VF.HostMAC); err != nil {
+		if err := a.finishVFInHost(sess, rec); err != nil {
 			return err
 		}
 	}

@@ -29,7 +29,7 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		return nil
 	}
 	if c.MAC != nil {
-		if err := a.setVFMAC(sess, pf, hostLink, s, before, rec, undo); err != nil {
+		if err := a.setVFMAC(sess, hostLink, s, before, rec, undo); err != nil {
 			return nil, err
 		}
 	}
@@ -84,33 +84,11 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 	return rec, nil
 }
 
-// setVFMAC sets the VF's admin MAC through the PF and the same MAC on its
-// netdev: a VF driver takes a PF-set MAC only at its next reset (igbvf),
-// and a trusted VF brought up with its old MAC would replace the PF's. Its
-// one inverse restores the admin MAC first, then the netdev's (an
-// untrusted VF may take no other MAC than the PF-set one).
-func (a attacher) setVFMAC(sess *session, pf PFControl, hostLink netlink.Link, s Spec, before VFState,
-	rec *vfRecord, undo *undoList) error {
-	v := s.VF
-	rec.MAC = macOrZero(before.MAC)
-	rec.HostMAC = macOrZero(hostLink.Attrs().HardwareAddr)
-	if err := pf.SetVFMAC(v.PF, v.Index, v.Config.MAC); err != nil {
-		return fmt.Errorf("set mac of VF %d of PF %s through the PF: %w", v.Index, v.PF, err)
-	}
-	if err := sess.hostNL.LinkSetHardwareAddr(hostLink, v.Config.MAC); err != nil {
-		err = fmt.Errorf("set mac %s on VF netdev %s: %w", v.Config.MAC, s.Parent, err)
-		return errors.Join(err, pf.SetVFMAC(v.PF, v.Index, rec.MAC))
-	}
-	undo.push(fmt.Sprintf("mac of VF %d of PF %s", v.Index, v.PF), func() error {
-		return errors.Join(pf.SetVFMAC(v.PF, v.Index, rec.MAC), restoreNetdevMAC(sess, s.Parent, rec.HostMAC))
-	})
-	return nil
-}
-
 // resetVF restores, through the PF, every setting rec says attach
-// changed, trust first (a driver may refuse a MAC change of a trusted VF
-// otherwise undone later), then link state, rates, spoofchk, VLAN, the
-// admin MAC. A PF or VF that is gone has nothing left to reset.
+// changed but the MACs, trust first (a trusted VF could otherwise still
+// change what is being restored), then link state, rates, spoofchk, VLAN.
+// The MACs follow once the netdev is back in the host (restoreVFMAC). A
+// PF or VF that is gone has nothing left to reset.
 func (a attacher) resetVF(sess *session, rec *vfRecord) error {
 	pf := a.pfControl(sess)
 	if _, err := pf.VFState(rec.PF, rec.Index); err != nil {
@@ -140,29 +118,7 @@ func (a attacher) resetVF(sess *session, rec *vfRecord) error {
 	if rec.VLAN != nil {
 		add("vlan", pf.SetVFVLAN(rec.PF, rec.Index, rec.VLAN.VLAN, rec.VLAN.QoS, vlanProto(rec.VLAN.Proto)))
 	}
-	if rec.MAC != nil {
-		add("mac", pf.SetVFMAC(rec.PF, rec.Index, rec.MAC))
-	}
 	return errors.Join(errs...)
-}
-
-// restoreNetdevMAC gives the VF netdev called name in the host its MAC
-// from before the attach; a netdev that is gone needs none.
-func restoreNetdevMAC(sess *session, name string, mac net.HardwareAddr) error {
-	if mac == nil {
-		return nil
-	}
-	link, err := sess.hostNL.LinkByName(name)
-	if err != nil {
-		return ignoreGone(err)
-	}
-	if link.Attrs().HardwareAddr.String() == mac.String() {
-		return nil
-	}
-	if err := ignoreGone(sess.hostNL.LinkSetHardwareAddr(link, mac)); err != nil {
-		return fmt.Errorf("restore mac %s of VF netdev %s: %w", mac, name, err)
-	}
-	return nil
 }
 
 // gone reports whether a PF call failed because the PF or the VF no
