@@ -74,6 +74,18 @@ func TestVFAttachDetachOnIGB(t *testing.T) {
 	} else {
 		t.Logf("ping over the VFs: %s", lastLine(out))
 	}
+	// The VLAN is the PF's doing: a pod on VLAN 200 does not reach them.
+	other := vfSpec(t, 1, 0, "10.70.0.3/24", attach.VFConfig{VLAN: ptr(200)})
+	otherNetns := newPodNetns(t, "sriov-c")
+	if _, err := attach.Attach(otherNetns, other.spec); err != nil {
+		t.Fatalf("Attach on VLAN 200: %v", err)
+	}
+	if _, err := run("ip", "netns", "exec", "sriov-c", "ping", "-c", "2", "-W", "2", "10.70.0.2"); err == nil {
+		t.Errorf("a pod on VLAN 200 reaches one on VLAN 100")
+	}
+	if err := attach.Detach(otherNetns, attach.Spec{Mode: attach.ModeVF, Name: "rail0", VF: &attach.VF{PF: other.pf, Index: other.index}}); err != nil {
+		t.Fatalf("Detach of the VLAN 200 pod: %v", err)
+	}
 	for i, p := range pods {
 		if err := attach.Detach(netns[i], attach.Spec{Mode: attach.ModeVF, Name: "rail0", VF: &attach.VF{PF: p.pf, Index: p.index}}); err != nil {
 			t.Fatalf("Detach %s VF %d: %v", p.pf, p.index, err)
@@ -146,7 +158,12 @@ func TestVFBackFromDeadPodOnIGB(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("VF back in the host as %s, PF still says: %s", back, readVF(t, p.pf, p.index))
-	returned, err := attach.NewHostVFs().ResetReturned(func(string, int) bool { return false })
+	hostVFs := attach.NewHostVFs()
+	macs, err := hostVFs.AdminMACs(p.pf)
+	if err != nil || macs[p.index].String() != "0e:72:00:00:00:02" {
+		t.Fatalf("AdminMACs(%s) = %v, %v; want VF %d with the dead pod's 0e:72:00:00:00:02 (what raild reports as leaked)", p.pf, macs, err, p.index)
+	}
+	returned, err := hostVFs.ResetReturned(func(string, int) bool { return false })
 	if err != nil {
 		t.Fatalf("ResetReturned: %v", err)
 	}
@@ -158,6 +175,9 @@ func TestVFBackFromDeadPodOnIGB(t *testing.T) {
 	}
 	if got := netdevState(t, p.pci, p.index); got != netdevBefore {
 		t.Errorf("VF netdev after the sweep: %s, want as before: %s", got, netdevBefore)
+	}
+	if macs, err := hostVFs.AdminMACs(p.pf); err != nil || api.IsLeaseMAC(macs[p.index]) {
+		t.Errorf("AdminMACs after the sweep = %v, %v; want no lease MAC left", macs, err)
 	}
 }
 
