@@ -123,7 +123,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer closeGPUs()
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
 		Policy: cfg.AttachPolicy, RDMANetnsMode: rdmaNetnsMode(log), Log: log, Guard: inv, Limits: limits(cfg),
-		HostVFs: attach.NewHostVFs()}
+		HostVFs: attach.NewHostVFs(), Rescan: func(cause string) {
+			if _, err := inv.Rescan(cause); err != nil {
+				log.Warn("rescan failed", "cause", cause, "error", err)
+			}
+		}}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m

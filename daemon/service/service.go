@@ -56,6 +56,9 @@ type Options struct {
 	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
 	// with every reconcile (nil: neither, as on a node without SR-IOV).
 	HostVFs HostVFs
+	// Rescan reads the node again (nil: nothing): after the VF sweep
+	// renamed VFs back, before any plan names their netdevs.
+	Rescan func(cause string)
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which

@@ -61,13 +61,22 @@ func (s *Service) sweepVFs() error {
 			return held
 		})
 	})
+	reset := 0
 	for _, r := range returned {
 		attrs := []any{"pf", r.PF, "vf", r.Index, "netdev", r.Netdev, "host", r.Host, "sandbox", r.Owner.Sandbox}
 		if r.Err != nil {
 			s.log.Warn("VF back from a pod that is gone could not be reset; it stays out of placement until it is", append(attrs, "error", r.Err)...)
 			continue
 		}
+		reset++
 		s.log.Info("VF back from a pod that is gone reset to its settings from before the pod", attrs...)
+	}
+	if reset > 0 && s.opt.Rescan != nil {
+		// Their netdevs have their host names again: plans must name those
+		// (at start the link events that say so may come before raild
+		// follows them).
+		s.opt.Rescan("VFs reset after their pods were gone")
+		m = s.Machine()
 	}
 	s.setLeakedVFs(s.findLeakedVFs(m, holders))
 	if resetErr != nil {

@@ -133,11 +133,22 @@ func TestVFSweep(t *testing.T) {
 	}
 }
 
-// TestVFSweepAtStart: raild resets a VF back from a dead pod as it starts.
+// TestVFSweepAtStart: raild resets a VF back from a dead pod as it starts,
+// then reads the node again.
 func TestVFSweepAtStart(t *testing.T) {
 	fake := &fakeHostVFs{macs: map[string]map[int]string{"ens1f0": {3: "0e:72:00:00:00:01"}}, returned: []vfPlace{{"ens1f0", 3}}}
-	newService(t, "h100x8-cx7x8-sriov", onePool(), nil, func(o *Options) { o.HostVFs = fake })
+	var rescans []string
+	newService(t, "h100x8-cx7x8-sriov", onePool(), nil, func(o *Options) {
+		o.HostVFs = fake
+		o.Rescan = func(cause string) { rescans = append(rescans, cause) }
+	})
 	if want := []vfPlace{{"ens1f0", 3}}; !slices.Equal(fake.resets, want) {
 		t.Fatalf("reset at start %v, want %v", fake.resets, want)
+	}
+	// The VF's netdev has its host name again: the node is read again
+	// before any plan names it (the SR-IOV rig's next ADD after a restart
+	// named the pod's name otherwise).
+	if len(rescans) != 1 {
+		t.Fatalf("rescans %q, want one after the reset", rescans)
 	}
 }

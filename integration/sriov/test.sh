@@ -13,13 +13,15 @@ ROOT=$(cd "$HERE/../.." && pwd)
 verdict() { [ -z "${RAIL_SRIOV_VERDICT_FILE:-}" ] || echo "$1" >"$RAIL_SRIOV_VERDICT_FILE"; }
 BIN=$(mktemp -d /tmp/rail-sriov-test.XXXXXX)
 trap 'rm -rf "$BIN"' EXIT
-if ! (cd "$ROOT" && CGO_ENABLED=0 go test -c -o "$BIN/sriov.test" ./integration/sriov); then
+# The guest runs the host's static binaries: the tests, raild and the rail plugin.
+if ! (cd "$ROOT" && CGO_ENABLED=0 go test -c -o "$BIN/sriov.test" ./integration/sriov &&
+  CGO_ENABLED=0 go build -o "$BIN/raild" ./daemon && CGO_ENABLED=0 go build -o "$BIN/rail" ./plugins/rail); then
   verdict 1
   exit 1
 fi
 set +e
 # One rig at a time on this machine (two TCG guests on 2 cores time out).
-SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" env RAIL_SRIOV_GUEST=1 "/host$BIN/sriov.test" -test.v -test.count=1 "$@"
+SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" env RAIL_SRIOV_GUEST=1 RAIL_SRIOV_BIN="/host$BIN" "/host$BIN/sriov.test" -test.v -test.count=1 "$@"
 rc=$?
 set -e
 verdict "$rc"

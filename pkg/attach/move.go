@@ -22,6 +22,12 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if s.Mode == ModeVF {
+		// The VF is its PF's VF <index>; its netdev's host name is what it
+		// is called now (a plan made while it sat in the host under a dead
+		// pod's name names that one).
+		s.Parent = hostLink.Attrs().Name
+	}
 	rec := originalState(hostLink, s)
 	rec.Table = s.Table
 	if s.movesRDMADevice() {
@@ -86,8 +92,8 @@ func (a attacher) findHostNetdev(sess *session, s Spec) (netlink.Link, error) {
 		if err := a.restoreHostLink(sess, link, rec); err != nil {
 			return nil, fmt.Errorf("VF netdev %s came back from a pod that is gone and could not be reset: %w", s.Parent, err)
 		}
-		if link, err = sess.hostNL.LinkByName(s.Parent); err != nil {
-			return nil, fmt.Errorf("look up host netdev %s after resetting it: %w", s.Parent, err)
+		if link, err = sess.hostNL.LinkByName(rec.Host); err != nil {
+			return nil, fmt.Errorf("look up host netdev %s after resetting it: %w", rec.Host, err)
 		}
 	}
 	return link, nil

@@ -282,13 +282,17 @@ func vfBackFromDeadPod(t *testing.T) (*vfWorld, Spec) {
 // records the VF's settings from before the first pod, never the first
 // pod's.
 func TestVFDetachAfterPodNetnsDeleted(t *testing.T) {
-	for _, next := range []string{"detach", "attach to another pod"} {
+	for _, next := range []string{"detach", "attach to another pod", "attach to another pod, planned under the dead pod's name"} {
 		t.Run(next, func(t *testing.T) {
 			w, s := vfBackFromDeadPod(t)
-			if next == "attach to another pod" {
+			if next != "detach" {
 				w.e.pod = newTestNetns(t)
 				w.podBefor = snapshot(t, w.e.pod)
-				other := vfSpecFor(w.netdev, 2, VFConfig{MAC: mustMAC("0e:72:61:00:00:09"), VLAN: ptr(200)})
+				parent := w.netdev
+				if strings.HasSuffix(next, "name") {
+					parent = s.Name // what raild's inventory saw while the VF sat in the host as the pod left it
+				}
+				other := vfSpecFor(parent, 2, VFConfig{MAC: mustMAC("0e:72:61:00:00:09"), VLAN: ptr(200)})
 				if _, err := attachIn(w.e, w.a, other); err != nil {
 					t.Fatalf("Attach of the next pod: %v", err)
 				}
