@@ -98,7 +98,19 @@ func vfWithMAC(t *testing.T, pf string, mac string) (vfInfo, bool) {
 	return vfInfo{}, false
 }
 
-// allVFs is every VF of the rig's PFs and each VF netdev, as now.
+// pfVFs is every VF of the rig's PFs as the PFs report them.
+func pfVFs(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, pf := range rigPFs {
+		for vf := range vfsPerPF {
+			fmt.Fprintf(&b, "%s vf %d: %s\n", pf.name, vf, readVF(t, pf.name, vf))
+		}
+	}
+	return b.String()
+}
+
+// allVFs is every VF of the rig's PFs and each VF netdev (all on the host), as now.
 func allVFs(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
@@ -204,6 +216,61 @@ func TestProductVFPods(t *testing.T) {
 	if _, err := p.cni("DEL", "sandbox-next", next, p.netconf("rxe0")); err != nil {
 		t.Fatal(err)
 	}
+	if after := allVFs(t); after != before {
+		t.Errorf("VFs at the end:\n%s\nwant as before:\n%s", after, before)
+	}
+}
+
+// TestProductPFFull: the pods of a NAD that selects pf0 take its VFs; once
+// pods hold them all the next ADD is told to try again later (CNI code
+// 11: a held VF may free up) and changes nothing; after a DEL it gets the
+// freed VF.
+func TestProductPFFull(t *testing.T) {
+	inGuest(t)
+	p := startProduct(t)
+	before := allVFs(t)
+	var held []string
+	deleted := map[string]bool{}
+	del := func(sandbox string) {
+		if _, err := p.cni("DEL", sandbox, "/run/netns/"+sandbox, p.netconf("rxe0")); err != nil {
+			t.Error(err)
+		}
+		deleted[sandbox] = true
+	}
+	for i := range vfsPerPF {
+		sandbox := fmt.Sprintf("full-%d", i)
+		netns := newPodNetns(t, sandbox)
+		t.Cleanup(func() {
+			if !deleted[sandbox] {
+				del(sandbox)
+			}
+		})
+		if _, err := p.cni("ADD", sandbox, netns, p.netconf("rxe0")); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, sandbox)
+	}
+	full := pfVFs(t) // the VFs' netdevs are in the pods
+	late := newPodNetns(t, "full-late")
+	_, err := p.cni("ADD", "full-late", late, p.netconf("rxe0"))
+	if err == nil || !strings.Contains(err.Error(), `"code": 11`) || !strings.Contains(err.Error(), "held by") {
+		t.Fatalf("ADD on a PF whose VFs pods hold = %v, want code 11 naming the holders", err)
+	}
+	t.Logf("refusal: %v", err)
+	if got := pfVFs(t); got != full {
+		t.Errorf("the refused ADD changed VFs:\n%s\nwant:\n%s", got, full)
+	}
+	del(held[0])
+	t.Cleanup(func() {
+		if !deleted["full-late"] {
+			del("full-late")
+		}
+	})
+	if _, err := p.cni("ADD", "full-late", late, p.netconf("rxe0")); err != nil {
+		t.Fatalf("ADD after a VF was freed: %v", err)
+	}
+	del(held[1])
+	del("full-late")
 	if after := allVFs(t); after != before {
 		t.Errorf("VFs at the end:\n%s\nwant as before:\n%s", after, before)
 	}
