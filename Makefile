@@ -15,7 +15,7 @@ STATICCHECK := $(RAIL_TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 VERSION  := 0.1.0
 IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
 
-.PHONY: all build test soak test-cri test-vm test-k8s demo bench lint clean image image-oci image-name fuzz bench-micro
+.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench lint clean image image-oci image-name fuzz bench-micro
 
 all: build
 
@@ -49,6 +49,11 @@ test-k8s: build
 # exclusive RDMA netns mode (kernel cached outside the repo, keyed by its pinned version).
 test-vm:
 	bash integration/vm/run.sh
+
+# Real SR-IOV: QEMU 10's igb NICs (VFs under the guest's igbvf) in a Debian guest; vf mode's attach
+# sequence and raild's VF sweep against a real PF driver (rig cached outside the repo by its pins).
+test-sriov:
+	bash integration/sriov/test.sh
 
 # The main job on a built-in simulated node: two pods, their GPUs, their NICs. Another node:
 # DEMO_FLAGS="--machine gb200-tray" (or azure-ndh100v5 with --topology-file pkg/topology/testdata/ndv5-topo.xml).

@@ -138,9 +138,6 @@ func (c *Config) checkClassPools(at string, pools map[string]PoolNIC) error {
 // checkModes checks a list of attach modes.
 func checkModes(field string, modes []api.Mode) error {
 	for i, m := range modes {
-		if why := m.NotYetSupported(); why != "" {
-			return fmt.Errorf("%s[%d]: %s", field, i, why)
-		}
 		if !m.Attaches() {
 			return fmt.Errorf("%s[%d] %q: want one of %s", field, i, m, api.ModeList(api.AttachModes()))
 		}

@@ -93,7 +93,6 @@ func TestNodeClassErrors(t *testing.T) {
 		{name: "bad selector", yaml: head + "nodeClasses: [{name: a, nodeSelector: {matchExpressions: [{key: a, operator: Near}]}}]\n",
 			wantErr: "nodeClasses[0].nodeSelector: "},
 		{name: "bad mode", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, modes: [sriov]}]\n", wantErr: `nodeClasses[0].modes[0] "sriov": want one of move, macvlan, ipoib`},
-		{name: "vf mode not yet", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, modes: [vf]}]\n", wantErr: `nodeClasses[0].modes[0]: mode vf is not yet supported`},
 		{name: "bad policy", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, attachPolicy: some}]\n", wantErr: `nodeClasses[0].attachPolicy "some"`},
 		{name: "unknown pool", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, pools: {roce: {nics: [mlx5_2]}}}]\n",
 			wantErr: "nodeClasses[0].pools[roce]: no pool of that name"},

@@ -54,6 +54,7 @@ func Run(args []string) error {
 	checks = append(checks, liveProblem...)
 	if live != nil {
 		checks = append(checks, compareLive(*live, machine)...)
+		checks = append(checks, leakedVFChecks(live.LeakedVFs)...)
 	}
 	protected, problems := nodeNICs(live, machine, *root)
 	checks = append(append(checks, problems...), protectedChecks(protected)...)

@@ -83,3 +83,15 @@ func poolsSelecting(pools []api.PoolStatus, pf topology.PF, nic topology.NIC) []
 	slices.Sort(out)
 	return out
 }
+
+// leakedVFChecks warns about each VF raild's last sweep found carrying a
+// pod's admin MAC that no lease owns (or sharing an admin MAC).
+func leakedVFChecks(leaked []topology.LeakedVF) []check {
+	out := make([]check, 0, len(leaked))
+	for _, v := range leaked {
+		out = append(out, check{"warn", fmt.Sprintf("VF %d of %s (%s) leaked: %s", v.Index, v.PF, v.PCI, v.Why),
+			fmt.Sprintf("a pod's settings are still on it: reset it (ip link set %s vf %d mac 00:00:00:00:00:00, and its vlan, trust, spoofchk) "+
+				"or let its pod's DEL run; raild resets a VF that comes back from a dead pod on its own", v.PF, v.Index)})
+	}
+	return out
+}

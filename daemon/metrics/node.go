@@ -16,6 +16,7 @@ type PFState struct {
 	Total   int    // sriov_totalvfs
 	Enabled int    // sriov_numvfs
 	Used    int    // VFs a lease holds
+	Leaked  int    // VFs carrying a pod's admin MAC no lease owns (raild's last sweep)
 }
 
 // NodeState is what the node's current snapshot says, at scrape time.
@@ -35,6 +36,7 @@ var (
 	pfVFsDesc       = prometheus.NewDesc("rail_pf_vfs", "VFs an SR-IOV PF has enabled (sriov_numvfs).", []string{"pf", "nic"}, nil)
 	pfVFsMaxDesc    = prometheus.NewDesc("rail_pf_vfs_max", "VFs an SR-IOV PF can have (sriov_totalvfs).", []string{"pf", "nic"}, nil)
 	pfVFsUsedDesc   = prometheus.NewDesc("rail_pf_vfs_used", "VFs of an SR-IOV PF that pods hold.", []string{"pf", "nic"}, nil)
+	pfVFsLeakedDesc = prometheus.NewDesc("rail_pf_vfs_leaked", "VFs of an SR-IOV PF that carry a pod's admin MAC no lease owns, or share an admin MAC.", []string{"pf", "nic"}, nil)
 )
 
 type nodeCollector struct{ source NodeSource }
@@ -51,6 +53,7 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pfVFsDesc
 	ch <- pfVFsMaxDesc
 	ch <- pfVFsUsedDesc
+	ch <- pfVFsLeakedDesc
 }
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -64,6 +67,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pfVFsDesc, prometheus.GaugeValue, float64(pf.Enabled), pf.PCI, pf.NIC)
 		ch <- prometheus.MustNewConstMetric(pfVFsMaxDesc, prometheus.GaugeValue, float64(pf.Total), pf.PCI, pf.NIC)
 		ch <- prometheus.MustNewConstMetric(pfVFsUsedDesc, prometheus.GaugeValue, float64(pf.Used), pf.PCI, pf.NIC)
+		ch <- prometheus.MustNewConstMetric(pfVFsLeakedDesc, prometheus.GaugeValue, float64(pf.Leaked), pf.PCI, pf.NIC)
 	}
 }
 

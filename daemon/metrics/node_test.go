@@ -29,7 +29,7 @@ rail_nic_in_pod{nic="mlx5_0"} 1
 rail_nic_in_pod{nic="mlx5_1"} 0
 `},
 		{"an SR-IOV PF with 2 of 4 VFs held, one with none enabled", NodeState{Version: 1, PFs: []PFState{
-			{PCI: "0000:19:00.0", NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2}, {PCI: "0000:b9:00.0", NIC: "mlx5_7", Total: 4}}}, `
+			{PCI: "0000:19:00.0", NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2, Leaked: 1}, {PCI: "0000:b9:00.0", NIC: "mlx5_7", Total: 4}}}, `
 # HELP rail_inventory_version Version of raild's current snapshot of the node (raised by each rescan).
 # TYPE rail_inventory_version gauge
 rail_inventory_version 1
@@ -45,6 +45,10 @@ rail_pf_vfs_max{nic="mlx5_7",pf="0000:b9:00.0"} 4
 # TYPE rail_pf_vfs_used gauge
 rail_pf_vfs_used{nic="mlx5_0",pf="0000:19:00.0"} 2
 rail_pf_vfs_used{nic="mlx5_7",pf="0000:b9:00.0"} 0
+# HELP rail_pf_vfs_leaked VFs of an SR-IOV PF that carry a pod's admin MAC no lease owns, or share an admin MAC.
+# TYPE rail_pf_vfs_leaked gauge
+rail_pf_vfs_leaked{nic="mlx5_0",pf="0000:19:00.0"} 1
+rail_pf_vfs_leaked{nic="mlx5_7",pf="0000:b9:00.0"} 0
 `},
 	}
 	for _, tt := range tests {
@@ -52,7 +56,7 @@ rail_pf_vfs_used{nic="mlx5_7",pf="0000:b9:00.0"} 0
 			m := New(func() []api.PoolStatus { return nil })
 			m.WatchNode(func() NodeState { return tt.state })
 			err := testutil.GatherAndCompare(m.Registry, strings.NewReader(tt.want), "rail_inventory_version", "rail_nic_active", "rail_nic_in_pod",
-				"rail_pf_vfs", "rail_pf_vfs_max", "rail_pf_vfs_used")
+				"rail_pf_vfs", "rail_pf_vfs_max", "rail_pf_vfs_used", "rail_pf_vfs_leaked")
 			if err != nil {
 				t.Fatal(err)
 			}

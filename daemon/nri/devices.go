@@ -64,6 +64,15 @@ func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nod
 		nic := &m.NICs[i]
 		nd.nics[nic.Name] = buildNIC(nic, withUMAD, nd.byName, log)
 	}
+	// A vf-mode lease names its VF by PCI address: the VF's own RDMA
+	// device (an mlx5 VF's) is what its containers get.
+	for _, pf := range m.PFs {
+		for _, vf := range pf.VFs {
+			if own, ok := nd.nics[vf.RDMA]; ok && vf.RDMA != "" {
+				nd.nics[vf.PCI] = own
+			}
+		}
+	}
 	return nd
 }
 

@@ -1,7 +1,9 @@
 package placement
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -44,11 +46,12 @@ func (n *Node) ChooseVFs(in Input, use Use) ([]VFPick, error) {
 	if in.Mode != api.ModeVF {
 		return nil, fmt.Errorf("ChooseVFs is for mode vf, not %s", in.Mode)
 	}
+	pinned, in := n.pinnedVFs(in)
 	linkLayer, allowed, err := n.admit(in)
 	if err != nil {
 		return nil, err
 	}
-	pfs, req, err := n.vfRequest(in, use, allowed, linkLayer)
+	pfs, req, err := n.vfRequest(in, use, allowed, linkLayer, pinned)
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +64,10 @@ func (n *Node) ChooseVFs(in Input, use Use) ([]VFPick, error) {
 	onlyPFs.Machine = n.Machine.WithNICs(nics, nil)
 	picks, err := onlyPFs.assignVFs(in, req, pfs)
 	if err != nil {
-		return nil, err
+		return nil, heldVFsMayFree(pfs, err)
 	}
 	if err := onlyPFs.checkBounds(in, req, pfsOf(picks)); err != nil {
-		return nil, err
+		return nil, heldVFsMayFree(pfs, err)
 	}
 	if in.MaxNICs > 0 && len(picks) > in.MaxNICs {
 		picks = picks[:in.MaxNICs]
@@ -72,11 +75,66 @@ func (n *Node) ChooseVFs(in Input, use Use) ([]VFPick, error) {
 	return picks, nil
 }
 
+// pinnedVFs splits the selector of in: the names that are VF PCI
+// addresses (a NAD's deviceID: the VF the SR-IOV device plugin allocated)
+// pin those VFs, which the pod then gets or nothing; the rest select PFs.
+// nil when the selector names no VF.
+func (n *Node) pinnedVFs(in Input) (map[string]bool, Input) {
+	var pinned map[string]bool
+	var rest []string
+	for _, id := range in.NICs {
+		if vf, ok := n.Machine.VFByPCI(id); ok {
+			if pinned == nil {
+				pinned = map[string]bool{}
+			}
+			pinned[vf.PCI] = true
+			continue
+		}
+		rest = append(rest, id)
+	}
+	if pinned != nil {
+		in.NICs = rest
+	}
+	return pinned, in
+}
+
+// pinnedWhy says why the pinned VFs of pf cannot be attached.
+func pinnedWhy(pf topology.PF, pinned map[string]bool) string {
+	var whys []string
+	for _, vf := range pf.VFs {
+		if pinned[vf.PCI] {
+			why := vf.Attachable()
+			if why == "" {
+				why = "its RDMA device is the node's own"
+			}
+			whys = append(whys, vf.PCI+" "+why)
+		}
+	}
+	return strings.Join(whys, "; ")
+}
+
+// ErrVFsHeld marks a vf-mode placement that found no VF while some PF it
+// may use has all its attachable VFs held by pods: one may free up, so
+// the runtime should try again later (CNI code 11), unlike a node whose
+// PFs have no VF for the pod at all.
+var ErrVFsHeld = errors.New("VFs held by other pods may free up")
+
+// heldVFsMayFree marks err with ErrVFsHeld when a candidate PF lacks a
+// free VF only because pods hold them.
+func heldVFsMayFree(pfs map[string]*vfPF, err error) error {
+	for _, p := range pfs {
+		if p.held > 0 && len(p.free) == 0 && p.pf.NumVFs > 0 {
+			return fmt.Errorf("%w: %w", err, ErrVFsHeld)
+		}
+	}
+	return err
+}
+
 // vfRequest builds the selection over the PFs' NICs: every PF with a NIC
 // is a candidate (allowed by the selector when one is given), a PF
 // without a free VF or moved into a pod is excluded with why, and each
 // PF's load is its VFs held.
-func (n *Node) vfRequest(in Input, use Use, allowed []string, linkLayer topology.LinkLayer) (map[string]*vfPF, topology.Request, error) {
+func (n *Node) vfRequest(in Input, use Use, allowed []string, linkLayer topology.LinkLayer, pinned map[string]bool) (map[string]*vfPF, topology.Request, error) {
 	held, moved := heldVFs(n.Machine, use)
 	protected := n.protection()
 	pfs := map[string]*vfPF{}
@@ -91,10 +149,14 @@ func (n *Node) vfRequest(in Input, use Use, allowed []string, linkLayer topology
 		if allowed != nil && !slices.Contains(allowed, nic.Name) {
 			continue
 		}
+		if pinned != nil && !slices.ContainsFunc(pf.VFs, func(vf topology.VF) bool { return pinned[vf.PCI] }) {
+			continue
+		}
 		p := &vfPF{pf: pf, nic: nic}
 		var busy []string
 		for _, vf := range pf.VFs {
 			switch pod, isHeld := held[vf.PCI]; {
+			case pinned != nil && !pinned[vf.PCI]:
 			case isHeld:
 				p.held++
 				busy = appendOnce(busy, pod)
@@ -112,10 +174,16 @@ func (n *Node) vfRequest(in Input, use Use, allowed []string, linkLayer topology
 			req.Exclude[nic.Name] = fmt.Sprintf("PF %s is itself inside pod %s", pf.PCI, pod)
 		case pf.NumVFs == 0:
 			req.Exclude[nic.Name] = fmt.Sprintf("PF %s has no VFs (sriov_numvfs 0 of %d)", pf.PCI, pf.TotalVFs)
+		case len(p.free) == 0 && pinned != nil && p.held == 0:
+			req.Exclude[nic.Name] = fmt.Sprintf("the VF the kubelet allocated on PF %s cannot be attached: %s", pf.PCI, pinnedWhy(pf, pinned))
 		case len(p.free) == 0:
 			req.Exclude[nic.Name] = fmt.Sprintf("no free VF on PF %s (%d VFs, %d held by %s, the rest not attachable)",
 				pf.PCI, len(pf.VFs), p.held, orNone(busy))
 		}
+	}
+	if len(pfs) == 0 && pinned != nil {
+		return nil, req, fmt.Errorf("no PF for mode vf: the PF of the VF the kubelet allocated (%s) has no RDMA device to place it by, or the selector excludes it",
+			strings.Join(slices.Sorted(maps.Keys(pinned)), ", "))
 	}
 	if len(pfs) == 0 {
 		why := "this node has no SR-IOV PF"

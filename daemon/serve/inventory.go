@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/vishvananda/netns"
@@ -97,7 +98,7 @@ func leaseHolders(leases []ipam.Lease) map[string]string {
 }
 
 // nodeState is the inventory's current snapshot as metrics export it.
-func nodeState(inv *inventory.Inventory) metrics.NodeSource {
+func nodeState(inv *inventory.Inventory, leaked func() []topology.LeakedVF) metrics.NodeSource {
 	return func() metrics.NodeState {
 		snap := inv.Current()
 		state := metrics.NodeState{Version: snap.Version, NICs: make([]metrics.NICState, 0, len(snap.Machine.NICs))}
@@ -105,7 +106,7 @@ func nodeState(inv *inventory.Inventory) metrics.NodeSource {
 			_, inPod := snap.InPod[nic.Name]
 			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == topology.PortActive, InPod: inPod})
 		}
-		state.PFs = pfStates(snap)
+		state.PFs = pfStates(snap, leaked())
 		return state
 	}
 }
@@ -128,8 +129,8 @@ func reportChanges(s *inventory.Snapshot, log *slog.Logger) {
 }
 
 // pfStates is each SR-IOV PF of the snapshot with its VFs enabled, at
-// most and held by leases.
-func pfStates(snap *inventory.Snapshot) []metrics.PFState {
+// most, held by leases and found leaked (raild's last VF sweep).
+func pfStates(snap *inventory.Snapshot, leaked []topology.LeakedVF) []metrics.PFState {
 	out := make([]metrics.PFState, 0, len(snap.Machine.PFs))
 	for _, pf := range snap.Machine.PFs {
 		st := metrics.PFState{PCI: pf.PCI, Total: pf.TotalVFs, Enabled: pf.NumVFs}
@@ -139,6 +140,9 @@ func pfStates(snap *inventory.Snapshot) []metrics.PFState {
 		for _, vf := range pf.VFs {
 			if _, held := vf.HeldBy(snap.Holders); held {
 				st.Used++
+			}
+			if slices.ContainsFunc(leaked, func(l topology.LeakedVF) bool { return l.PCI == vf.PCI }) {
+				st.Leaked++
 			}
 		}
 		out = append(out, st)

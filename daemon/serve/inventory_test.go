@@ -10,6 +10,7 @@ import (
 	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -46,7 +47,7 @@ func TestNodeState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := nodeState(inv)()
+	state := nodeState(inv, func() []topology.LeakedVF { return nil })()
 	if state.Version != 1 || len(state.NICs) != 4 {
 		t.Fatalf("state = %+v", state)
 	}
@@ -58,7 +59,8 @@ func TestNodeState(t *testing.T) {
 }
 
 // TestNodeStatePFs: each SR-IOV PF with its VFs enabled, at most, and
-// held (by PCI address in vf mode, by RDMA device when moved).
+// held (by PCI address in vf mode, by RDMA device when moved), and those
+// raild's VF sweep found leaked.
 func TestNodeStatePFs(t *testing.T) {
 	root := t.TempDir()
 	spec, err := fakesys.Write(root, "h100x8-cx7x8-sriov", fakesys.Options{})
@@ -71,12 +73,13 @@ func TestNodeStatePFs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state := nodeState(inv)()
+	leaked := []topology.LeakedVF{{PCI: pf0.VFs[3].PCI, Why: "admin MAC 0e:72:… no lease owns"}}
+	state := nodeState(inv, func() []topology.LeakedVF { return leaked })()
 	if len(state.PFs) != 8 {
 		t.Fatalf("PFs %+v", state.PFs)
 	}
 	want := map[string]metrics.PFState{
-		pf0.PCI:         {PCI: pf0.PCI, NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2},
+		pf0.PCI:         {PCI: pf0.PCI, NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2, Leaked: 1},
 		spec.PFs[1].PCI: {PCI: spec.PFs[1].PCI, NIC: "mlx5_1", Total: 4, Enabled: 4},
 		spec.PFs[7].PCI: {PCI: spec.PFs[7].PCI, NIC: "mlx5_7", Total: 4},
 	}

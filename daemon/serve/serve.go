@@ -23,6 +23,7 @@ import (
 	"github.com/railcni/rail/daemon/service"
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -124,11 +125,16 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	netnsMode := rdmaNetnsMode(log)
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
 		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg),
-		DRAHeld: draHeld(cfg)}
+		DRAHeld: draHeld(cfg),
+		HostVFs: attach.NewHostVFs(), Rescan: func(cause string) {
+			if _, err := inv.Rescan(cause); err != nil {
+				log.Warn("rescan failed", "cause", cause, "error", err)
+			}
+		}}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m
-	m.WatchNode(nodeState(inv))
+	m.WatchNode(nodeState(inv, func() []topology.LeakedVF { return svc.LeakedVFs() }))
 	k, err := newKube(clients, cfg, m, log.With("component", "kube"))
 	if err != nil {
 		return err

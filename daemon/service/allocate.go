@@ -157,6 +157,9 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	})
 	var noNIC noNICError
 	switch {
+	case errors.As(placeErr, &noNIC) && errors.Is(noNIC.err, placement.ErrVFsHeld):
+		return nil, s.countError("allocate", "vfs_held", &api.Error{Code: api.CodeTryAgainLater,
+			Msg: "no free VF for this pod now", Details: describeRequest(req, gpus) + ": " + noNIC.err.Error()})
 	case errors.As(placeErr, &noNIC):
 		return nil, s.countError("allocate", "no_nic", &api.Error{Code: api.CodeNoNIC,
 			Msg: "no RDMA NIC for this pod", Details: describeRequest(req, gpus) + ": " + noNIC.err.Error()})

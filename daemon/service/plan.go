@@ -42,7 +42,11 @@ func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
 			iface.Routes = append(iface.Routes, api.Route{Dst: r.Dst, GW: r.GW})
 		}
 	}
-	if len(l.NICs) > 0 {
+	switch {
+	case len(l.NICs) == 0:
+	case api.Mode(l.Mode) == api.ModeVF:
+		iface.NIC, iface.VF = s.vfInfo(l)
+	default:
 		iface.NIC = s.nicInfo(l.NICs[0])
 	}
 	return iface

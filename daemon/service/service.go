@@ -56,6 +56,12 @@ type Options struct {
 	// DRAHeld are the NICs DRA NIC drivers gave the node's pods: placement
 	// never takes them, and ADD records its own pod's (nil: none known).
 	DRAHeld *podinfo.DRAHeld
+	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
+	// with every reconcile (nil: neither, as on a node without SR-IOV).
+	HostVFs HostVFs
+	// Rescan reads the node again (nil: nothing): after the VF sweep
+	// renamed VFs back, before any plan names their netdevs.
+	Rescan func(cause string)
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which
@@ -65,8 +71,9 @@ type Service struct {
 	alloc *ipam.Allocator
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	inflight map[string]chan struct{} // attachment key -> done
+	mu        sync.Mutex
+	inflight  map[string]chan struct{} // attachment key -> done
+	leakedVFs []topology.LeakedVF      // what the last VF sweep found
 }
 
 // New builds the service from the leases on disk and releases those whose
@@ -108,6 +115,9 @@ func (s *Service) reconcile() ([]ipam.Lease, error) {
 		return nil, fmt.Errorf("reconcile leases: %w", err)
 	}
 	s.logReleased(released, "netns gone")
+	if err := s.sweepVFs(); err != nil {
+		s.log.Warn("VF sweep failed", "error", err)
+	}
 	return released, nil
 }
 
@@ -132,6 +142,7 @@ func (s *Service) Topology() topology.Report {
 	if holders := s.NICHolders(); len(holders) > 0 {
 		r.Holders = holders
 	}
+	r.LeakedVFs = s.LeakedVFs()
 	return r
 }
 

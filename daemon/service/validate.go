@@ -22,9 +22,6 @@ func ValidateAllocate(req api.AllocateRequest) error {
 	if err := ValidateAttachment(api.AttachmentRequest{Sandbox: req.Sandbox, CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
 		return err
 	}
-	if why := req.Mode.NotYetSupported(); why != "" {
-		return invalid("mode", "%s", why)
-	}
 	if !req.Mode.Valid() {
 		return invalid("mode", "%q: use one of %s", req.Mode, api.ModeList(append(api.AttachModes(), api.ModeIPAM)))
 	}

@@ -9,9 +9,7 @@ import (
 // placeVFs is place for vf mode: the VFs placement chooses, named and
 // pooled as their PFs' NICs would be, one lease each holding the VF's PCI
 // address. Like place, it runs under the allocator's lock, so no two ADDs
-// ever hold one VF. Requests reach it only once vf mode is served (see
-// api.Mode.NotYetSupported): until the attach sequence exists raild
-// refuses vf at validation.
+// ever hold one VF.
 func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
 	vfs, err := s.node().ChooseVFs(input, use)
 	if err != nil {
@@ -31,4 +29,33 @@ func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement
 	}
 	reqs, err := s.leaseRequests(req, pool, picks, names, held)
 	return picks, reqs, err
+}
+
+// vfInfo describes the VF a vf-mode lease holds (by its PCI address): the
+// NIC of the pod interface is the VF itself (its netdev, its own RDMA
+// device when it has one, its PF's link layer), and the VF's place on its
+// PF with the lease's admin MAC. A VF the node no longer has is named by
+// its PCI address alone (a DEL then finds it by the alias rail left).
+func (s *Service) vfInfo(l ipam.Lease) (*api.NIC, *api.VF) {
+	m := s.Machine()
+	vf := &api.VF{PCI: l.NICs[0], MAC: api.LeaseMAC(l.Sandbox, l.IfName).String()}
+	nic := &api.NIC{PCI: l.NICs[0]}
+	found, ok := m.VFByPCI(l.NICs[0])
+	if !ok {
+		return nic, vf
+	}
+	vf.PCI, vf.Index, vf.PFPCI, vf.Netdev, vf.Driver, vf.RDMADevice = found.PCI, found.Index, found.PF, found.Netdev, found.Driver, found.RDMA
+	nic.PCI, nic.Netdev, nic.RDMADevice = found.PCI, found.Netdev, found.RDMA
+	if pf, ok := m.PFByPCI(found.PF); ok {
+		vf.PF = pf.Netdev
+		if pfNIC, ok := m.PFNIC(pf); ok {
+			nic.LinkLayer = pfNIC.LinkLayer
+		}
+	}
+	if found.RDMA != "" {
+		if own, ok := m.NICByName(found.RDMA); ok {
+			nic.UverbsName, nic.Port = own.UverbsName, own.PortNum()
+		}
+	}
+	return nic, vf
 }

@@ -11,23 +11,44 @@ import (
 	"github.com/railcni/rail/pkg/api"
 )
 
-// TestAllocateRefusesVFMode: until the VF attach sequence exists, raild
-// refuses vf mode at ADD, saying so.
-func TestAllocateRefusesVFMode(t *testing.T) {
+// TestAllocateVFPlan: a vf-mode ADD gets a plan that names the VF (its
+// PCI address, index, PF netdev, own netdev and RDMA device) and the
+// lease's stable admin MAC; a repeated ADD gets the same.
+func TestAllocateVFPlan(t *testing.T) {
 	svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
 	req := allocReq("a", "0")
 	req.Mode = api.ModeVF
-	_, err := svc.Allocate(context.Background(), req)
-	var apiErr *api.Error
-	if !errors.As(err, &apiErr) || apiErr.Code != api.CodeInvalidConfig || !strings.Contains(apiErr.Error(), "mode vf is not yet supported") {
-		t.Fatalf("got %v, want invalid config: mode vf is not yet supported", err)
+	plan, err := svc.Allocate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	if plan.Mode != api.ModeVF || len(plan.Interfaces) != 1 {
+		t.Fatalf("plan %+v, want one vf interface", plan)
+	}
+	iface := plan.Interfaces[0]
+	vf, ok := svc.Machine().VFByPCI(iface.VF.PCI)
+	if !ok {
+		t.Fatalf("plan VF %+v is none of the node's", iface.VF)
+	}
+	pf, _ := svc.Machine().PFByPCI(vf.PF)
+	want := api.VF{PCI: vf.PCI, Index: vf.Index, PFPCI: vf.PF, PF: pf.Netdev, Netdev: vf.Netdev, Driver: vf.Driver,
+		RDMADevice: vf.RDMA, MAC: api.LeaseMAC("a", iface.Name).String()}
+	if *iface.VF != want || pf.Netdev == "" || vf.Netdev == "" {
+		t.Fatalf("plan VF %+v, want %+v", *iface.VF, want)
+	}
+	if iface.NIC == nil || iface.NIC.PCI != vf.PCI || iface.NIC.Netdev != vf.Netdev || iface.NIC.RDMADevice != vf.RDMA {
+		t.Fatalf("plan NIC %+v, want the VF %+v", iface.NIC, vf)
+	}
+	again, err := svc.Allocate(context.Background(), req)
+	if err != nil || *again.Interfaces[0].VF != want {
+		t.Fatalf("repeated Allocate = %+v, %v; want the same VF", again, err)
 	}
 }
 
-// TestConcurrentVFPlacement: many ADDs at once in vf mode (past
-// validation, the path vf mode will take) never hold one VF twice; each
+// TestConcurrentVFPlacement: many ADDs at once in vf mode never hold one VF twice; each
 // gets a VF of the PF closest to its GPU while one is free, and once the
-// node's 27 attachable VFs are held the rest are refused as having no NIC.
+// node's 27 attachable VFs are held the rest are told to try again later
+// (code 11: a held VF may free up).
 func TestConcurrentVFPlacement(t *testing.T) {
 	svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
 	m := svc.Machine()
@@ -51,7 +72,8 @@ func TestConcurrentVFPlacement(t *testing.T) {
 		switch {
 		case err == nil && len(leases) == 1:
 			placed++
-		case errors.As(err, &apiErr) && apiErr.Code == api.CodeNoNIC && len(leases) == 0:
+		case errors.As(err, &apiErr) && apiErr.Code == api.CodeTryAgainLater && len(leases) == 0:
+			// Every VF is held by a pod: one may free up (CNI code 11).
 			continue
 		default:
 			t.Fatalf("pod %d: %v, leases %+v", i, err, leases)
@@ -70,5 +92,67 @@ func TestConcurrentVFPlacement(t *testing.T) {
 	}
 	if placed != 27 {
 		t.Fatalf("%d pods placed, want the node's 27 attachable VFs", placed)
+	}
+}
+
+// TestVFNoFreeVFCodes: a pod that finds no VF is told to try again later
+// (code 11) only when pods hold the VFs it could get; a PF without VFs
+// (sriov_numvfs 0) is a plain refusal (no NIC), which a retry cannot cure.
+func TestVFNoFreeVFCodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		pf       string
+		hold     int // ADDs that take VFs of the PF first
+		wantCode uint
+	}{
+		{"all 4 VFs of mlx5_0 held", "mlx5_0", 4, api.CodeTryAgainLater},
+		{"mlx5_7 has sriov_numvfs 0", "mlx5_7", 0, api.CodeNoNIC},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
+			ask := func(sandbox string) error {
+				req := allocReq(sandbox, "0")
+				req.Mode, req.Selector.NICs = api.ModeVF, []string{tt.pf}
+				_, err := svc.Allocate(context.Background(), req)
+				return err
+			}
+			for i := range tt.hold {
+				if err := ask(fmt.Sprintf("holder%d", i)); err != nil {
+					t.Fatalf("ADD %d: %v", i, err)
+				}
+			}
+			var apiErr *api.Error
+			if err := ask("late"); !errors.As(err, &apiErr) || apiErr.Code != tt.wantCode {
+				t.Fatalf("ADD = %v, want code %d", err, tt.wantCode)
+			}
+			t.Logf("refusal: %v", apiErr)
+		})
+	}
+}
+
+// TestVFPinnedByDeviceID: a NAD whose resourceName is an SR-IOV device
+// plugin pool gets the allocated VF's PCI address from Multus (deviceID,
+// the selector): the pod gets exactly that VF, or a refusal that says why.
+func TestVFPinnedByDeviceID(t *testing.T) {
+	svc, spec := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
+	far := spec.PFs[5].VFs[2].PCI  // a VF of a PF far from GPU 0
+	vfio := spec.PFs[6].VFs[3].PCI // bound to vfio-pci
+	ask := func(sandbox, device string) (*api.Plan, error) {
+		req := allocReq(sandbox, "0")
+		req.Mode, req.Selector.NICs = api.ModeVF, []string{strings.ToUpper(device)}
+		return svc.Allocate(context.Background(), req)
+	}
+	plan, err := ask("a", far)
+	if err != nil || plan.Interfaces[0].VF.PCI != far {
+		t.Fatalf("Allocate = %+v, %v; want exactly VF %s", plan, err, far)
+	}
+	var apiErr *api.Error
+	if _, err := ask("b", far); !errors.As(err, &apiErr) || apiErr.Code != api.CodeTryAgainLater {
+		t.Fatalf("the same VF for another pod: %v, want code 11 (held)", err)
+	}
+	if _, err := ask("c", vfio); !errors.As(err, &apiErr) || apiErr.Code != api.CodeNoNIC ||
+		!strings.Contains(apiErr.Error(), vfio+" bound to vfio-pci") {
+		t.Fatalf("a vfio-pci VF: %v, want no NIC naming it", err)
 	}
 }

@@ -30,14 +30,12 @@ ensure_packages() {
   fi
 }
 
+# host_debian_mirror and extract_vmlinux (debian.sh, shared with integration/sriov)
+# shellcheck source=debian.sh
+. "$HERE/debian.sh"
+
 # debian_mirror prints the Debian archive the host's apt uses, or deb.debian.org.
-debian_mirror() {
-  if [ -n "${RAIL_VM_MIRROR:-}" ]; then echo "$RAIL_VM_MIRROR"; return; fi
-  local m
-  m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
-    grep -v '^[[:space:]]*#' | grep -Eo 'https?://[^ ]+/debian/?( |$)' | head -1 | tr -d ' ' || true)
-  echo "${m:-http://deb.debian.org/debian}"
-}
+debian_mirror() { host_debian_mirror "${RAIL_VM_MIRROR:-}"; }
 
 # ensure_kernel fills $KDIR once: the kernel's modules (depmod'ed, lib/modules/<abi>), vmlinuz, and
 # vmlinux (the uncompressed ELF, which QEMU boots directly through PVH: no firmware real-mode set-up,
@@ -74,25 +72,6 @@ ensure_kernel() {
   touch "$KDIR/.complete"
 }
 
-# extract_vmlinux BZIMAGE OUT: the compressed payload's place is in the x86 boot header (setup_sects
-# at 0x1f1, payload_offset at 0x248, payload_length at 0x24c); the payload ends with 4 bytes of size.
-extract_vmlinux() {
-  local img=$1 out=$2 sects off len start magic
-  sects=$(od -An -tu1 -j $((0x1f1)) -N1 "$img" | tr -d ' ')
-  off=$(od -An -tu4 -j $((0x248)) -N4 "$img" | tr -d ' ')
-  len=$(od -An -tu4 -j $((0x24c)) -N4 "$img" | tr -d ' ')
-  [ "$sects" = 0 ] && sects=4
-  start=$(((sects + 1) * 512 + off))
-  magic=$(od -An -tx1 -j "$start" -N4 "$img" | tr -d ' ')
-  case $magic in
-    28b52ffd) tail -c +$((start + 1)) "$img" | head -c $((len - 4)) | zstd -dcq >"$out.tmp" ;;
-    fd377a58) tail -c +$((start + 1)) "$img" | head -c $((len - 4)) | xz -dcq >"$out.tmp" ;;
-    1f8b*) tail -c +$((start + 1)) "$img" | head -c $((len - 4)) | gzip -dcq >"$out.tmp" ;;
-    *) return 2 ;;
-  esac
-  [ "$(od -An -tx1 -N4 "$out.tmp" | tr -d ' ')" = 7f454c46 ] || { rm -f "$out.tmp"; return 3; }
-  mv "$out.tmp" "$out"
-}
 
 # ensure_initramfs prints the initramfs for guest/init, building it when missing: busybox, /init,
 # and the modules init needs before the host's root is reachable (9p over virtio, overlayfs),
@@ -102,24 +81,13 @@ ensure_initramfs() {
   sum=$(cat "$HERE/guest/init" /bin/busybox | sha256sum | cut -c1-12)
   img=$KDIR/initramfs-$sum.cpio.gz
   if [ ! -s "$img" ]; then
-    local tmp ko name
+    local tmp
     tmp=$(mktemp -d "$KDIR/.initramfs.XXXXXX")
     mkdir -p "$tmp/bin" "$tmp/modules"
     cp /bin/busybox "$tmp/bin/busybox"
     cp "$HERE/guest/init" "$tmp/init"
     chmod 0755 "$tmp/init"
-    for ko in $(modprobe -d "$KDIR/root" -S "$VM_KERNEL_ABI" --show-depends -a 9pnet_virtio 9p overlay |
-      awk '$1 == "insmod" && !seen[$2]++ {print $2}'); do
-      name=$(basename "$ko")
-      name=${name%.xz}
-      name=${name%.zst}
-      case $ko in
-        *.xz) xz -dc "$ko" >"$tmp/modules/$name" ;;
-        *.zst) zstd -dcq "$ko" >"$tmp/modules/$name" ;;
-        *) cp "$ko" "$tmp/modules/$name" ;;
-      esac
-      echo "$name" >>"$tmp/modules/load-order"
-    done
+    initramfs_modules "$tmp" "" modprobe -d "$KDIR/root"
     (cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.tmp"
     mv "$img.tmp" "$img"
     rm -rf "$tmp"

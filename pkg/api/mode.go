@@ -17,24 +17,14 @@ const (
 	ModeMacvlan Mode = "macvlan"
 	ModeIPoIB   Mode = "ipoib"
 	ModeIPAM    Mode = "ipam"
-	// ModeVF gives a pod an SR-IOV VF of the PF closest to its GPUs.
-	// raild's inventory and placement know it; the attach sequence (the
-	// PF-side settings, the move, their reset on DEL) is not built yet, so
-	// the rail plugin and raild refuse it with NotYetSupported.
+	// ModeVF gives a pod an SR-IOV VF of the PF closest to its GPUs,
+	// configured through its PF (VLAN, MAC, spoofchk, trust, rates) and
+	// moved in; DEL resets the PF-side settings.
 	ModeVF Mode = "vf"
 )
 
-// NotYetSupported says why a mode that is named but not served yet is
-// refused ("" for every other mode), naming what to use meanwhile.
-func (m Mode) NotYetSupported() string {
-	if m == ModeVF {
-		return "mode vf is not yet supported: raild places VFs, but the VF attach sequence (VLAN/MAC/trust set through the PF, the move, their reset on DEL) is still to come; use move to attach a VF as a NIC of its own"
-	}
-	return ""
-}
-
 // AttachModes are the modes of the rail plugin (every mode but ModeIPAM).
-func AttachModes() []Mode { return []Mode{ModeMove, ModeMacvlan, ModeIPoIB} }
+func AttachModes() []Mode { return []Mode{ModeMove, ModeMacvlan, ModeIPoIB, ModeVF} }
 
 // Valid reports whether m is one of the attach modes or ModeIPAM.
 func (m Mode) Valid() bool { return m == ModeIPAM || m.Attaches() }

@@ -127,6 +127,27 @@ type PlanInterface struct {
 	// Table is the policy routing table for this interface (0: main), set
 	// when several rail interfaces of the pod share a subnet.
 	Table int `json:"table,omitempty"`
+	// VF is the SR-IOV VF of a vf-mode interface (nil in other modes).
+	VF *VF `json:"vf,omitempty"`
+}
+
+// VF is the SR-IOV virtual function behind a vf-mode pod interface: where
+// it sits, and the admin MAC its lease gives it.
+type VF struct {
+	PCI   string `json:"pci"`
+	Index int    `json:"index"` // on its PF (virtfn<Index>)
+	PFPCI string `json:"pfPCI"`
+	// PF is the PF's netdev on the host ("" when it has none there: the
+	// VF cannot be set up then).
+	PF string `json:"pf,omitempty"`
+	// Netdev is the VF's netdev on the host now: "" while it sits in a pod,
+	// or when it is bound to vfio-pci or no driver.
+	Netdev     string `json:"netdev,omitempty"`
+	Driver     string `json:"driver,omitempty"`
+	RDMADevice string `json:"rdmaDevice,omitempty"`
+	// MAC is the admin MAC of the lease (LeaseMAC), used unless the
+	// netconf or the runtime names one.
+	MAC string `json:"mac,omitempty"`
 }
 
 // Plan is raild's answer to allocate and check.

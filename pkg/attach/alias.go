@@ -2,6 +2,7 @@ package attach
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,21 +16,23 @@ const maxAliasLen = 255
 // aliasRecord is what rail stores in a pod interface's alias (IFLA_IFALIAS),
 // the only state that travels with the device:
 //
-//	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>[:rdma=<dev>][:table=<n>][owner]
+//	moved device: rail:<host name>:name=<pod name>:mtu=<mtu>:up=<0|1>[:rdma=<dev>][:table=<n>][vf][owner]
+//	vf:           :pf=<PF>:vf=<index> and the settings changed through the PF (vfRecord)
 //	child link:   rail:<parent>:name=<pod name>:kind=<macvlan|ipoib>[:table=<n>][owner]
 //	owner:        [:sb=<sandbox>][:att=<attachment>][:net=<network>][:pool=<pool>][:nic=<nic>][:nicport=<port>]
 //
 // ':' cannot occur in interface names (nor, by validation, in the owner's
 // fields), so it separates the fields.
 type aliasRecord struct {
-	Host  string // original host name of a moved device, or a child's parent
-	Name  string // pod-side name given at attach time
-	Kind  string // "" for a moved device, else the child's mode
-	MTU   int    // moved device: MTU in the host before the move
-	Up    bool   // moved device: administratively up in the host before
-	RDMA  string // moved device: RDMA device moved with it (exclusive mode)
-	Table int    // policy routing table of the interface's source rules
-	Owner Owner  // the lease the interface belongs to, when the Spec said
+	Host  string    // original host name of a moved device, or a child's parent
+	Name  string    // pod-side name given at attach time
+	Kind  string    // "" for a moved device, else the child's mode
+	MTU   int       // moved device: MTU in the host before the move
+	Up    bool      // moved device: administratively up in the host before
+	RDMA  string    // moved device: RDMA device moved with it (exclusive mode)
+	Table int       // policy routing table of the interface's source rules
+	Owner Owner     // the lease the interface belongs to, when the Spec said
+	VF    *vfRecord // a VF attached in vf mode: its PF, index and old settings
 }
 
 func (r aliasRecord) String() string {
@@ -50,6 +53,9 @@ func (r aliasRecord) String() string {
 	}
 	if r.Table > 0 {
 		fmt.Fprintf(&b, ":table=%d", r.Table)
+	}
+	if r.VF != nil {
+		r.VF.write(&b)
 	}
 	for _, f := range r.Owner.fields() {
 		if *f.value != "" {
@@ -85,6 +91,9 @@ func parseAlias(alias string) (aliasRecord, bool) {
 	if rec.Kind == "" && (!seen["mtu"] || !seen["up"]) {
 		return aliasRecord{}, false
 	}
+	if rec.VF != nil && (rec.Kind != "" || !seen["pf"] || !seen["vf"]) {
+		return aliasRecord{}, false
+	}
 	return rec, true
 }
 
@@ -113,6 +122,12 @@ func (r *aliasRecord) set(key, value string) bool {
 		r.RDMA = value
 		return value != "" && !strings.ContainsAny(value, ": ")
 	}
+	if slices.Contains(vfKeys, key) {
+		if r.VF == nil {
+			r.VF = &vfRecord{}
+		}
+		return r.VF.set(key, value)
+	}
 	for _, f := range r.Owner.fields() {
 		if f.key == key {
 			*f.value = value
@@ -128,18 +143,21 @@ func (r *aliasRecord) set(key, value string) bool {
 // the pod name recorded at attach time identifies it.
 func (r aliasRecord) belongsTo(s Spec) bool {
 	wantKind := string(s.Mode)
-	if s.Mode == ModeMove {
+	if movesNetdev(s.Mode) {
 		wantKind = ""
 	}
 	switch {
 	case r.Kind != wantKind:
 		return false
+	case s.Mode == ModeVF && s.VF != nil:
+		// A VF is its PF's VF <index>, whatever its netdev is called now.
+		return r.VF != nil && r.VF.PF == s.VF.PF && r.VF.Index == s.VF.Index
 	case s.Parent == "":
 		return r.Name == s.Name
 	case r.Host != s.Parent:
 		return false
 	default:
-		return s.Mode == ModeMove || r.Name == s.Name
+		return movesNetdev(s.Mode) || r.Name == s.Name
 	}
 }
 
@@ -192,11 +210,7 @@ func ReadAlias(alias string) (rec Recorded, ok bool) {
 	if !ok {
 		return Recorded{}, false
 	}
-	mode := Mode(r.Kind)
-	if r.Kind == "" {
-		mode = ModeMove
-	}
-	return Recorded{Mode: mode, Host: r.Host, Name: r.Name, Owner: r.Owner}, true
+	return Recorded{Mode: r.mode(), Host: r.Host, Name: r.Name, Owner: r.Owner}, true
 }
 
 // modeOnLink is the mode in which rail attached the pod interface name, as
@@ -213,11 +227,19 @@ func modeOnLink(sess *session, name string) (mode Mode, ours bool) {
 		return ModeMove, true
 	}
 	rec, ok := parseAlias(link.Attrs().Alias)
-	switch {
-	case !ok:
+	if !ok {
 		return "", false
-	case rec.Kind == "":
-		return ModeMove, true
 	}
-	return Mode(rec.Kind), true
+	return rec.mode(), true
+}
+
+// mode is how the interface the record labels reached the pod.
+func (r aliasRecord) mode() Mode {
+	switch {
+	case r.VF != nil:
+		return ModeVF
+	case r.Kind == "":
+		return ModeMove
+	}
+	return Mode(r.Kind)
 }

@@ -3,6 +3,7 @@ package attach
 import (
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"strings"
 
@@ -99,14 +100,26 @@ func Check(podNetns string, s Spec) error {
 	return nil
 }
 
-// attacher carries the one dependency tests replace: moving RDMA devices,
-// which needs RDMA hardware.
+// attacher carries the dependencies tests replace, which need hardware:
+// moving RDMA devices, and a PF's VF settings.
 type attacher struct {
 	moveRDMA func(dev, fromNetns, toNetns string) error
+	// pf gives the PF control of a session (nil: netlink in its host netns).
+	pf func(*session) PFControl
+	// setMAC sets a host link's MAC (nil: netlink); tests model a VF
+	// driver's answer with it.
+	setMAC func(netlink.Link, net.HardwareAddr) error
 }
 
 func defaultAttacher() attacher {
 	return attacher{moveRDMA: rdma.MoveDevice}
+}
+
+func (a attacher) pfControl(sess *session) PFControl {
+	if a.pf != nil {
+		return a.pf(sess)
+	}
+	return netlinkPF{h: sess.hostNL}
 }
 
 func (a attacher) attachAll(podNetns string, specs []Spec) (_ []Attached, retErr error) {
@@ -150,7 +163,7 @@ func (a attacher) attachOne(sess *session, s Spec) (Attached, error) {
 	}
 	var res Result
 	var err error
-	if s.Mode == ModeMove {
+	if movesNetdev(s.Mode) {
 		res, err = a.attachMove(sess, s)
 	} else {
 		res, err = a.attachChild(sess, s)
@@ -199,7 +212,7 @@ func (a attacher) detach(podNetns string, s Spec) error {
 // detachIn undoes s in an open session.
 func (a attacher) detachIn(sess *session, s Spec) error {
 	var err error
-	if s.Mode == ModeMove {
+	if movesNetdev(s.Mode) {
 		err = a.detachMove(sess, s)
 	} else {
 		err = a.detachChild(sess, s)

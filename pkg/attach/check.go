@@ -49,7 +49,7 @@ func checkIdentity(link netlink.Link, s Spec) error {
 		return fmt.Errorf("interface %s in pod is not rail's %s attachment of %s (alias %q)",
 			s.Name, s.Mode, s.Parent, link.Attrs().Alias)
 	}
-	if s.Mode == ModeMove {
+	if movesNetdev(s.Mode) {
 		return nil
 	}
 	if link.Type() != string(s.Mode) {

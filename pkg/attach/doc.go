@@ -13,6 +13,16 @@
 //     the kernel handed it back to the host when the pod netns died.
 //   - macvlan: a macvlan child of Spec.Parent, created directly inside the
 //     pod netns (one RTM_NEWLINK with IFLA_NET_NS_FD).
+//   - vf: an SR-IOV VF's netdev moves into the pod as in move mode, after
+//     what Spec.VF.Config asks is set through its PF (PFControl: admin MAC,
+//     which the VF's netdev takes too, VLAN/QoS/protocol, spoofchk, link
+//     state, rates, trust last). Each setting's old value is recorded in
+//     the alias (":pf=<PF>:vf=<index>" and one key per changed setting) and
+//     restored on Detach before the VF leaves the pod, trust first; a
+//     setting not asked for is never touched, so one the driver does not
+//     support fails only the ADDs that ask for it. A VF the kernel handed
+//     back from a dead pod is reset from its alias by Detach, or by the
+//     next Attach that finds it so.
 //   - ipoib: an IPoIB child (P_Key, datagram/connected) of an InfiniBand
 //     parent, created the same way; a parent that is not InfiniBand is
 //     refused with a message that says what it is and what to use instead.

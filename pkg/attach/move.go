@@ -18,14 +18,28 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 			retErr = errors.Join(retErr, undo.run())
 		}
 	}()
-	hostLink, err := findHostNetdev(sess, s)
+	hostLink, err := a.findHostNetdev(sess, s)
 	if err != nil {
 		return Result{}, err
+	}
+	if s.Mode == ModeVF {
+		// The VF is its PF's VF <index>; its netdev's host name is what it
+		// is called now (a plan made while it sat in the host under a dead
+		// pod's name names that one).
+		s.Parent = hostLink.Attrs().Name
 	}
 	rec := originalState(hostLink, s)
 	rec.Table = s.Table
 	if s.movesRDMADevice() {
 		rec.RDMA = s.RDMADevice
+	}
+	if s.Mode == ModeVF {
+		if rec.VF, err = a.configureVF(sess, hostLink, s, &undo); err != nil {
+			return Result{}, err
+		}
+		if hostLink, err = sess.hostNL.LinkByName(hostLink.Attrs().Name); err != nil {
+			return Result{}, fmt.Errorf("look up VF netdev %s again: %w", s.Parent, err)
+		}
 	}
 	if err := moveIntoPod(sess, hostLink, s, rec, &undo); err != nil {
 		return Result{}, err
@@ -48,25 +62,41 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 
 // findHostNetdev finds s.Parent in the host netns: by name, or, when the
 // kernel returned it from a dead pod under its pod name and no Detach has
-// restored it yet, by its rail alias.
-func findHostNetdev(sess *session, s Spec) (netlink.Link, error) {
-	link, err := sess.hostNL.LinkByName(s.Parent)
-	if err == nil {
-		return link, nil
+// restored it yet, by its rail alias. A VF returned that way is reset and
+// restored first: it still carries the settings of the pod it left.
+func (a attacher) findHostNetdev(sess *session, s Spec) (netlink.Link, error) {
+	if s.Parent == "" && s.Mode == ModeVF {
+		return nil, fmt.Errorf("VF %d of PF %s has no netdev in the host netns (bound to vfio-pci or to no driver, or in another netns): "+
+			"vf mode needs a VF bound to its network driver", s.VF.Index, s.VF.PF)
 	}
-	if ignoreGone(err) != nil {
+	link, err := sess.hostNL.LinkByName(s.Parent)
+	if err != nil && ignoreGone(err) != nil {
 		return nil, fmt.Errorf("look up host netdev %s: %w", s.Parent, err)
 	}
-	links, listErr := sess.hostNL.LinkList()
-	if listErr != nil {
-		return nil, fmt.Errorf("list host links: %w", listErr)
-	}
-	for _, l := range links {
-		if rec, ok := parseAlias(l.Attrs().Alias); ok && rec.Kind == "" && rec.Host == s.Parent {
-			return l, nil
+	if err != nil {
+		links, listErr := sess.hostNL.LinkList()
+		if listErr != nil {
+			return nil, fmt.Errorf("list host links: %w", listErr)
+		}
+		for _, l := range links {
+			if rec, ok := parseAlias(l.Attrs().Alias); ok && rec.Kind == "" && rec.Host == s.Parent {
+				link, err = l, nil
+				break
+			}
 		}
 	}
-	return nil, fmt.Errorf("host netdev %s not found in the host netns: %w", s.Parent, err)
+	if err != nil {
+		return nil, fmt.Errorf("host netdev %s not found in the host netns: %w", s.Parent, err)
+	}
+	if rec, ok := parseAlias(link.Attrs().Alias); ok && rec.VF != nil {
+		if err := a.restoreHostLink(sess, link, rec); err != nil {
+			return nil, fmt.Errorf("VF netdev %s came back from a pod that is gone and could not be reset: %w", s.Parent, err)
+		}
+		if link, err = sess.hostNL.LinkByName(rec.Host); err != nil {
+			return nil, fmt.Errorf("look up host netdev %s after resetting it: %w", rec.Host, err)
+		}
+	}
+	return link, nil
 }
 
 // originalState is what Detach restores. A device that still carries a
@@ -135,6 +165,16 @@ func recoverPartialMove(sess *session, hostLink netlink.Link, rec aliasRecord) e
 // clears the alias and restores the MTU in one message sent in the pod
 // netns, then restores the up state in the host.
 func moveOutOfPod(sess *session, podLink netlink.Link, rec aliasRecord) error {
+	return moveOut(sess, podLink, rec, "")
+}
+
+// moveOutOfPodLabelled is moveOutOfPod for a VF whose PF-side settings
+// could not be reset: it keeps its alias, which says what to reset.
+func moveOutOfPodLabelled(sess *session, podLink netlink.Link, rec aliasRecord) error {
+	return moveOut(sess, podLink, rec, rec.String())
+}
+
+func moveOut(sess *session, podLink netlink.Link, rec aliasRecord, alias string) error {
 	sock, err := openRouteSocket(sess.podHandle())
 	if err != nil {
 		return err
@@ -144,7 +184,7 @@ func moveOutOfPod(sess *session, podLink netlink.Link, rec aliasRecord) error {
 		Index:   podLink.Attrs().Index,
 		NetnsFd: int(sess.host.Fd()),
 		Name:    rec.Host,
-		Alias:   stringPtr(""),
+		Alias:   stringPtr(alias),
 		MTU:     rec.MTU,
 	}
 	if err := sock.changeLink(change); err != nil {

@@ -16,7 +16,7 @@ import (
 // alias.
 func (a attacher) detachMove(sess *session, s Spec) error {
 	if sess.pod == nil {
-		return restoreInHost(sess, s)
+		return a.restoreInHost(sess, s)
 	}
 	link, rec, found, err := findOwnedLink(sess, s)
 	if err != nil {
@@ -25,7 +25,7 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 	if !found {
 		// Not in the pod (never attached, or returned to the host earlier):
 		// restore it there if it still carries rail's alias.
-		return errors.Join(removeSourceRules(sess.podNL, s.Table), restoreInHost(sess, s))
+		return errors.Join(removeSourceRules(sess.podNL, s.Table), a.restoreInHost(sess, s))
 	}
 	errs := []error{removeSourceRules(sess.podNL, tableOf(rec, s)), removeAddresses(sess.podNL, link, s)}
 	if dev := rdmaDeviceOf(rec, s); dev != "" {
@@ -35,14 +35,46 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 			errs = append(errs, fmt.Errorf("move rdma device %s back to the host: %w", dev, err))
 		}
 	}
-	errs = append(errs, moveOutOfPod(sess, link, rec))
-	return errors.Join(errs...)
+	if rec.VF != nil {
+		// The PF-side settings are reset before the VF leaves the pod; when
+		// that fails the VF goes back still labelled, and the next Detach
+		// (or raild) resets it from the label.
+		if err := a.resetVF(sess, rec.VF); err != nil {
+			errs = append(errs, err)
+			return errors.Join(append(errs, moveOutOfPodLabelled(sess, link, rec))...)
+		}
+	}
+	if rec.VF == nil {
+		return errors.Join(append(errs, moveOutOfPod(sess, link, rec))...)
+	}
+	// A VF leaves labelled, and loses the label only once its MACs are
+	// restored in the host: a failure leaves what the next try needs.
+	if err := moveOutOfPodLabelled(sess, link, rec); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	return errors.Join(append(errs, a.finishVFInHost(sess, rec))...)
+}
+
+// finishVFInHost restores the MACs of a VF back in the host under its
+// host name, then clears its label.
+func (a attacher) finishVFInHost(sess *session, rec aliasRecord) error {
+	if err := a.restoreVFMAC(sess, rec.VF, rec.Host); err != nil {
+		return err
+	}
+	link, err := sess.hostNL.LinkByName(rec.Host)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	if err := ignoreGone(sess.hostNL.LinkSetAlias(link, "")); err != nil {
+		return fmt.Errorf("clear the label of VF netdev %s: %w", rec.Host, err)
+	}
+	return nil
 }
 
 // restoreInHost finds, in the host netns, a device that carries rail's
 // move alias for s.Parent and gives it back its host name, MTU and state.
 // A device already restored (no alias) or gone is not an error.
-func restoreInHost(sess *session, s Spec) error {
+func (a attacher) restoreInHost(sess *session, s Spec) error {
 	links, err := sess.hostNL.LinkList()
 	if err != nil {
 		return fmt.Errorf("list host links: %w", err)
@@ -52,14 +84,25 @@ func restoreInHost(sess *session, s Spec) error {
 		if !ok || !rec.belongsTo(s) {
 			continue
 		}
-		return restoreHostLink(sess, l, rec)
+		return a.restoreHostLink(sess, l, rec)
 	}
 	return nil
 }
 
-func restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
+// restoreHostLink gives a device returned to the host its host name, MTU
+// and state, a VF first its PF-side settings (when that fails it keeps its
+// label, for the next try).
+func (a attacher) restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
+	if rec.VF != nil {
+		if err := a.resetVF(sess, rec.VF); err != nil {
+			return err
+		}
+	}
 	name := link.Attrs().Name
 	change := linkChange{Index: link.Attrs().Index, NetnsFd: -1, Alias: stringPtr(""), MTU: rec.MTU}
+	if rec.VF != nil {
+		change.Alias = nil // cleared once its MACs are restored
+	}
 	if name != rec.Host {
 		change.Name = rec.Host
 		if link.Attrs().Flags&net.FlagUp != 0 {
@@ -76,6 +119,11 @@ func restoreHostLink(sess *session, link netlink.Link, rec aliasRecord) error {
 	defer sock.close()
 	if err := sock.changeLink(change); err != nil {
 		return fmt.Errorf("restore host netdev %s (now %s): %w", rec.Host, name, err)
+	}
+	if rec.VF != nil {
+		if err := a.finishVFInHost(sess, rec); err != nil {
+			return err
+		}
 	}
 	return restoreUpState(sess, rec)
 }

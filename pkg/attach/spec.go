@@ -16,7 +16,14 @@ const (
 	ModeMacvlan = api.ModeMacvlan
 	// ModeIPoIB gives the pod an IPoIB child of the NIC's InfiniBand netdev.
 	ModeIPoIB = api.ModeIPoIB
+	// ModeVF moves an SR-IOV VF's netdev into the pod, as ModeMove does,
+	// after setting what Spec.VF asks through its PF.
+	ModeVF = api.ModeVF
 )
+
+// movesNetdev reports whether mode m moves the NIC's own netdev into the
+// pod (move, vf) rather than creating a child of it.
+func movesNetdev(m Mode) bool { return m == ModeMove || m == ModeVF }
 
 // Route is one route the pod interface gets. A zero GW makes it a
 // link-scoped (directly connected) route.
@@ -30,8 +37,9 @@ type Route struct {
 // elsewhere.
 type Spec struct {
 	Mode Mode
-	// Parent is the host netdev of the NIC: moved itself in move mode, the
-	// parent of the child in macvlan and ipoib mode.
+	// Parent is the host netdev of the NIC: moved itself in move mode (in
+	// vf mode the VF's netdev), the parent of the child in macvlan and
+	// ipoib mode.
 	Parent string
 	// Name is the pod-side interface name (rail0, net1, net1-1).
 	Name string
@@ -57,12 +65,16 @@ type Spec struct {
 	IPoIBMode string
 	// MAC is an optional MAC address for the macvlan child.
 	MAC string
-	// RDMADevice is the NIC's RDMA device (mlx5_0). In move mode with
-	// RDMAExclusive it moves into the pod with the netdev and back.
+	// RDMADevice is the NIC's RDMA device (mlx5_0; in vf mode the VF's
+	// own, mlx5_12). In move and vf mode with RDMAExclusive it moves into
+	// the pod with the netdev and back.
 	RDMADevice string
 	// Owner, when set, is recorded in the interface's alias: the lease it
 	// belongs to, so raild can rebuild its leases from the pods.
 	Owner Owner
+	// VF is what vf mode needs (and only vf mode takes): the VF's PF and
+	// index, and what to set through the PF.
+	VF *VF
 	// RDMAExclusive says the RDMA subsystem is in exclusive netns mode.
 	// Macvlan and ipoib attachments that name an RDMADevice are refused then,
 	// since a pod cannot reach the parent's RDMA device in that mode.
@@ -79,5 +91,5 @@ type Result struct {
 
 // movesRDMADevice reports whether attaching s moves an RDMA device too.
 func (s Spec) movesRDMADevice() bool {
-	return s.Mode == ModeMove && s.RDMAExclusive && s.RDMADevice != ""
+	return movesNetdev(s.Mode) && s.RDMAExclusive && s.RDMADevice != ""
 }

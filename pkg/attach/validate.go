@@ -76,9 +76,12 @@ func validateWith(s Spec, names func(Spec) error) error {
 
 func validateModeFields(s Spec) error {
 	switch s.Mode {
-	case ModeMove, ModeMacvlan, ModeIPoIB:
+	case ModeMove, ModeMacvlan, ModeIPoIB, ModeVF:
 	default:
-		return fmt.Errorf("Mode %q is unknown: use %q, %q or %q", s.Mode, ModeMove, ModeMacvlan, ModeIPoIB)
+		return fmt.Errorf("Mode %q is unknown: use %q, %q, %q or %q", s.Mode, ModeMove, ModeMacvlan, ModeIPoIB, ModeVF)
+	}
+	if err := validateVF(s); err != nil {
+		return err
 	}
 	if s.MAC != "" && s.Mode != ModeMacvlan {
 		return fmt.Errorf("MAC is only supported in mode %q, not %q: leave it empty", ModeMacvlan, s.Mode)
@@ -105,6 +108,11 @@ func validateModeFields(s Spec) error {
 }
 
 func validateNames(s Spec) error {
+	if s.Mode == ModeVF && s.Parent == "" {
+		// A VF without a netdev on the host: refused with why at attach,
+		// unless the pod already has it (a repeated ADD).
+		return validateNamesParentOptional(s)
+	}
 	if err := checkIfName(s.Parent); err != nil {
 		return fmt.Errorf("field Parent: %w", err)
 	}
@@ -213,7 +221,11 @@ func validateOwner(s Spec) error {
 			return fmt.Errorf("Owner %s %q contains ':', '=' or whitespace: use the CNI names as given (letters, digits, '-', '_', '.')", f.key, *f.value)
 		}
 	}
-	worst := aliasRecord{Host: s.Parent, Name: s.Name, MTU: math.MaxUint16, Up: true, RDMA: s.RDMADevice, Table: s.Table, Owner: o}
+	worst := aliasRecord{Host: s.Parent, Name: s.Name, MTU: math.MaxUint16, Up: true, RDMA: s.RDMADevice, Table: s.Table, Owner: o,
+		VF: worstVFRecord(s)}
+	if s.Mode == ModeVF && s.Parent == "" {
+		worst.Host = "xxxxxxxxxxxxxxx" // the longest name the VF's netdev may have
+	}
 	if n := len(worst.String()); n > maxAliasLen {
 		return fmt.Errorf("Owner does not fit the interface alias (%d bytes with the other fields, the kernel keeps %d): shorten the network or pool name, or leave Owner empty", n, maxAliasLen)
 	}

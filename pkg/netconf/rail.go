@@ -25,6 +25,9 @@ type RuntimeConfig struct {
 	// Multus' capability args (multus.go), for NADs that declare them.
 	DeviceID          string `json:"deviceID,omitempty"`
 	CNIDeviceInfoFile string `json:"CNIDeviceInfoFile,omitempty"`
+	// MAC is the "mac" capability (as sriov-cni reads it): the admin MAC
+	// of the pod's VF in vf mode, over the netconf's "mac".
+	MAC string `json:"mac,omitempty"`
 }
 
 // Args is the "args" field; Multus puts cni-args under "cni".
@@ -64,11 +67,14 @@ type Rail struct {
 	LegacyAttachments []types.GCAttachment `json:"cni.dev/attachments,omitempty"`
 	// MultusDevice is what Multus adds for a NAD with a resourceName.
 	MultusDevice
+	// VFKeys are vf mode's settings of the VF, named as sriov-cni names them.
+	VFKeys
 
 	// Filled by LoadRail.
 	CallTimeout time.Duration   `json:"-"`
 	PKeyValue   uint16          `json:"-"`
 	MaxClass    *topology.Class `json:"-"`
+	vfConfig    api.VFConfig
 }
 
 var (
@@ -84,7 +90,8 @@ const (
 )
 
 // railKeys is what rail's own part of a netconf may hold, for error messages.
-const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown, unresolvedGPUs (and, written by Multus, deviceID and pciBusID)"
+const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown, unresolvedGPUs, " +
+	"in mode vf " + vfKeyNames + " (and, written by Multus, deviceID and pciBusID)"
 
 // LoadRail decodes and validates the rail netconf. Unknown fields, and keys
 // written in another case, are refused (CNI code 2); bad values name the
@@ -125,7 +132,7 @@ func (c *Rail) defaultsAndValidate() error {
 	if c.IPAM.Type != "" {
 		return fieldError("ipam", "rail takes its addresses from raild's pools: remove \"ipam\" and name the pool with \"pool\"")
 	}
-	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkDevice, c.checkMTU, c.checkPKey}
+	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkDevice, c.checkMTU, c.checkPKey, c.checkVF}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -135,9 +142,6 @@ func (c *Rail) defaultsAndValidate() error {
 }
 
 func (c *Rail) checkBasics() error {
-	if why := c.Mode.NotYetSupported(); why != "" {
-		return fieldError("mode", "%s", why)
-	}
 	if !c.Mode.Attaches() {
 		return fieldError("mode", "%q is not a mode: use one of %s", c.Mode, api.ModeList(api.AttachModes()))
 	}

@@ -2,6 +2,7 @@ package netconf
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,7 +43,37 @@ func TestLoadRail(t *testing.T) {
 		}},
 		{name: "unknown field", conf: `{"name":"n","type":"rail","mdoe":"move"}`, wantCode: types.ErrUnsupportedField, wantText: "mdoe"},
 		{name: "bad mode", conf: `{"name":"n","type":"rail","mode":"sriov"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mode"`},
-		{name: "vf mode not yet", conf: `{"name":"n","type":"rail","mode":"vf"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `mode vf is not yet supported`},
+		{name: "vf keys as sriov-cni names them", conf: `{"name":"n","type":"rail","mode":"vf","vlan":100,"vlanQoS":3,"vlanProto":"802.1ad",
+			"mac":"02:00:00:00:00:a0","spoofchk":"off","trust":"on","link_state":"enable","min_tx_rate":10,"max_tx_rate":100}`,
+			check: func(t *testing.T, c *Rail) {
+				v := c.VFConfig()
+				if *v.VLAN != 100 || v.QoS != 3 || v.VLANProto != 0x88a8 || v.MAC.String() != "02:00:00:00:00:a0" || *v.Spoofchk ||
+					!*v.Trust || *v.LinkState != api.VFLinkEnable || *v.MinTxRate != 10 || *v.MaxTxRate != 100 {
+					t.Errorf("VFConfig = %+v", v)
+				}
+			}},
+		{name: "vf mode alone leaves the VF's settings", conf: `{"name":"n","type":"rail","mode":"vf"}`, check: func(t *testing.T, c *Rail) {
+			if v := c.VFConfig(); !reflect.DeepEqual(v, api.VFConfig{}) {
+				t.Errorf("VFConfig = %+v, want nothing asked", v)
+			}
+		}},
+		{name: "runtimeConfig mac over the netconf's", conf: `{"name":"n","type":"rail","mode":"vf","mac":"02:00:00:00:00:a0",
+			"runtimeConfig":{"mac":"02:00:00:00:00:b0"}}`, check: func(t *testing.T, c *Rail) {
+			if c.VFConfig().MAC.String() != "02:00:00:00:00:b0" {
+				t.Errorf("mac = %s, want runtimeConfig's", c.VFConfig().MAC)
+			}
+		}},
+		{name: "vf key in move mode", conf: `{"name":"n","type":"rail","vlan":5}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"vlan"`},
+		{name: "vlan 4095", conf: `{"name":"n","type":"rail","mode":"vf","vlan":4095}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `vlan 4095 is out of range`},
+		{name: "qos 8", conf: `{"name":"n","type":"rail","mode":"vf","vlan":5,"vlanQoS":8}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"vlanQoS"`},
+		{name: "qos without vlan", conf: `{"name":"n","type":"rail","mode":"vf","vlanQoS":2}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `needs a vlan`},
+		{name: "bad vlanProto", conf: `{"name":"n","type":"rail","mode":"vf","vlan":5,"vlanProto":"qinq"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"vlanProto"`},
+		{name: "malformed mac", conf: `{"name":"n","type":"rail","mode":"vf","mac":"02:00:00:00:00"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mac"`},
+		{name: "multicast mac", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"mac":"01:00:5e:00:00:01"}}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `not a unicast Ethernet MAC`},
+		{name: "spoofchk yes", conf: `{"name":"n","type":"rail","mode":"vf","spoofchk":"yes"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `use on or off`},
+		{name: "link_state up", conf: `{"name":"n","type":"rail","mode":"vf","link_state":"up"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"link_state"`},
+		{name: "negative rate", conf: `{"name":"n","type":"rail","mode":"vf","max_tx_rate":-1}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"max_tx_rate"`},
+		{name: "min above max", conf: `{"name":"n","type":"rail","mode":"vf","min_tx_rate":200,"max_tx_rate":100}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"min_tx_rate"`},
 		{name: "bad mtu", conf: `{"name":"n","type":"rail","mtu":70000}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mtu"`},
 		{name: "relative socket", conf: `{"name":"n","type":"rail","socket":"raild.sock"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"socket"`},
 		{name: "bad pool", conf: `{"name":"n","type":"rail","pool":"a b"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"pool"`},

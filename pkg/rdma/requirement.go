@@ -9,7 +9,7 @@ import (
 // ModeRequirement reports whether attachMode can give a pod working RDMA
 // while the RDMA subsystem is in netns mode m.
 //
-//   - "move" works in both modes (in exclusive mode the RDMA device has to
+//   - "move" and "vf" work in both modes (in exclusive mode the RDMA device has to
 //     move with the netdev, see MoveDevice).
 //   - "macvlan" and "ipoib" create child netdevs whose RDMA traffic goes
 //     through the parent's RDMA device, which a pod only sees in shared mode.
@@ -23,7 +23,7 @@ func ModeRequirement(attachMode api.Mode, m NetnsMode) error {
 		return err
 	}
 	switch attachMode {
-	case api.ModeMove:
+	case api.ModeMove, api.ModeVF:
 		return nil
 	case api.ModeMacvlan, api.ModeIPoIB:
 		if m != NetnsExclusive {

@@ -36,6 +36,19 @@ type Report struct {
 	// PFs are the SR-IOV PFs and their VFs (a VF a pod holds in vf mode
 	// is in Holders under its PCI address).
 	PFs []PF `json:"pfs,omitempty"`
+	// LeakedVFs are the VFs a running raild found carrying a pod's admin
+	// MAC while no lease holds them, or sharing an admin MAC.
+	LeakedVFs []LeakedVF `json:"leakedVFs,omitempty"`
+}
+
+// LeakedVF is a VF whose admin MAC says a pod's configuration is still on
+// it while no lease holds it, or that shares its admin MAC with another VF.
+type LeakedVF struct {
+	PCI   string `json:"pci"`
+	PF    string `json:"pf"` // the PF's netdev
+	Index int    `json:"index"`
+	MAC   string `json:"mac"`
+	Why   string `json:"why"`
 }
 
 // Report gathers the machine's devices, every GPU/NIC class (NICs that

@@ -1,0 +1,135 @@
+package attach
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/containernetworking/plugins/pkg/netlinksafe"
+	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+// VF is what vf mode attaches beyond a move: the VF's place on its PF and
+// what the pod's VF gets through the PF. The VF's own netdev is
+// Spec.Parent, its RDMA device Spec.RDMADevice.
+type VF struct {
+	// PF is the PF's netdev in the host netns; the VF is set through it.
+	PF string
+	// Index is the VF's index on its PF (the PF's virtfn<Index>).
+	Index int
+	// Config is what to set through the PF.
+	Config VFConfig
+}
+
+// VFConfig is what a pod's VF gets through its PF (api.VFConfig).
+type VFConfig = api.VFConfig
+
+// VFLinkState is a VF's administrative link state (api.VFLinkState).
+type VFLinkState = api.VFLinkState
+
+// The VF link states and VLAN protocols, as pkg/api names them.
+const (
+	VFLinkAuto      = api.VFLinkAuto
+	VFLinkEnable    = api.VFLinkEnable
+	VFLinkDisable   = api.VFLinkDisable
+	VLANProto8021Q  = api.VLANProto8021Q
+	VLANProto8021AD = api.VLANProto8021AD
+)
+
+// VFState is a VF's administrative state as its PF reports it
+// (IFLA_VF_INFO): what attach records before changing it, and restores.
+type VFState struct {
+	MAC       net.HardwareAddr
+	VLAN      int
+	QoS       int
+	VLANProto uint16
+	Spoofchk  bool
+	Trust     bool
+	LinkState VFLinkState
+	MinTxRate uint32
+	MaxTxRate uint32
+}
+
+// ErrVFNotOnPF marks a VF its PF does not report (VFs removed, wrong index).
+var ErrVFNotOnPF = errors.New("the PF does not report this VF")
+
+// PFControl is what the vf attach sequence asks of a PF's driver: a VF's
+// admin state and each of its settings. The production one sends netlink
+// requests in the host netns; tests use one that records the calls.
+type PFControl interface {
+	VFState(pf string, vf int) (VFState, error)
+	SetVFMAC(pf string, vf int, mac net.HardwareAddr) error
+	SetVFVLAN(pf string, vf, vlan, qos int, proto uint16) error
+	SetVFSpoofchk(pf string, vf int, on bool) error
+	SetVFTrust(pf string, vf int, on bool) error
+	SetVFLinkState(pf string, vf int, state VFLinkState) error
+	SetVFRate(pf string, vf int, minMbps, maxMbps uint32) error
+}
+
+// netlinkPF is PFControl on RTM_SETLINK/IFLA_VFINFO_LIST in the host netns.
+type netlinkPF struct {
+	h netlinksafe.Handle
+}
+
+func (p netlinkPF) link(pf string) (netlink.Link, error) {
+	l, err := p.h.LinkByName(pf)
+	if err != nil {
+		return nil, fmt.Errorf("PF %s not found in the host netns (a PF moved into a pod cannot serve vf mode): %w", pf, err)
+	}
+	return l, nil
+}
+
+func (p netlinkPF) VFState(pf string, vf int) (VFState, error) {
+	l, err := p.link(pf)
+	if err != nil {
+		return VFState{}, err
+	}
+	for _, info := range l.Attrs().Vfs {
+		if info.ID != vf {
+			continue
+		}
+		proto := uint16(info.VlanProto)
+		if proto == 0 {
+			proto = VLANProto8021Q
+		}
+		return VFState{MAC: info.Mac, VLAN: info.Vlan, QoS: info.Qos, VLANProto: proto, Spoofchk: info.Spoofchk,
+			Trust: info.Trust != 0, LinkState: VFLinkState(info.LinkState), MinTxRate: info.MinTxRate,
+			MaxTxRate: info.MaxTxRate}, nil
+	}
+	return VFState{}, fmt.Errorf("VF %d of PF %s: %w (%d VFs reported)", vf, pf, ErrVFNotOnPF, len(l.Attrs().Vfs))
+}
+
+// set runs one setting on the PF's link.
+func (p netlinkPF) set(pf string, do func(netlink.Link) error) error {
+	l, err := p.link(pf)
+	if err != nil {
+		return err
+	}
+	return do(l)
+}
+
+func (p netlinkPF) SetVFMAC(pf string, vf int, mac net.HardwareAddr) error {
+	return p.set(pf, func(l netlink.Link) error { return p.h.LinkSetVfHardwareAddr(l, vf, mac) })
+}
+
+func (p netlinkPF) SetVFVLAN(pf string, vf, vlan, qos int, proto uint16) error {
+	return p.set(pf, func(l netlink.Link) error { return p.h.LinkSetVfVlanQosProto(l, vf, vlan, qos, int(proto)) })
+}
+
+func (p netlinkPF) SetVFSpoofchk(pf string, vf int, on bool) error {
+	return p.set(pf, func(l netlink.Link) error { return p.h.LinkSetVfSpoofchk(l, vf, on) })
+}
+
+func (p netlinkPF) SetVFTrust(pf string, vf int, on bool) error {
+	return p.set(pf, func(l netlink.Link) error { return p.h.LinkSetVfTrust(l, vf, on) })
+}
+
+func (p netlinkPF) SetVFLinkState(pf string, vf int, state VFLinkState) error {
+	return p.set(pf, func(l netlink.Link) error { return p.h.LinkSetVfState(l, vf, uint32(state)) })
+}
+
+func (p netlinkPF) SetVFRate(pf string, vf int, minMbps, maxMbps uint32) error {
+	return p.set(pf, func(l netlink.Link) error { return p.h.LinkSetVfRate(l, vf, int(minMbps), int(maxMbps)) })
+}

@@ -1,0 +1,115 @@
+package attach
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// A VF's MAC lives in two places: the admin MAC its PF holds for it and
+// the MAC of its netdev. Both must say the same, or the VF's traffic is
+// filtered: a VF driver takes a PF-set MAC only at its next reset
+// (igbvf), and a trusted VF brought up with its old MAC replaces the
+// PF's. So the netdev gets the admin MAC too, before it moves. Some PF
+// drivers (igb) then refuse an untrusted VF any MAC change of its own
+// once the PF set one; for those the PF's MAC is cleared, the VF sets its
+// own, and the PF sets the MAC again.
+
+// setVFMAC sets the admin MAC and the netdev's; its one inverse restores
+// both (restoreVFMAC).
+func (a attacher) setVFMAC(sess *session, hostLink netlink.Link, s Spec, before VFState, rec *vfRecord, undo *undoList) error {
+	pf, v := a.pfControl(sess), s.VF
+	rec.MAC = macOrZero(before.MAC)
+	rec.HostMAC = macOrZero(hostLink.Attrs().HardwareAddr)
+	if err := pf.SetVFMAC(v.PF, v.Index, v.Config.MAC); err != nil {
+		return fmt.Errorf("set mac of VF %d of PF %s through the PF: %w", v.Index, v.PF, err)
+	}
+	if err := a.setNetdevMAC(sess, v.PF, v.Index, hostLink, v.Config.MAC, v.Config.MAC); err != nil {
+		err = fmt.Errorf("set mac %s on VF netdev %s: %w", v.Config.MAC, s.Parent, err)
+		return errors.Join(err, a.restoreVFMAC(sess, rec, s.Parent))
+	}
+	undo.push(fmt.Sprintf("mac of VF %d of PF %s", v.Index, v.PF), func() error { return a.restoreVFMAC(sess, rec, s.Parent) })
+	return nil
+}
+
+// setNetdevMAC gives the VF's netdev mac; when the PF driver refuses the
+// VF the change, it clears the PF's MAC, lets the VF set mac, and leaves
+// the PF with admin (nil: with what the VF set).
+func (a attacher) setNetdevMAC(sess *session, pfName string, index int, link netlink.Link, mac, admin net.HardwareAddr) error {
+	err := a.linkSetMAC(sess, link, mac)
+	if err == nil || !refusedByPF(err) {
+		return err
+	}
+	pf := a.pfControl(sess)
+	if err2 := pf.SetVFMAC(pfName, index, make(net.HardwareAddr, 6)); err2 != nil {
+		return errors.Join(err, fmt.Errorf("clear the PF-set mac to let the VF change its own: %w", err2))
+	}
+	if err := a.linkSetMAC(sess, link, mac); err != nil {
+		return fmt.Errorf("with the PF-set mac cleared: %w", err)
+	}
+	if admin == nil {
+		return nil
+	}
+	return pf.SetVFMAC(pfName, index, admin)
+}
+
+// restoreVFMAC gives the VF back its admin MAC and its netdev (host name
+// netdev) the MAC it had; a PF, VF or netdev that is gone needs nothing.
+func (a attacher) restoreVFMAC(sess *session, rec *vfRecord, netdev string) error {
+	if rec.MAC == nil && rec.HostMAC == nil {
+		return nil
+	}
+	pf := a.pfControl(sess)
+	if _, err := pf.VFState(rec.PF, rec.Index); err != nil {
+		if gone(err) {
+			return nil
+		}
+		return fmt.Errorf("read VF %d of PF %s before restoring its mac: %w", rec.Index, rec.PF, err)
+	}
+	if err := pf.SetVFMAC(rec.PF, rec.Index, rec.MAC); err != nil {
+		return fmt.Errorf("reset mac of VF %d of PF %s: %w", rec.Index, rec.PF, err)
+	}
+	link, err := sess.hostNL.LinkByName(netdev)
+	if err != nil {
+		return ignoreGone(err)
+	}
+	if link.Attrs().HardwareAddr.String() == rec.HostMAC.String() {
+		return nil
+	}
+	// A VF whose admin MAC was its own (igb reports the VF's own MAC when
+	// no admin set one) ends as it began: with the MAC the VF set.
+	var admin net.HardwareAddr
+	if !isZeroMAC(rec.MAC) && rec.MAC.String() != rec.HostMAC.String() {
+		admin = rec.MAC
+	}
+	if err := ignoreGone(a.setNetdevMAC(sess, rec.PF, rec.Index, link, rec.HostMAC, admin)); err != nil {
+		return fmt.Errorf("restore mac %s of VF netdev %s: %w", rec.HostMAC, netdev, err)
+	}
+	return nil
+}
+
+// linkSetMAC sets a host link's MAC (tests model a VF driver here).
+func (a attacher) linkSetMAC(sess *session, link netlink.Link, mac net.HardwareAddr) error {
+	if a.setMAC != nil {
+		return a.setMAC(link, mac)
+	}
+	return sess.hostNL.LinkSetHardwareAddr(link, mac)
+}
+
+// refusedByPF reports a VF's own MAC change refused by its PF driver (igb
+// answers an untrusted VF EADDRNOTAVAIL once the PF set a MAC).
+func refusedByPF(err error) bool {
+	return errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)
+}
+
+func isZeroMAC(mac net.HardwareAddr) bool {
+	for _, b := range mac {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
