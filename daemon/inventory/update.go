@@ -23,6 +23,13 @@ func (inv *Inventory) UpdateWith(cause string, devices, pfs []string) (*Snapshot
 	return inv.updateWithVFs(cause, devices, pfs, nil)
 }
 
+// UpdateVFs reads these VFs (PCI addresses, by their PF's PCI address)
+// again alone — their PF whole when it changed more — and publishes what
+// changed (see UpdateWith).
+func (inv *Inventory) UpdateVFs(cause string, vfs map[string][]string) (*Snapshot, bool) {
+	return inv.updateWithVFs(cause, nil, nil, vfs)
+}
+
 // updateWithVFs is UpdateWith that also reads some VFs again alone (by
 // their PF's PCI address): a VF's netdev moved into a pod or back changes
 // nothing else of its PF, whose other VFs (a hundred, on a big node) are

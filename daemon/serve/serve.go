@@ -130,7 +130,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			if _, err := inv.Rescan(cause); err != nil {
 				log.Warn("rescan failed", "cause", cause, "error", err)
 			}
-		}}
+		},
+		ReadVFs: func(cause string, vfs map[string][]string) { inv.UpdateVFs(cause, vfs) }}
 	var svc *service.Service
 	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
 	opt.Metrics = m

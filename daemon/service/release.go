@@ -22,8 +22,33 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 		return s.countError("release", "store", &api.Error{Code: api.CodeIO, Msg: "release leases", Details: err.Error()})
 	}
 	s.logReleased(released, "released by CNI DEL")
+	s.readReturnedVFs(released)
 	s.reportReleased(req.Network, released)
 	return nil
+}
+
+// readReturnedVFs has the inventory read the VFs of released vf leases
+// again: the plugin's DEL put them back in the host before it released
+// them.
+func (s *Service) readReturnedVFs(released []ipam.Lease) {
+	if s.opt.ReadVFs == nil {
+		return
+	}
+	m := s.Machine()
+	vfs := map[string][]string{}
+	for _, l := range released {
+		if api.Mode(l.Mode) != api.ModeVF {
+			continue
+		}
+		for _, pci := range l.NICs {
+			if vf, ok := m.VFByPCI(pci); ok {
+				vfs[vf.PF] = append(vfs[vf.PF], vf.PCI)
+			}
+		}
+	}
+	if len(vfs) > 0 {
+		s.opt.ReadVFs("VF back from its pod (CNI DEL)", vfs)
+	}
 }
 
 // GC releases the network's leases that the runtime no longer lists.

@@ -62,6 +62,11 @@ type Options struct {
 	// Rescan reads the node again (nil: nothing): after the VF sweep
 	// renamed VFs back, before any plan names their netdevs.
 	Rescan func(cause string)
+	// ReadVFs reads these VFs (PCI addresses, by their PF's) again now
+	// (nil: nothing): a DEL moved them back to the host before it released
+	// their leases, and the next ADD must find them there, not wait for
+	// the inventory's link events.
+	ReadVFs func(cause string, vfs map[string][]string)
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which

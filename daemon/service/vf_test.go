@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -154,5 +155,40 @@ func TestVFPinnedByDeviceID(t *testing.T) {
 	if _, err := ask("c", vfio); !errors.As(err, &apiErr) || apiErr.Code != api.CodeNoNIC ||
 		!strings.Contains(apiErr.Error(), vfio+" bound to vfio-pci") {
 		t.Fatalf("a vfio-pci VF: %v, want no NIC naming it", err)
+	}
+}
+
+// TestReleaseReadsReturnedVFs: a DEL put its VF back in the host before it
+// released the lease; raild has the inventory read that VF at once, so the
+// next ADD finds it free and named (the SR-IOV rig's ADD right after a
+// DEL was refused: the snapshot still showed the VF in the pod). A
+// release of another mode reads nothing.
+func TestReleaseReadsReturnedVFs(t *testing.T) {
+	for _, mode := range []api.Mode{api.ModeVF, api.ModeMacvlan} {
+		t.Run(string(mode), func(t *testing.T) {
+			var reads []map[string][]string
+			svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil, func(o *Options) {
+				o.ReadVFs = func(_ string, vfs map[string][]string) { reads = append(reads, vfs) }
+			})
+			req := allocReq("a", "0")
+			req.Mode = mode
+			plan, err := svc.Allocate(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Allocate: %v", err)
+			}
+			if err := svc.Release(context.Background(), api.AttachmentRequest{Sandbox: "a", CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+			if mode != api.ModeVF {
+				if len(reads) != 0 {
+					t.Fatalf("a %s release read VFs %v", mode, reads)
+				}
+				return
+			}
+			vf := plan.Interfaces[0].VF
+			if len(reads) != 1 || !slices.Equal(reads[0][vf.PFPCI], []string{vf.PCI}) || len(reads[0]) != 1 {
+				t.Fatalf("reads %v, want the released VF %s of %s", reads, vf.PCI, vf.PFPCI)
+			}
+		})
 	}
 }
