@@ -190,10 +190,22 @@ func TestProductVFPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := api.LeaseMAC("sandbox-dies", "net1").String()
+	dying, ok := vfWithMAC(t, "pf0", dead)
+	if !ok {
+		t.Fatalf("no VF of pf0 carries the pod's lease MAC %s: %s", dead, allVFs(t))
+	}
 	if _, err := run("ip", "netns", "del", "prod-dies"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // the kernel hands the VF back from the dying netns
+	// the kernel hands the VF back from the dying netns: wait until its
+	// netdev is in the host again
+	pf0, err := filepath.EvalSymlinks("/sys/class/net/pf0/device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitVFNetdev(filepath.Base(pf0), dying.VF); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.raild.Restart(); err != nil {
 		t.Fatalf("restart raild: %v", err)
 	}
