@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/vishvananda/netns"
@@ -191,17 +190,18 @@ func (l *NetlinkLinks) Run(ctx context.Context, handle func(LinkEvent)) {
 			return
 		case <-gather.C:
 		}
-		if _, ok := drain(l.fd(conn), buf, handle); !ok {
+		// What came meanwhile, read under the file's own reference to the
+		// descriptor (a close from ctx cannot slip a reused one in), and
+		// never waiting: the callback says it is done whatever it read.
+		err = conn.Read(func(fd uintptr) bool {
+			_, ok := drain(int(fd), buf, handle)
+			failed = !ok
+			return true
+		})
+		if err != nil || failed {
 			return
 		}
 	}
-}
-
-// fd is the socket's descriptor, for a read that must not wait.
-func (l *NetlinkLinks) fd(conn syscall.RawConn) int {
-	fd := -1
-	_ = conn.Control(func(f uintptr) { fd = int(f) })
-	return fd
 }
 
 // drain reads every datagram waiting on the non-blocking socket fd and
@@ -209,9 +209,6 @@ func (l *NetlinkLinks) fd(conn syscall.RawConn) int {
 // socket failed. An overflow (ENOBUFS) is a Lost event, and reading goes
 // on.
 func drain(fd int, buf []byte, handle func(LinkEvent)) (read int, ok bool) {
-	if fd < 0 {
-		return 0, false
-	}
 	for {
 		n, from, err := unix.Recvfrom(fd, buf, 0)
 		switch {
