@@ -177,7 +177,7 @@ func (f *Fabric) waitPeerGone(s *StandIn, timeout time.Duration) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("stand-in %s: its fabric peer %s is still there %s after its pod netns was deleted "+
-				"(something still holds the pod netns open)", s.Name, s.Peer, timeout)
+				"(something still holds the pod netns open, or the kernel's namespace cleanup is that far behind)", s.Name, s.Peer, timeout)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

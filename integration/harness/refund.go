@@ -10,8 +10,12 @@ import (
 )
 
 // netnsTeardownTimeout bounds the wait for the kernel to destroy a
-// deleted namespace's veths (it does so asynchronously).
-const netnsTeardownTimeout = 10 * time.Second
+// deleted namespace's veths. It does so asynchronously, in one cleanup
+// work item for every namespace of the machine: while other tests churn
+// hundreds of namespaces (make test runs packages in parallel) that queue
+// fell more than 10 s behind on this 2-core machine. A hang guard, not a
+// speed claim.
+const netnsTeardownTimeout = 60 * time.Second
 
 // DeleteNetns deletes a namespace (one that is gone is fine) and refunds
 // the stand-in NICs that were inside, as the kernel refunds physical NICs
