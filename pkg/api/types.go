@@ -76,6 +76,10 @@ type AllocateRequest struct {
 	// PKey is the P_Key of the IPoIB child the plugin creates (0: the
 	// parent's), recorded with the lease for NCCL_IB_PKEY.
 	PKey uint16 `json:"pkey,omitempty"`
+	// VFPerGPU, in vf mode, gives each GPU a VF of its own even where GPUs
+	// share a PF (nil: the explicit pool's vfPerGPU, else one VF per PF).
+	// Refused in another mode.
+	VFPerGPU *bool `json:"vfPerGPU,omitempty"`
 }
 
 // DefaultPrimaryIfName is the pod's primary interface when the plugin did
@@ -148,6 +152,9 @@ type VF struct {
 	// MAC is the admin MAC of the lease (LeaseMAC), used unless the
 	// netconf or the runtime names one.
 	MAC string `json:"mac,omitempty"`
+	// PoolConfig is the VF settings of the interface's pool (nil: none);
+	// the netconf's own keys win over them, key by key (VFConfig.Over).
+	PoolConfig *VFConfig `json:"poolConfig,omitempty"`
 }
 
 // Plan is raild's answer to allocate and check.

@@ -82,7 +82,7 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Resul
 		Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
 		Chained: chained, IfPrefix: conf.IfPrefix, MaxNICs: conf.MaxNICs, MaxDistance: conf.MaxClass,
 		IfNames: conf.IfNames, UnresolvedGPUs: conf.UnresolvedGPUs,
-		PrimaryIfName: primaryIfName(args, prev), PKey: conf.PKeyValue,
+		PrimaryIfName: primaryIfName(args, prev), PKey: conf.PKeyValue, VFPerGPU: conf.VFPerGPU,
 	}
 }
 
