@@ -37,6 +37,9 @@ func ValidateAllocate(req api.AllocateRequest) error {
 	if err := api.CheckUnresolvedGPUs(req.UnresolvedGPUs); err != nil {
 		return invalid("unresolvedGPUs", "%s", err)
 	}
+	if req.VFPerGPU != nil && req.Mode != api.ModeVF {
+		return invalid("vfPerGPU", "is a vf mode key (a VF for each GPU even where GPUs share a PF): set \"mode\":\"vf\", or remove it")
+	}
 	if req.MaxNICs < 0 {
 		return invalid("maxNICs", "%d must not be negative", req.MaxNICs)
 	}
