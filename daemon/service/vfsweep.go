@@ -19,6 +19,9 @@ type HostVFs interface {
 	ResetReturned(skip func(pf string, index int) bool) ([]attach.ReturnedVF, error)
 	// AdminMACs reads the admin MAC of each VF of a PF, by index.
 	AdminMACs(pf string) (map[int]net.HardwareAddr, error)
+	// ResetUnowned gives a VF a clean state through its PF (no admin MAC,
+	// no VLAN, spoofchk on, trust off, ...) and returns what it found.
+	ResetUnowned(pf string, index int) (attach.VFState, error)
 }
 
 // vfPlace is a VF as the sweep names it: by its PF's netdev and index.
@@ -29,9 +32,11 @@ type vfPlace struct {
 
 // sweepVFs runs with every reconcile (start, CNI GC, the timer), after the
 // leases of dead pods are released: it resets each VF that came back from
-// a pod netns that died without DEL and that no lease holds, then reports
-// the VFs whose admin MAC is one rail gives (api.LeaseMAC) while no lease
-// holds them, and VFs that share an admin MAC.
+// a pod netns that died without DEL and that no lease holds; on the PFs
+// raild owns (sriov.ownPFs) it resets each VF in the host that carries an
+// admin MAC no lease holds; then it reports the VFs whose admin MAC is
+// one rail gives (api.LeaseMAC) while no lease holds them, and VFs that
+// share an admin MAC.
 func (s *Service) sweepVFs() error {
 	if s.opt.HostVFs == nil {
 		return nil
@@ -62,13 +67,16 @@ func (s *Service) sweepVFs() error {
 		})
 	})
 	reset := 0
+	failed := map[vfPlace]bool{}
 	for _, r := range returned {
 		attrs := []any{"pf", r.PF, "vf", r.Index, "netdev", r.Netdev, "host", r.Host, "sandbox", r.Owner.Sandbox}
 		if r.Err != nil {
+			failed[vfPlace{r.PF, r.Index}] = true
 			s.log.Warn("VF back from a pod that is gone could not be reset; it stays out of placement until it is", append(attrs, "error", r.Err)...)
 			continue
 		}
 		reset++
+		s.countVFReset(r.PF, vfResetReturned)
 		s.log.Info("VF back from a pod that is gone reset to its settings from before the pod", attrs...)
 	}
 	if reset > 0 && s.opt.Rescan != nil {
@@ -78,6 +86,7 @@ func (s *Service) sweepVFs() error {
 		s.opt.Rescan("VFs reset after their pods were gone")
 		m = s.Machine()
 	}
+	holders = s.resetUnowned(m, holders, failed)
 	s.setLeakedVFs(s.findLeakedVFs(m, holders))
 	if resetErr != nil {
 		return fmt.Errorf("reset VFs back from dead pods: %w", resetErr)
