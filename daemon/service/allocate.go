@@ -153,6 +153,9 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
 		picks, reqs, placeErr = place(req, pool, input, s.placementUse(use))
+		if placeErr == nil && req.Mode == api.ModeVF {
+			placeErr = s.checkVFMACs(req, reqs, use)
+		}
 		return reqs, placeErr
 	})
 	var noNIC noNICError
@@ -240,7 +243,7 @@ func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []pl
 func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics []string) ipam.Request {
 	return ipam.Request{Sandbox: req.Sandbox, IfName: ifname, CNIIfName: req.CNIIfName, Network: req.Network,
 		Pool: pool, NICs: nics, Mode: string(req.Mode), PodNamespace: req.PodNamespace, PodName: req.PodName,
-		PodUID: req.PodUID, Netns: req.Netns, PKey: req.PKey, PrimaryIf: req.PrimaryIfName}
+		PodUID: req.PodUID, Netns: req.Netns, PKey: req.PKey, PrimaryIf: req.PrimaryIfName, MAC: req.MAC}
 }
 
 // noNICError is placement finding no NIC (counted once the lock is gone).

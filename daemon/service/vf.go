@@ -39,7 +39,7 @@ func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement
 // its PCI address alone (a DEL then finds it by the alias rail left).
 func (s *Service) vfInfo(l ipam.Lease) (*api.NIC, *api.VF) {
 	m := s.Machine()
-	vf := &api.VF{PCI: l.NICs[0], MAC: api.LeaseMAC(l.Sandbox, l.IfName).String(), PoolConfig: s.poolVF(l.Pool)}
+	vf := &api.VF{PCI: l.NICs[0], MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(l.Pool)}
 	nic := &api.NIC{PCI: l.NICs[0]}
 	found, ok := m.VFByPCI(l.NICs[0])
 	if !ok {

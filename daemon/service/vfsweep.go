@@ -108,8 +108,30 @@ func heldVFs(use ipam.NICUse) map[string]string {
 func (s *Service) findLeakedVFs(m *topology.Machine, holders map[string]string) []topology.LeakedVF {
 	var out []topology.LeakedVF
 	seen := map[string]topology.LeakedVF{} // admin MAC -> first VF carrying it
+	s.vfAdminMACs(m, nil, func(pf topology.PF, vf topology.VF, mac net.HardwareAddr) bool {
+		v := topology.LeakedVF{PCI: vf.PCI, PF: pf.Netdev, Index: vf.Index, MAC: mac.String()}
+		if first, twice := seen[v.MAC]; twice {
+			v.Why = fmt.Sprintf("admin MAC %s is also VF %d of %s's (%s)", v.MAC, first.Index, first.PF, first.PCI)
+			out = append(out, v)
+		} else {
+			seen[v.MAC] = v
+		}
+		if _, held := vf.HeldBy(holders); !held && api.IsLeaseMAC(mac) {
+			v.Why = fmt.Sprintf("admin MAC %s is one rail gives a lease, but no lease holds the VF", v.MAC)
+			out = append(out, v)
+		}
+		return true
+	})
+	return out
+}
+
+// vfAdminMACs calls fn with each VF that carries an admin MAC, on the
+// PFs with a netdev that only selects (nil: all), as their PFs report
+// them; fn returning false stops. A PF whose VFs cannot be read is logged
+// and passed over.
+func (s *Service) vfAdminMACs(m *topology.Machine, only func(topology.PF) bool, fn func(topology.PF, topology.VF, net.HardwareAddr) bool) {
 	for _, pf := range m.PFs {
-		if pf.Netdev == "" || len(pf.VFs) == 0 {
+		if pf.Netdev == "" || len(pf.VFs) == 0 || (only != nil && !only(pf)) {
 			continue
 		}
 		macs, err := s.opt.HostVFs.AdminMACs(pf.Netdev)
@@ -118,24 +140,11 @@ func (s *Service) findLeakedVFs(m *topology.Machine, holders map[string]string) 
 			continue
 		}
 		for _, vf := range pf.VFs {
-			mac := macs[vf.Index]
-			if len(mac) == 0 || isZeroMAC(mac) {
-				continue
-			}
-			v := topology.LeakedVF{PCI: vf.PCI, PF: pf.Netdev, Index: vf.Index, MAC: mac.String()}
-			if first, twice := seen[v.MAC]; twice {
-				v.Why = fmt.Sprintf("admin MAC %s is also VF %d of %s's (%s)", v.MAC, first.Index, first.PF, first.PCI)
-				out = append(out, v)
-			} else {
-				seen[v.MAC] = v
-			}
-			if _, held := vf.HeldBy(holders); !held && api.IsLeaseMAC(mac) {
-				v.Why = fmt.Sprintf("admin MAC %s is one rail gives a lease, but no lease holds the VF", v.MAC)
-				out = append(out, v)
+			if mac := macs[vf.Index]; len(mac) > 0 && !isZeroMAC(mac) && !fn(pf, vf, mac) {
+				return
 			}
 		}
 	}
-	return out
 }
 
 func isZeroMAC(mac net.HardwareAddr) bool {

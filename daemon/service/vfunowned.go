@@ -1,6 +1,8 @@
 package service
 
 import (
+	"net"
+
 	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/attach"
@@ -37,33 +39,16 @@ func (s *Service) resetUnowned(m *topology.Machine, holders map[string]string, s
 	var done []unownedReset
 	s.alloc.ReadNICs(func(use ipam.NICUse) {
 		holders = heldVFs(use)
-		for _, pf := range m.PFs {
-			if !owned[pf.PCI] || pf.Netdev == "" || len(pf.VFs) == 0 {
-				continue
+		s.vfAdminMACs(m, func(pf topology.PF) bool { return owned[pf.PCI] }, func(pf topology.PF, vf topology.VF, _ net.HardwareAddr) bool {
+			if _, held := vf.HeldBy(holders); held || vf.Attachable() != "" || skip[vfPlace{pf.Netdev, vf.Index}] {
+				return true
 			}
-			macs, err := s.opt.HostVFs.AdminMACs(pf.Netdev)
-			if err != nil {
-				done = append(done, unownedReset{pf: pf.Netdev, err: err})
-				continue
-			}
-			for _, vf := range pf.VFs {
-				mac := macs[vf.Index]
-				if len(mac) == 0 || isZeroMAC(mac) || vf.Attachable() != "" || skip[vfPlace{pf.Netdev, vf.Index}] {
-					continue
-				}
-				if _, held := vf.HeldBy(holders); held {
-					continue
-				}
-				before, err := s.opt.HostVFs.ResetUnowned(pf.Netdev, vf.Index)
-				done = append(done, unownedReset{pf: pf.Netdev, vf: vf, before: before, err: err})
-			}
-		}
+			before, err := s.opt.HostVFs.ResetUnowned(pf.Netdev, vf.Index)
+			done = append(done, unownedReset{pf: pf.Netdev, vf: vf, before: before, err: err})
+			return true
+		})
 	})
 	for _, r := range done {
-		if r.vf.PCI == "" {
-			s.log.Warn("cannot read the VFs of a PF raild owns", "pf", r.pf, "error", r.err)
-			continue
-		}
 		attrs := []any{"pf", r.pf, "vf", r.vf.Index, "pci", r.vf.PCI, "netdev", r.vf.Netdev, "mac", r.before.MAC.String(),
 			"vlan", r.before.VLAN, "trust", r.before.Trust, "spoofchk", r.before.Spoofchk}
 		if r.err != nil {
