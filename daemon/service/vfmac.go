@@ -25,6 +25,10 @@ func leaseVFMAC(sandbox, ifName, asked string) string {
 // with the leases about to be made, so two ADDs asking one MAC at once
 // cannot both pass.
 func (s *Service) checkVFMACs(req api.AllocateRequest, reqs []ipam.Request, use ipam.NICUse) error {
+	if req.MAC != "" && len(reqs) > 1 {
+		return s.countError("allocate", "mac_taken", &api.Error{Code: api.CodeInvalidConfig, Msg: `invalid field "mac"`,
+			Details: fmt.Sprintf("mac %s names one MAC, but this attachment gets %d VFs and no two VFs may share a MAC: set \"maxNICs\": 1, or leave mac out (each VF then gets its lease's own)", req.MAC, len(reqs))})
+	}
 	taken := map[string]string{} // MAC -> pod holding it
 	use.Range(func(_ string, l *ipam.Lease) {
 		if api.Mode(l.Mode) == api.ModeVF {

@@ -66,6 +66,11 @@ func TestVFMACsNeverShared(t *testing.T) {
 			req: func(*topology.Machine) api.AllocateRequest { return vfReq("b", "") }},
 		{name: "a lease's own MAC another lease asked", first: vfReq("a", api.LeaseMAC("b", "rail0").String()),
 			req: func(*topology.Machine) api.AllocateRequest { return vfReq("b", "") }, wantCode: api.CodeTryAgainLater, wantText: "a new sandbox gets another"},
+		{name: "one mac for two VFs", req: func(*topology.Machine) api.AllocateRequest {
+			r := vfReq("b", asked)
+			r.Annotations[api.AnnotationGPUs] = "0,7"
+			return r
+		}, wantCode: api.CodeInvalidConfig, wantText: `set "maxNICs": 1`},
 		{name: "mac outside vf mode", req: func(*topology.Machine) api.AllocateRequest {
 			r := vfReq("b", asked)
 			r.Mode = api.ModeMove
