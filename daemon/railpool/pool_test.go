@@ -1,9 +1,12 @@
 package railpool
 
 import (
+	"context"
 	"net/netip"
 	"reflect"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/railcni/rail/ipam"
 )
@@ -20,7 +23,13 @@ func TestPoolConfigCarriesVFSettings(t *testing.T) {
 	if got.VFPerGPU == nil || !*got.VFPerGPU || !reflect.DeepEqual(got.PoolVF, p.Spec.PoolVF) {
 		t.Fatalf("pool config %+v lost the RailPool's VF settings %+v", got, p.Spec.PoolVF)
 	}
-	if _, err := check(p, "n1"); err != nil {
-		t.Fatalf("valid VF settings refused: %v", err)
+	// Through the API server's objects: what raild claims carries them.
+	c := newCluster(t, []*corev1.Node{node("n1", "uid-n1", nil)}, p)
+	res, err := c.claimer("n1").NodePools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pools) != 1 || !reflect.DeepEqual(res.Pools[0].PoolVF, p.Spec.PoolVF) || res.Pools[0].VFPerGPU == nil {
+		t.Fatalf("claimed pools %+v, want the RailPool's VF settings %+v", res.Pools, p.Spec.PoolVF)
 	}
 }
