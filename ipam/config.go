@@ -1,6 +1,10 @@
 package ipam
 
-import "net/netip"
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+)
 
 // PoolConfig is one entry of the daemon config's `pools:` list.
 // A pool with only Name and Subnet is valid and gives this node the whole
@@ -21,8 +25,49 @@ type PoolConfig struct {
 	// UnresolvedGPUs ("fail" or "ignore") says what ADD does with a GPU
 	// the kubelet reports that raild cannot resolve, for attachments that
 	// name this pool; raild checks the value, ipam only carries it.
-	UnresolvedGPUs string      `json:"unresolvedGPUs,omitempty"`
-	Nodes          []NodeSlice `json:"nodes,omitempty"` // per-node slices; unlisted nodes get nothing
+	UnresolvedGPUs string `json:"unresolvedGPUs,omitempty"`
+	// VFPerGPU, in vf mode, gives each GPU of a pod that names this pool
+	// a VF of its own even where GPUs share a PF (a netconf's vfPerGPU
+	// wins); other modes ignore it.
+	VFPerGPU *bool `json:"vfPerGPU,omitempty"`
+	// PoolVF is what vf mode sets on the VFs of this pool's interfaces.
+	PoolVF
+	Nodes []NodeSlice `json:"nodes,omitempty"` // per-node slices; unlisted nodes get nothing
+}
+
+// PoolVF is a pool's VF settings in vf mode, written as sriov-cni (and a
+// netconf) writes them, but mac: each VF gets its lease's own. A
+// netconf's own keys win, key by key; other modes ignore them. raild
+// parses and checks them (api.VFKeys), ipam only carries them.
+type PoolVF struct {
+	VLAN      *int   `json:"vlan,omitempty"`
+	VLANQoS   *int   `json:"vlanQoS,omitempty"`
+	VLANProto string `json:"vlanProto,omitempty"`
+	Spoofchk  OnOff  `json:"spoofchk,omitempty"`
+	Trust     OnOff  `json:"trust,omitempty"`
+	LinkState string `json:"link_state,omitempty"`
+	MinTxRate *int64 `json:"min_tx_rate,omitempty"`
+	MaxTxRate *int64 `json:"max_tx_rate,omitempty"`
+}
+
+// OnOff is a setting written "on" or "off", as sriov-cni writes it; a
+// bare on/off in YAML (which YAML reads as true/false) is taken too. Any
+// other word is kept for raild to refuse by name.
+type OnOff string
+
+// UnmarshalJSON takes a string as written, or a bool as on/off.
+func (o *OnOff) UnmarshalJSON(b []byte) error {
+	var on bool
+	if json.Unmarshal(b, &on) == nil {
+		*o = map[bool]OnOff{true: "on", false: "off"}[on]
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want on or off: %w", err)
+	}
+	*o = OnOff(s)
+	return nil
 }
 
 // RangeConfig is an inclusive range of addresses, e.g. 10.0.0.10 to 10.0.0.99.
@@ -62,6 +107,8 @@ func cloneConfig(c PoolConfig) PoolConfig {
 		rail := *c.Rail
 		out.Rail = &rail
 	}
+	out.VFPerGPU, out.VLAN, out.VLANQoS = clonePtr(c.VFPerGPU), clonePtr(c.VLAN), clonePtr(c.VLANQoS)
+	out.MinTxRate, out.MaxTxRate = clonePtr(c.MinTxRate), clonePtr(c.MaxTxRate)
 	out.Nodes = make([]NodeSlice, len(c.Nodes))
 	for i, n := range c.Nodes {
 		out.Nodes[i] = NodeSlice{Node: n.Node, Subnet: n.Subnet, Ranges: append([]RangeConfig(nil), n.Ranges...)}
@@ -70,4 +117,12 @@ func cloneConfig(c PoolConfig) PoolConfig {
 		out.Nodes = nil
 	}
 	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

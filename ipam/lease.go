@@ -31,6 +31,7 @@ type Request struct {
 	Mode      string
 	PKey      uint16 // IPoIB child's P_Key (0: none)
 	PrimaryIf string // the pod's primary interface, when known
+	MAC       string // vf mode: the admin MAC asked ("" the lease's own)
 
 	PodNamespace string
 	PodName      string
@@ -60,7 +61,7 @@ func newLease(r Request, p *Pool, addr netip.Addr, now time.Time) Lease {
 	return Lease{
 		Sandbox: r.Sandbox, IfName: r.IfName, CNIIfName: r.CNIIfName, Network: r.Network, Pool: r.Pool,
 		Address: netip.PrefixFrom(addr, p.Prefix.Bits()), Gateway: p.Gateway,
-		NICs: slices.Clone(r.NICs), Mode: r.Mode, PKey: r.PKey, PrimaryIf: r.PrimaryIf,
+		NICs: slices.Clone(r.NICs), Mode: r.Mode, PKey: r.PKey, PrimaryIf: r.PrimaryIf, MAC: r.MAC,
 		PodNamespace: r.PodNamespace, PodName: r.PodName, PodUID: r.PodUID, Netns: r.Netns,
 		Created: now,
 	}

@@ -100,7 +100,7 @@ func Load(path string) (*Config, error) {
 		}
 		asJSON, err := yaml.YAMLToJSON(data)
 		if err == nil {
-			err = api.DecodeStrict(asJSON, cfg)
+			err = explainPoolMAC(api.DecodeStrict(asJSON, cfg))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("config %s: %w (see docs/configuration.md for the keys)", path, err)
@@ -150,7 +150,7 @@ func (c *Config) Finish() error {
 	}
 	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
 		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
-	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkGPUSettings(),
+	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkPoolVFs(), c.checkGPUSettings(),
 		c.checkDRANICDrivers(), c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish())
 	return errors.Join(errs...)
 }

@@ -53,6 +53,35 @@ func TestLoad(t *testing.T) {
 				t.Errorf("unresolvedGPUs or gpuDRADrivers lost: %+v %v", c.Pools[0], c.GPUDRADrivers)
 			}
 		}},
+		{name: "pool VF settings and vfPerGPU", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    vfPerGPU: true\n    vlan: 100\n    vlanQoS: 3\n" +
+			"    vlanProto: 802.1ad\n    spoofchk: \"off\"\n    trust: \"on\"\n    link_state: enable\n    min_tx_rate: 10\n    max_tx_rate: 1000\n",
+			check: func(t *testing.T, c *Config) {
+				p := c.Pools[0]
+				if p.VFPerGPU == nil || !*p.VFPerGPU || *p.VLAN != 100 || *p.VLANQoS != 3 || p.VLANProto != "802.1ad" || p.Spoofchk != "off" ||
+					p.Trust != "on" || p.LinkState != "enable" || *p.MinTxRate != 10 || *p.MaxTxRate != 1000 {
+					t.Errorf("VF settings lost: %+v", p)
+				}
+			}},
+		{name: "pool vlan out of range", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    vlan: 4095\n",
+			wantErr: `pools[0].vlan 4095 is out of range: use 0 (none) to 4094`},
+		{name: "pool vlanQoS without vlan", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    vlanQoS: 2\n",
+			wantErr: `pools[0].vlanQoS 2 needs a vlan`},
+		{name: "pool spoofchk yes", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    spoofchk: \"yes\"\n",
+			wantErr: `pools[0].spoofchk "yes": use on or off`},
+		{name: "pool spoofchk and trust as YAML reads bare on/off", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    spoofchk: on\n    trust: off\n",
+			check: func(t *testing.T, c *Config) {
+				if p := c.Pools[0]; p.Spoofchk != "on" || p.Trust != "off" {
+					t.Errorf("spoofchk %q trust %q, want on and off", p.Spoofchk, p.Trust)
+				}
+			}},
+		{name: "pool trust a number", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    trust: 1\n",
+			wantErr: `want on or off`},
+		{name: "pool link_state", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    link_state: up\n",
+			wantErr: `pools[0].link_state "up": use auto, enable or disable`},
+		{name: "pool rates", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    min_tx_rate: 100\n    max_tx_rate: 10\n",
+			wantErr: `pools[0].min_tx_rate 100 is above max_tx_rate 10`},
+		{name: "pool mac", yaml: "pools:\n  - name: r\n    subnet: 10.77.0.0/24\n    mac: 02:00:00:00:00:01\n",
+			wantErr: `unknown field "pools[0].mac": a pool sets no mac`},
 		{name: "DRA driver default", yaml: "pools: []\n", check: func(t *testing.T, c *Config) {
 			if len(c.GPUDRADrivers) != 1 || c.GPUDRADrivers[0] != "gpu.nvidia.com" {
 				t.Errorf("gpuDRADrivers = %v, want [gpu.nvidia.com]", c.GPUDRADrivers)

@@ -91,7 +91,8 @@ func leakedVFChecks(leaked []topology.LeakedVF) []check {
 	for _, v := range leaked {
 		out = append(out, check{"warn", fmt.Sprintf("VF %d of %s (%s) leaked: %s", v.Index, v.PF, v.PCI, v.Why),
 			fmt.Sprintf("a pod's settings are still on it: reset it (ip link set %s vf %d mac 00:00:00:00:00:00, and its vlan, trust, spoofchk) "+
-				"or let its pod's DEL run; raild resets a VF that comes back from a dead pod on its own", v.PF, v.Index)})
+				"or let its pod's DEL run; raild resets a VF that comes back from a dead pod on its own, and on the PFs "+
+				"its config's sriov.ownPFs names (only rail hands out their VFs) any VF with an admin MAC no lease holds", v.PF, v.Index)})
 	}
 	return out
 }

@@ -64,7 +64,7 @@ func TestLeakedVFChecks(t *testing.T) {
 	got := leakedVFChecks([]topology.LeakedVF{{PCI: "0000:01:10.2", PF: "pf0", Index: 1, MAC: "0e:72:01:02:03:04",
 		Why: "admin MAC 0e:72:01:02:03:04 is one rail gives a lease, but no lease holds the VF"}})
 	if len(got) != 1 || got[0].level != "warn" || !strings.Contains(got[0].what, "VF 1 of pf0 (0000:01:10.2) leaked: admin MAC 0e:72:01:02:03:04") ||
-		!strings.Contains(got[0].fix, "ip link set pf0 vf 1 mac 00:00:00:00:00:00") {
+		!strings.Contains(got[0].fix, "ip link set pf0 vf 1 mac 00:00:00:00:00:00") || !strings.Contains(got[0].fix, "sriov.ownPFs") {
 		t.Fatalf("checks %+v", got)
 	}
 	if got := leakedVFChecks(nil); len(got) != 0 {

@@ -16,6 +16,10 @@ type Metrics struct {
 	Errors      *prometheus.CounterVec   // op, reason
 	Placements  *prometheus.CounterVec   // nic, class
 	Latency     *prometheus.HistogramVec // endpoint
+	// VFResets are the VFs raild's sweep reset, by PF netdev and reason:
+	// returned (back from a pod that is gone, from rail's label) or
+	// unowned (an admin MAC no lease holds, on a PF of sriov.ownPFs).
+	VFResets *prometheus.CounterVec
 	// NRIHooks are the NRI hooks the runtime calls (CreateContainer,
 	// RunPodSandbox, ...): rail_nri_hooks_total and
 	// rail_nri_hooks_duration_seconds.
@@ -50,13 +54,16 @@ func New(pools PoolSource) *Metrics {
 			Name: "rail_request_duration_seconds", Help: "Socket API latency, by endpoint.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"endpoint"}),
+		VFResets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rail_vf_resets_total", Help: "VFs raild's sweep reset, by PF and reason (returned: back from a pod that is gone; unowned: an admin MAC no lease holds, on a PF raild owns).",
+		}, []string{"pf", "reason"}),
 		NRIHooks: newCalls("rail_nri_hooks", "NRI hooks the runtime called",
 			"Time raild took to answer an NRI hook"),
 		DevicePlugin: newCalls("rail_deviceplugin_calls", "Device plugin calls from the kubelet (a ListAndWatch stream counts each list it sends)",
 			"Time raild took to answer a device plugin call"),
 	}
 	m.Registry.MustRegister(append(m.NRIHooks.collectors(), m.DevicePlugin.collectors()...)...)
-	m.Registry.MustRegister(m.Allocations, m.Releases, m.Errors, m.Placements, m.Latency,
+	m.Registry.MustRegister(m.Allocations, m.Releases, m.Errors, m.Placements, m.Latency, m.VFResets,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&poolCollector{source: pools})
 	return m

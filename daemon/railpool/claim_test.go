@@ -75,6 +75,8 @@ func TestNodePools(t *testing.T) {
 			node: "n1", wantErr: `railpool "decode": spec.blockSize 20: want a prefix length from 24`},
 		{name: "bad maxDistance", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26, func(s *PoolSpec) { s.MaxDistance = "FAR" })},
 			node: "n1", wantErr: `railpool "decode": spec.maxDistance "FAR": use PIX`},
+		{name: "bad VF settings", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26, func(s *PoolSpec) { v := 5000; s.VLAN = &v })},
+			node: "n1", wantErr: `railpool "decode": spec.vlan 5000 is out of range: use 0 (none) to 4094`},
 		{name: "bad selector", pools: []*RailPool{pool("decode", "10.1.0.0/24", 26, func(s *PoolSpec) {
 			s.NodeSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}
 		})}, node: "n1", wantErr: `railpool "decode": spec.nodeSelector`},

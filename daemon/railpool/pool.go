@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -23,7 +24,7 @@ func poolConfig(p *RailPool, node string, block netip.Prefix) ipam.PoolConfig {
 	s := p.Spec
 	return ipam.PoolConfig{
 		Name: p.Name, Subnet: s.Subnet, Gateway: s.Gateway, Exclude: s.Exclude, Routes: s.Routes,
-		Rail: s.Rail, NICs: s.NICs, MTU: s.MTU, MaxDistance: s.MaxDistance,
+		Rail: s.Rail, NICs: s.NICs, MTU: s.MTU, MaxDistance: s.MaxDistance, VFPerGPU: s.VFPerGPU, PoolVF: s.PoolVF,
 		Nodes: []ipam.NodeSlice{{Node: node, Subnet: block.String()}},
 	}
 }
@@ -43,6 +44,9 @@ func check(p *RailPool, node string) (layout, error) {
 		if _, err := topology.ParseClass(p.Spec.MaxDistance); err != nil {
 			errs = append(errs, fmt.Errorf("%s: spec.maxDistance %q: use PIX, PXB, PHB, P2C, NODE or SYS, or leave it out for any", at, p.Spec.MaxDistance))
 		}
+	}
+	if _, err := sriov.PoolVF(poolConfig(p, node, netip.Prefix{})); err != nil {
+		errs = append(errs, fmt.Errorf("%s: spec.%w (the pool's VF settings in vf mode)", at, err))
 	}
 	// The whole subnet as this node's slice: every field but the block is checked.
 	whole := poolConfig(p, node, netip.Prefix{})

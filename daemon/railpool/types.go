@@ -51,6 +51,10 @@ type PoolSpec struct {
 	NICs        []string           `json:"nics,omitempty"`
 	MTU         int                `json:"mtu,omitempty"`
 	MaxDistance string             `json:"maxDistance,omitempty"`
+	// VFPerGPU and the VF settings (vf mode's sriov-cni keys but mac)
+	// mean what they mean in a config pool.
+	VFPerGPU *bool `json:"vfPerGPU,omitempty"`
+	ipam.PoolVF
 	// NodeSelector picks the nodes that get a block; unset: every node.
 	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
 }

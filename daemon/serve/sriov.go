@@ -36,3 +36,18 @@ func enableVFs(inv *inventory.Inventory, cfg *config.Config, log *slog.Logger) {
 		log.Warn("node rescan failed; the last snapshot stays", "error", err)
 	}
 }
+
+// ownedPFs is the config's sriov.ownPFs, for the sweep; a name that is no
+// SR-IOV PF of the node now is logged once here (the sweep resolves the
+// names again each time: a PF whose VFs come later is owned then).
+func ownedPFs(inv *inventory.Inventory, cfg *config.Config, log *slog.Logger) []string {
+	if len(cfg.SRIOV.OwnPFs) == 0 {
+		return nil
+	}
+	owned, unknown := cfg.SRIOV.Owned(inv.Machine())
+	for _, name := range unknown {
+		log.Warn("sriov.ownPFs names no SR-IOV PF of this node (yet)", "pf", name)
+	}
+	log.Info("VFs with an admin MAC no lease holds are reset on the PFs raild owns", "pfs", cfg.SRIOV.OwnPFs, "found", len(owned))
+	return cfg.SRIOV.OwnPFs
+}

@@ -69,3 +69,40 @@ func TestEnableVFs(t *testing.T) {
 		t.Errorf("a rule without numVFs was not refused naming the field")
 	}
 }
+
+// TestOwnedPFs: sriov.ownPFs, read from YAML, goes to the sweep as
+// written; a name that is no SR-IOV PF of the node is logged at start.
+func TestOwnedPFs(t *testing.T) {
+	root := t.TempDir()
+	if _, err := fakesys.Write(root, "h100x8-cx7x8-sriov", fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("pools: []\nsriov:\n  ownPFs: [mlx5_0, nosuch]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err == nil {
+		err = cfg.Finish()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.New(root, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	got := ownedPFs(inv, cfg, slog.New(slog.NewTextHandler(&out, nil)))
+	if strings.Join(got, ",") != "mlx5_0,nosuch" {
+		t.Errorf("ownPFs for the sweep %q, want the config's", got)
+	}
+	for _, want := range []string{`names no SR-IOV PF of this node (yet)" pf=nosuch`, "found=1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, out.String())
+		}
+	}
+	if got := ownedPFs(inv, &config.Config{}, slog.New(slog.NewTextHandler(&out, nil))); got != nil {
+		t.Errorf("no ownPFs: %q, want none", got)
+	}
+}

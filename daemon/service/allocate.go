@@ -153,6 +153,9 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
 		picks, reqs, placeErr = place(req, pool, input, s.placementUse(use))
+		if placeErr == nil && req.Mode == api.ModeVF {
+			placeErr = s.checkVFMACs(req, reqs, use)
+		}
 		return reqs, placeErr
 	})
 	var noNIC noNICError
@@ -194,7 +197,7 @@ func (s *Service) place(req api.AllocateRequest, pool string, input placement.In
 
 func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
 	in := placement.Input{GPUs: gpus, Mode: req.Mode, NICs: req.Selector.NICs, Rail: req.Selector.Rail,
-		LinkLayer: req.Selector.LinkLayer, MaxNICs: req.MaxNICs}
+		LinkLayer: req.Selector.LinkLayer, MaxNICs: req.MaxNICs, VFPerGPU: req.Mode == api.ModeVF && s.vfPerGPU(req, pool)}
 	if args := req.CNIArgs; args != nil {
 		if len(args.NICs) > 0 {
 			in.NICs = args.NICs
@@ -240,7 +243,7 @@ func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []pl
 func (s *Service) ipamRequest(req api.AllocateRequest, ifname, pool string, nics []string) ipam.Request {
 	return ipam.Request{Sandbox: req.Sandbox, IfName: ifname, CNIIfName: req.CNIIfName, Network: req.Network,
 		Pool: pool, NICs: nics, Mode: string(req.Mode), PodNamespace: req.PodNamespace, PodName: req.PodName,
-		PodUID: req.PodUID, Netns: req.Netns, PKey: req.PKey, PrimaryIf: req.PrimaryIfName}
+		PodUID: req.PodUID, Netns: req.Netns, PKey: req.PKey, PrimaryIf: req.PrimaryIfName, MAC: req.MAC}
 }
 
 // noNICError is placement finding no NIC (counted once the lock is gone).

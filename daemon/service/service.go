@@ -59,6 +59,10 @@ type Options struct {
 	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
 	// with every reconcile (nil: neither, as on a node without SR-IOV).
 	HostVFs HostVFs
+	// OwnPFs are the PFs whose VFs only raild hands out (sriov.ownPFs):
+	// the sweep resets a VF of theirs with an admin MAC no lease holds
+	// (empty: such VFs are only reported).
+	OwnPFs []string
 	// Rescan reads the node again (nil: nothing): after the VF sweep
 	// renamed VFs back, before any plan names their netdevs.
 	Rescan func(cause string)

@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 
 	"github.com/railcni/rail/pkg/api"
@@ -37,6 +38,12 @@ func ValidateAllocate(req api.AllocateRequest) error {
 	if err := api.CheckUnresolvedGPUs(req.UnresolvedGPUs); err != nil {
 		return invalid("unresolvedGPUs", "%s", err)
 	}
+	if req.VFPerGPU != nil && req.Mode != api.ModeVF {
+		return invalid("vfPerGPU", "is a vf mode key (a VF for each GPU even where GPUs share a PF): set \"mode\":\"vf\", or remove it")
+	}
+	if err := validateMAC(req); err != nil {
+		return err
+	}
 	if req.MaxNICs < 0 {
 		return invalid("maxNICs", "%d must not be negative", req.MaxNICs)
 	}
@@ -61,6 +68,22 @@ func ValidateAttachment(req api.AttachmentRequest) error {
 	}
 	if req.Network == "" {
 		return invalid("network", "empty: the network name (netconf \"name\") is required")
+	}
+	return nil
+}
+
+// validateMAC checks the admin MAC a vf-mode request asks, in the form
+// raild compares MACs in (lower case, colons).
+func validateMAC(req api.AllocateRequest) error {
+	if req.MAC == "" {
+		return nil
+	}
+	if req.Mode != api.ModeVF {
+		return invalid("mac", "is a vf mode key (the VF's admin MAC): set \"mode\":\"vf\", or remove it")
+	}
+	mac, err := net.ParseMAC(req.MAC)
+	if err != nil || len(mac) != 6 || mac.String() != req.MAC {
+		return invalid("mac", "%q: want six bytes written like 02:00:00:00:00:01 (lower case)", api.Excerpt(req.MAC, 64))
 	}
 	return nil
 }

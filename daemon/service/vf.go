@@ -2,6 +2,7 @@ package service
 
 import (
 	"github.com/railcni/rail/daemon/placement"
+	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 )
@@ -38,7 +39,7 @@ func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement
 // its PCI address alone (a DEL then finds it by the alias rail left).
 func (s *Service) vfInfo(l ipam.Lease) (*api.NIC, *api.VF) {
 	m := s.Machine()
-	vf := &api.VF{PCI: l.NICs[0], MAC: api.LeaseMAC(l.Sandbox, l.IfName).String()}
+	vf := &api.VF{PCI: l.NICs[0], MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(l.Pool)}
 	nic := &api.NIC{PCI: l.NICs[0]}
 	found, ok := m.VFByPCI(l.NICs[0])
 	if !ok {
@@ -58,4 +59,32 @@ func (s *Service) vfInfo(l ipam.Lease) (*api.NIC, *api.VF) {
 		}
 	}
 	return nic, vf
+}
+
+// poolVF is the VF settings of a pool (nil: none, or no such pool), which
+// the plugin applies under the netconf's own keys. raild checked them when
+// it loaded the pool (config or RailPool), so an error here is a bug.
+func (s *Service) poolVF(pool string) *api.VFConfig {
+	p, ok := s.alloc.Pools().Get(pool)
+	if !ok {
+		return nil
+	}
+	cfg, err := sriov.PoolVF(p.Config)
+	if err != nil {
+		s.log.Error("pool's VF settings left out of the plan", "pool", pool, "error", err)
+		return nil
+	}
+	return cfg
+}
+
+// vfPerGPU is the attachment's vfPerGPU: the netconf's, else the explicit
+// pool's, else false (GPUs that share a PF share a VF).
+func (s *Service) vfPerGPU(req api.AllocateRequest, pool string) bool {
+	if req.VFPerGPU != nil {
+		return *req.VFPerGPU
+	}
+	if p, ok := s.alloc.Pools().Get(pool); ok && pool != "" && p.Config.VFPerGPU != nil {
+		return *p.Config.VFPerGPU
+	}
+	return false
 }

@@ -19,6 +19,9 @@ type HostVFs interface {
 	ResetReturned(skip func(pf string, index int) bool) ([]attach.ReturnedVF, error)
 	// AdminMACs reads the admin MAC of each VF of a PF, by index.
 	AdminMACs(pf string) (map[int]net.HardwareAddr, error)
+	// ResetUnowned gives a VF a clean state through its PF (no admin MAC,
+	// no VLAN, spoofchk on, trust off, ...) and returns what it found.
+	ResetUnowned(pf string, index int) (attach.VFState, error)
 }
 
 // vfPlace is a VF as the sweep names it: by its PF's netdev and index.
@@ -29,9 +32,11 @@ type vfPlace struct {
 
 // sweepVFs runs with every reconcile (start, CNI GC, the timer), after the
 // leases of dead pods are released: it resets each VF that came back from
-// a pod netns that died without DEL and that no lease holds, then reports
-// the VFs whose admin MAC is one rail gives (api.LeaseMAC) while no lease
-// holds them, and VFs that share an admin MAC.
+// a pod netns that died without DEL and that no lease holds; on the PFs
+// raild owns (sriov.ownPFs) it resets each VF in the host that carries an
+// admin MAC no lease holds; then it reports the VFs whose admin MAC is
+// one rail gives (api.LeaseMAC) while no lease holds them, and VFs that
+// share an admin MAC.
 func (s *Service) sweepVFs() error {
 	if s.opt.HostVFs == nil {
 		return nil
@@ -62,13 +67,16 @@ func (s *Service) sweepVFs() error {
 		})
 	})
 	reset := 0
+	failed := map[vfPlace]bool{}
 	for _, r := range returned {
 		attrs := []any{"pf", r.PF, "vf", r.Index, "netdev", r.Netdev, "host", r.Host, "sandbox", r.Owner.Sandbox}
 		if r.Err != nil {
+			failed[vfPlace{r.PF, r.Index}] = true
 			s.log.Warn("VF back from a pod that is gone could not be reset; it stays out of placement until it is", append(attrs, "error", r.Err)...)
 			continue
 		}
 		reset++
+		s.countVFReset(r.PF, vfResetReturned)
 		s.log.Info("VF back from a pod that is gone reset to its settings from before the pod", attrs...)
 	}
 	if reset > 0 && s.opt.Rescan != nil {
@@ -78,6 +86,7 @@ func (s *Service) sweepVFs() error {
 		s.opt.Rescan("VFs reset after their pods were gone")
 		m = s.Machine()
 	}
+	holders = s.resetUnowned(m, holders, failed)
 	s.setLeakedVFs(s.findLeakedVFs(m, holders))
 	if resetErr != nil {
 		return fmt.Errorf("reset VFs back from dead pods: %w", resetErr)
@@ -99,8 +108,30 @@ func heldVFs(use ipam.NICUse) map[string]string {
 func (s *Service) findLeakedVFs(m *topology.Machine, holders map[string]string) []topology.LeakedVF {
 	var out []topology.LeakedVF
 	seen := map[string]topology.LeakedVF{} // admin MAC -> first VF carrying it
+	s.vfAdminMACs(m, nil, func(pf topology.PF, vf topology.VF, mac net.HardwareAddr) bool {
+		v := topology.LeakedVF{PCI: vf.PCI, PF: pf.Netdev, Index: vf.Index, MAC: mac.String()}
+		if first, twice := seen[v.MAC]; twice {
+			v.Why = fmt.Sprintf("admin MAC %s is also VF %d of %s's (%s)", v.MAC, first.Index, first.PF, first.PCI)
+			out = append(out, v)
+		} else {
+			seen[v.MAC] = v
+		}
+		if _, held := vf.HeldBy(holders); !held && api.IsLeaseMAC(mac) {
+			v.Why = fmt.Sprintf("admin MAC %s is one rail gives a lease, but no lease holds the VF", v.MAC)
+			out = append(out, v)
+		}
+		return true
+	})
+	return out
+}
+
+// vfAdminMACs calls fn with each VF that carries an admin MAC, on the
+// PFs with a netdev that only selects (nil: all), as their PFs report
+// them; fn returning false stops. A PF whose VFs cannot be read is logged
+// and passed over.
+func (s *Service) vfAdminMACs(m *topology.Machine, only func(topology.PF) bool, fn func(topology.PF, topology.VF, net.HardwareAddr) bool) {
 	for _, pf := range m.PFs {
-		if pf.Netdev == "" || len(pf.VFs) == 0 {
+		if pf.Netdev == "" || len(pf.VFs) == 0 || (only != nil && !only(pf)) {
 			continue
 		}
 		macs, err := s.opt.HostVFs.AdminMACs(pf.Netdev)
@@ -109,24 +140,11 @@ func (s *Service) findLeakedVFs(m *topology.Machine, holders map[string]string) 
 			continue
 		}
 		for _, vf := range pf.VFs {
-			mac := macs[vf.Index]
-			if len(mac) == 0 || isZeroMAC(mac) {
-				continue
-			}
-			v := topology.LeakedVF{PCI: vf.PCI, PF: pf.Netdev, Index: vf.Index, MAC: mac.String()}
-			if first, twice := seen[v.MAC]; twice {
-				v.Why = fmt.Sprintf("admin MAC %s is also VF %d of %s's (%s)", v.MAC, first.Index, first.PF, first.PCI)
-				out = append(out, v)
-			} else {
-				seen[v.MAC] = v
-			}
-			if _, held := vf.HeldBy(holders); !held && api.IsLeaseMAC(mac) {
-				v.Why = fmt.Sprintf("admin MAC %s is one rail gives a lease, but no lease holds the VF", v.MAC)
-				out = append(out, v)
+			if mac := macs[vf.Index]; len(mac) > 0 && !isZeroMAC(mac) && !fn(pf, vf, mac) {
+				return
 			}
 		}
 	}
-	return out
 }
 
 func isZeroMAC(mac net.HardwareAddr) bool {

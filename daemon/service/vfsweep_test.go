@@ -12,6 +12,7 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/topology"
+	"golang.org/x/sys/unix"
 )
 
 // fakeHostVFs stands in for the host's VFs: the VFs labelled by rail in
@@ -23,6 +24,23 @@ type fakeHostVFs struct {
 	macs     map[string]map[int]string // PF netdev -> index -> admin MAC
 	resets   []vfPlace                 // what ResetReturned reset
 	skipped  []vfPlace                 // what it was told to leave
+	cleaned  []vfPlace                 // what ResetUnowned reset
+	failing  bool                      // ResetUnowned fails
+}
+
+func (f *fakeHostVFs) ResetUnowned(pf string, index int) (attach.VFState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	mac, err := net.ParseMAC(f.macs[pf][index])
+	if err != nil {
+		return attach.VFState{}, err
+	}
+	if f.failing {
+		return attach.VFState{MAC: mac}, fmt.Errorf("reset vlan of VF %d of PF %s: %w", index, pf, unix.EIO)
+	}
+	f.cleaned = append(f.cleaned, vfPlace{pf, index})
+	f.macs[pf][index] = "00:00:00:00:00:00"
+	return attach.VFState{MAC: mac}, nil
 }
 
 func (f *fakeHostVFs) ResetReturned(skip func(pf string, index int) bool) ([]attach.ReturnedVF, error) {

@@ -18,6 +18,11 @@ import (
 type Config struct {
 	// CreateVFs enables VFs at start, one rule per set of PFs.
 	CreateVFs []Rule `json:"createVFs,omitempty"`
+	// OwnPFs are the PFs whose VFs only raild hands out (by NIC, PCI
+	// address or netdev): a VF of theirs in the host netns with an admin
+	// MAC that no lease holds has leaked, and each reconcile resets it to
+	// a clean state. Empty (the default): such VFs are only reported.
+	OwnPFs []string `json:"ownPFs,omitempty"`
 }
 
 // Rule enables NumVFs VFs on each PF it names that has none.
@@ -43,7 +48,28 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("sriov.createVFs[%d].numVFs %d: want how many VFs to enable, at least 1 (at most the PF's sriov_totalvfs)", i, r.NumVFs))
 		}
 	}
+	for i, pf := range c.OwnPFs {
+		if pf == "" {
+			errs = append(errs, fmt.Errorf("sriov.ownPFs[%d]: empty: name the PF by NIC (mlx5_0), PCI address or netdev", i))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// Owned resolves OwnPFs on m: the PCI addresses of the PFs they name, and
+// the names that match no SR-IOV PF of the node (a typo, or VFs not
+// enabled: the PF then shows no sriov_totalvfs).
+func (c Config) Owned(m *topology.Machine) (owned map[string]bool, unknown []string) {
+	owned = map[string]bool{}
+	for _, name := range c.OwnPFs {
+		pf, ok := pfNamed(m, name)
+		if !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		owned[pf.PCI] = true
+	}
+	return owned, unknown
 }
 
 // Outcome is what Enable did to one PF a rule names.

@@ -2,8 +2,10 @@ package sriov
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,15 +30,7 @@ func TestEnable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			spec, err := fakesys.Write(root, "h100x8-cx7x8-sriov", fakesys.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := topology.Discover(root)
-			if err != nil {
-				t.Fatal(err)
-			}
+			root, spec, m := sriovMachine(t)
 			pf := spec.PFs[tt.pf]
 			for i, n := range tt.rule.PFs {
 				tt.rule.PFs[i] = strings.NewReplacer("PCI7", spec.PFs[7].PCI, "NETDEV7", spec.PFs[7].Netdev).Replace(n)
@@ -77,10 +71,37 @@ func TestValidate(t *testing.T) {
 		{Config{CreateVFs: []Rule{{NumVFs: 4}}}, "sriov.createVFs[0].pfs: empty"},
 		{Config{CreateVFs: []Rule{{PFs: []string{""}, NumVFs: 4}}}, "sriov.createVFs[0].pfs[0]: empty"},
 		{Config{CreateVFs: []Rule{{PFs: []string{"mlx5_0"}}}}, "sriov.createVFs[0].numVFs 0"},
+		{Config{OwnPFs: []string{"mlx5_0", ""}}, "sriov.ownPFs[1]: empty"},
 	} {
 		err := tt.c.Validate()
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%+v: %v, want %q", tt.c, err, tt.want)
 		}
 	}
+}
+
+// TestOwned: ownPFs name PFs by NIC, PCI address or netdev; a name that is
+// no SR-IOV PF of the node is returned as unknown.
+func TestOwned(t *testing.T) {
+	_, spec, m := sriovMachine(t)
+	owned, unknown := Config{OwnPFs: []string{"mlx5_0", spec.PFs[1].PCI, spec.PFs[2].Netdev, "mlx5_8", "ens99"}}.Owned(m)
+	want := map[string]bool{spec.PFs[0].PCI: true, spec.PFs[1].PCI: true, spec.PFs[2].PCI: true}
+	if !maps.Equal(owned, want) || !slices.Equal(unknown, []string{"mlx5_8", "ens99"}) {
+		t.Fatalf("owned %v unknown %q, want %v and the VF's NIC and the typo", owned, unknown, want)
+	}
+}
+
+// sriovMachine writes the 8-PF SR-IOV machine below a fresh root and reads it.
+func sriovMachine(t *testing.T) (string, *fakesys.Spec, *topology.Machine) {
+	t.Helper()
+	root := t.TempDir()
+	spec, err := fakesys.Write(root, "h100x8-cx7x8-sriov", fakesys.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := topology.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, spec, m
 }

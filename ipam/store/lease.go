@@ -31,6 +31,9 @@ type Lease struct {
 	// PrimaryIf the pod's primary interface when the plugin named it.
 	PKey      uint16 `json:"pkey,omitempty"`
 	PrimaryIf string `json:"primaryIf,omitempty"`
+	// MAC is, in vf mode, the admin MAC the netconf or the runtime asked
+	// for the VF ("": the lease's own, which raild derives from its key).
+	MAC string `json:"mac,omitempty"`
 
 	PodNamespace string `json:"podNamespace,omitempty"`
 	PodName      string `json:"podName,omitempty"`

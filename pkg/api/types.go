@@ -76,6 +76,14 @@ type AllocateRequest struct {
 	// PKey is the P_Key of the IPoIB child the plugin creates (0: the
 	// parent's), recorded with the lease for NCCL_IB_PKEY.
 	PKey uint16 `json:"pkey,omitempty"`
+	// VFPerGPU, in vf mode, gives each GPU a VF of its own even where GPUs
+	// share a PF (nil: the explicit pool's vfPerGPU, else one VF per PF).
+	// Refused in another mode.
+	VFPerGPU *bool `json:"vfPerGPU,omitempty"`
+	// MAC, in vf mode, is the admin MAC the netconf or the runtime asks
+	// for the VF ("": the lease's own, LeaseMAC). raild refuses one that
+	// another VF of the node carries or another lease asked.
+	MAC string `json:"mac,omitempty"`
 }
 
 // DefaultPrimaryIfName is the pod's primary interface when the plugin did
@@ -145,9 +153,12 @@ type VF struct {
 	Netdev     string `json:"netdev,omitempty"`
 	Driver     string `json:"driver,omitempty"`
 	RDMADevice string `json:"rdmaDevice,omitempty"`
-	// MAC is the admin MAC of the lease (LeaseMAC), used unless the
-	// netconf or the runtime names one.
+	// MAC is the admin MAC of the lease: the one the request asked, else
+	// the lease's own (LeaseMAC).
 	MAC string `json:"mac,omitempty"`
+	// PoolConfig is the VF settings of the interface's pool (nil: none);
+	// the netconf's own keys win over them, key by key (VFConfig.Over).
+	PoolConfig *VFConfig `json:"poolConfig,omitempty"`
 }
 
 // Plan is raild's answer to allocate and check.

@@ -36,23 +36,61 @@ const (
 // VFConfig is what a pod's VF gets through its PF in vf mode. A nil field
 // is left as the VF has it and never asked of the PF's driver, so a
 // setting a driver does not support (igb has no link state and no
-// min_tx_rate) fails an ADD only when it was asked for.
+// min_tx_rate) fails an ADD only when it was asked for. On the wire it is
+// a pool's VF settings (PlanInterface.VF.PoolConfig), which never hold a
+// MAC: the lease's travels as VF.MAC.
 type VFConfig struct {
 	// MAC is the VF's administrative MAC; the VF's netdev gets it too
 	// before it moves (a VF driver takes a PF-set MAC only at its next
 	// reset, and a trusted VF brought up with its old MAC would replace it).
-	MAC net.HardwareAddr
+	MAC net.HardwareAddr `json:"-"`
 	// VLAN (0 clears it), with QoS (0-7) and VLANProto (0 means 802.1Q).
-	VLAN      *int
-	QoS       int
-	VLANProto uint16
-	Spoofchk  *bool
-	Trust     *bool
-	LinkState *VFLinkState
+	VLAN      *int   `json:"vlan,omitempty"`
+	QoS       int    `json:"vlanQoS,omitempty"`
+	VLANProto uint16 `json:"vlanProto,omitempty"`
+	Spoofchk  *bool  `json:"spoofchk,omitempty"`
+	Trust     *bool  `json:"trust,omitempty"`
+	// LinkState is IFLA_VF_LINK_STATE's number (0 auto, 1 enable, 2 disable).
+	LinkState *VFLinkState `json:"linkState,omitempty"`
 	// MinTxRate and MaxTxRate are in Mbps; 0 is no limit. One set alone
 	// keeps the VF's other one.
-	MinTxRate *uint32
-	MaxTxRate *uint32
+	MinTxRate *uint32 `json:"minTxRate,omitempty"`
+	MaxTxRate *uint32 `json:"maxTxRate,omitempty"`
+}
+
+// Over is c's settings over base's, key by key: a setting c leaves out is
+// base's. VLAN, QoS and protocol are one setting (one PF call, and QoS or
+// 802.1ad mean nothing without a VLAN): c's VLAN takes all three.
+func (c VFConfig) Over(base VFConfig) VFConfig {
+	out := base
+	if c.MAC != nil {
+		out.MAC = c.MAC
+	}
+	if c.VLAN != nil {
+		out.VLAN, out.QoS, out.VLANProto = c.VLAN, c.QoS, c.VLANProto
+	}
+	if c.Spoofchk != nil {
+		out.Spoofchk = c.Spoofchk
+	}
+	if c.Trust != nil {
+		out.Trust = c.Trust
+	}
+	if c.LinkState != nil {
+		out.LinkState = c.LinkState
+	}
+	if c.MinTxRate != nil {
+		out.MinTxRate = c.MinTxRate
+	}
+	if c.MaxTxRate != nil {
+		out.MaxTxRate = c.MaxTxRate
+	}
+	return out
+}
+
+// IsZero reports whether c asks nothing of the VF.
+func (c VFConfig) IsZero() bool {
+	return c.MAC == nil && c.VLAN == nil && c.QoS == 0 && c.VLANProto == 0 && c.Spoofchk == nil && c.Trust == nil &&
+		c.LinkState == nil && c.MinTxRate == nil && c.MaxTxRate == nil
 }
 
 // Validate checks what a VFConfig asks, naming the netconf key (as

@@ -90,7 +90,11 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 // The MACs follow once the netdev is back in the host (restoreVFMAC). A
 // PF or VF that is gone has nothing left to reset.
 func (a attacher) resetVF(sess *session, rec *vfRecord) error {
-	pf := a.pfControl(sess)
+	return resetVFThrough(a.pfControl(sess), rec)
+}
+
+// resetVFThrough is resetVF through pf.
+func resetVFThrough(pf PFControl, rec *vfRecord) error {
 	if _, err := pf.VFState(rec.PF, rec.Index); err != nil {
 		if gone(err) {
 			return nil

@@ -69,6 +69,9 @@ type Rail struct {
 	MultusDevice
 	// VFKeys are vf mode's settings of the VF, named as sriov-cni names them.
 	VFKeys
+	// VFPerGPU, in vf mode, gives each of the pod's GPUs a VF of its own
+	// even where GPUs share a PF (nil: the pool's, else one VF per PF).
+	VFPerGPU *bool `json:"vfPerGPU,omitempty"`
 
 	// Filled by LoadRail.
 	CallTimeout time.Duration   `json:"-"`
@@ -91,7 +94,7 @@ const (
 
 // railKeys is what rail's own part of a netconf may hold, for error messages.
 const railKeys = "socket, timeout, mode, pool, ifPrefix, ifNames, nics, rail, linkLayer, maxNICs, maxDistance, mtu, macvlanMode, pkey, ipoibMode, onRaildDown, unresolvedGPUs, " +
-	"in mode vf " + vfKeyNames + " (and, written by Multus, deviceID and pciBusID)"
+	"in mode vf " + api.VFKeyNames + ", vfPerGPU (and, written by Multus, deviceID and pciBusID)"
 
 // LoadRail decodes and validates the rail netconf. Unknown fields, and keys
 // written in another case, are refused (CNI code 2); bad values name the

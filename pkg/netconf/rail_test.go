@@ -74,6 +74,13 @@ func TestLoadRail(t *testing.T) {
 		{name: "link_state up", conf: `{"name":"n","type":"rail","mode":"vf","link_state":"up"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"link_state"`},
 		{name: "negative rate", conf: `{"name":"n","type":"rail","mode":"vf","max_tx_rate":-1}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"max_tx_rate"`},
 		{name: "min above max", conf: `{"name":"n","type":"rail","mode":"vf","min_tx_rate":200,"max_tx_rate":100}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"min_tx_rate"`},
+		{name: "vfPerGPU in vf mode", conf: `{"name":"n","type":"rail","mode":"vf","vfPerGPU":false}`, check: func(t *testing.T, c *Rail) {
+			if c.VFPerGPU == nil || *c.VFPerGPU {
+				t.Errorf("vfPerGPU = %v, want false given (it overrides the pool's)", c.VFPerGPU)
+			}
+		}},
+		{name: "vfPerGPU in move mode", conf: `{"name":"n","type":"rail","vfPerGPU":true}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"vfPerGPU"`},
+		{name: "vfPerGPU not a bool", conf: `{"name":"n","type":"rail","mode":"vf","vfPerGPU":"yes"}`, wantCode: types.ErrDecodingFailure, wantText: `vfPerGPU`},
 		{name: "bad mtu", conf: `{"name":"n","type":"rail","mtu":70000}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"mtu"`},
 		{name: "relative socket", conf: `{"name":"n","type":"rail","socket":"raild.sock"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"socket"`},
 		{name: "bad pool", conf: `{"name":"n","type":"rail","pool":"a b"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"pool"`},

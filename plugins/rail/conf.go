@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -82,7 +83,8 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Resul
 		Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
 		Chained: chained, IfPrefix: conf.IfPrefix, MaxNICs: conf.MaxNICs, MaxDistance: conf.MaxClass,
 		IfNames: conf.IfNames, UnresolvedGPUs: conf.UnresolvedGPUs,
-		PrimaryIfName: primaryIfName(args, prev), PKey: conf.PKeyValue,
+		PrimaryIfName: primaryIfName(args, prev), PKey: conf.PKeyValue, VFPerGPU: conf.VFPerGPU,
+		MAC: macString(conf.VFConfig().MAC),
 	}
 }
 
@@ -125,4 +127,12 @@ func describeNIC(iface api.PlanInterface) string {
 		return iface.Name
 	}
 	return fmt.Sprintf("%s (%s, netdev %s)", iface.Name, topology.TargetName(iface.NIC.RDMADevice, iface.NIC.Port), iface.NIC.Netdev)
+}
+
+// macString is mac as raild reads it ("" for none).
+func macString(mac net.HardwareAddr) string {
+	if mac == nil {
+		return ""
+	}
+	return mac.String()
 }

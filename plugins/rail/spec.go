@@ -97,7 +97,8 @@ func specFor(conf *netconf.Rail, iface api.PlanInterface, attachMode api.Mode, m
 }
 
 // vfSpec is what vf mode sets through the PF of a planned VF: the
-// netconf's settings, and its MAC, else the admin MAC of the lease.
+// netconf's settings over its pool's, key by key, and the netconf's MAC,
+// else the admin MAC of the lease.
 func vfSpec(conf *netconf.Rail, iface api.PlanInterface) (*attach.VF, error) {
 	vf := iface.VF
 	switch {
@@ -111,6 +112,13 @@ func vfSpec(conf *netconf.Rail, iface api.PlanInterface) (*attach.VF, error) {
 			"it is bound to vfio-pci (for a VM or DPDK): vf mode needs a VF bound to its network driver (mlx5_core, iavf, igbvf)")
 	}
 	cfg := conf.VFConfig()
+	if vf.PoolConfig != nil {
+		cfg = cfg.Over(*vf.PoolConfig)
+		if err := cfg.Validate(); err != nil {
+			return nil, types.NewError(types.ErrInvalidNetworkConfig, fmt.Sprintf("invalid netconf field %q", api.KeyOf(err)),
+				fmt.Sprintf("with pool %s's VF settings under the netconf's: %s", iface.Pool, err))
+		}
+	}
 	if cfg.MAC == nil {
 		mac, err := net.ParseMAC(vf.MAC)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -41,6 +42,20 @@ func TestVFSpecFor(t *testing.T) {
 		{name: "two VFs, each its lease's MAC", ifaces: 2, check: func(s attach.Spec) bool {
 			return s.VF.Config.MAC.String() == api.LeaseMAC("sb", s.Name).String()
 		}},
+		{name: "pool's settings where the netconf gives none", mutate: withPool(`{"vlan":200,"vlanQoS":5,"trust":true,"maxTxRate":900}`),
+			check: func(s attach.Spec) bool {
+				c := s.VF.Config
+				return *c.VLAN == 200 && c.QoS == 5 && *c.Trust && *c.MaxTxRate == 900 && c.Spoofchk == nil &&
+					c.MAC.String() == api.LeaseMAC("sb", "rail0").String()
+			}},
+		{name: "netconf keys over the pool's, key by key", conf: `"vlan":100,"spoofchk":"off"`,
+			mutate: withPool(`{"vlan":200,"vlanQoS":5,"vlanProto":34984,"spoofchk":true,"trust":true}`),
+			check: func(s attach.Spec) bool {
+				c := s.VF.Config
+				return *c.VLAN == 100 && c.QoS == 0 && c.VLANProto == 0 && !*c.Spoofchk && *c.Trust
+			}},
+		{name: "netconf min above the pool's max", conf: `"min_tx_rate":500`, mutate: withPool(`{"maxTxRate":100}`),
+			wantErr: `invalid netconf field "min_tx_rate"`},
 		{name: "PF inside a pod", mutate: func(v *api.VF) { v.PF = "" }, wantErr: "its PF 0000:01:00.0 has no netdev in the host netns"},
 		{name: "vfio-bound VF", mutate: func(v *api.VF) { v.Driver, v.Netdev = "vfio-pci", "" }, wantErr: "bound to vfio-pci"},
 	}
@@ -74,6 +89,16 @@ func TestVFSpecFor(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// withPool gives the planned VF its pool's settings, as raild sends them.
+func withPool(settings string) func(*api.VF) {
+	return func(v *api.VF) {
+		v.PoolConfig = &api.VFConfig{}
+		if err := json.Unmarshal([]byte(settings), v.PoolConfig); err != nil {
+			panic(err)
+		}
 	}
 }
 
