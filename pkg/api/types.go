@@ -148,6 +148,10 @@ type VF struct {
 	// MAC is the admin MAC of the lease (LeaseMAC), used unless the
 	// netconf or the runtime names one.
 	MAC string `json:"mac,omitempty"`
+	// GUID is, for a VF of an InfiniBand PF, the node and port GUID of the
+	// lease (LeaseGUID), used unless the runtime names one
+	// (infinibandGUID); "" for a RoCE VF.
+	GUID string `json:"guid,omitempty"`
 }
 
 // Plan is raild's answer to allocate and check.

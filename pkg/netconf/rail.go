@@ -28,6 +28,10 @@ type RuntimeConfig struct {
 	// MAC is the "mac" capability (as sriov-cni reads it): the admin MAC
 	// of the pod's VF in vf mode, over the netconf's "mac".
 	MAC string `json:"mac,omitempty"`
+	// InfinibandGUID is the "infinibandGUID" capability (as ib-sriov-cni
+	// and Multus name it): the node and port GUID of the pod's InfiniBand
+	// VF in vf mode.
+	InfinibandGUID string `json:"infinibandGUID,omitempty"`
 }
 
 // Args is the "args" field; Multus puts cni-args under "cni".
