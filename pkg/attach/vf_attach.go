@@ -11,7 +11,8 @@ import (
 // configureVF sets what s.VF.Config asks through the VF's PF, before the
 // VF's netdev (hostLink, still in the host) moves: the admin MAC (and the
 // same MAC on the netdev), VLAN/QoS/protocol, spoofchk, link state, rates,
-// trust last. It returns the record of what each changed setting was
+// trust, then an InfiniBand VF's GUIDs, whose rebind gives the VF a new
+// netdev (under the old one's name, MTU and state). It returns the record of what each changed setting was
 // before; each step pushes its inverse on undo, so trust is undone first.
 func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo *undoList) (*vfRecord, error) {
 	pf, v, c := a.pfControl(sess), s.VF, s.VF.Config
@@ -78,6 +79,11 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		rec.Trust = &old
 		if err := set("trust", func() error { return pf.SetVFTrust(v.PF, v.Index, *c.Trust) },
 			func() error { return pf.SetVFTrust(v.PF, v.Index, old) }); err != nil {
+			return nil, err
+		}
+	}
+	if c.GUID != nil {
+		if err := a.setVFGUIDs(sess, hostLink, s, before, rec, undo); err != nil {
 			return nil, err
 		}
 	}

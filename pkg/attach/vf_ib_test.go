@@ -1,0 +1,329 @@
+package attach
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/topology/fakesys"
+)
+
+// The InfiniBand VF tests lay out a machine with ConnectX-7 IB PFs and
+// their VFs in fakesys (as mlx5 does), stand in for the VF's IPoIB netdev
+// with a veth end (no IB here), and model the PF's driver (fakePF with
+// GUIDs) and the kernel's answer to a rebind (fakeRebind): the VF's
+// netdev is destroyed and a new one appears under another name with a
+// new ifindex, its address derived from the GUID the VF took.
+
+const ibVF = 2 // the VF index the tests attach
+
+// ibWorld is vfWorld on an InfiniBand PF.
+type ibWorld struct {
+	*vfWorld
+	root, pci string
+	rebind    *fakeRebind
+}
+
+func newIBWorld(t *testing.T) *ibWorld {
+	t.Helper()
+	e := newTestEnv(t)
+	root := t.TempDir()
+	spec, err := fakesys.Write(root, "h100x2-cx7ib-sriov", fakesys.Options{})
+	if err != nil {
+		t.Fatalf("write machine: %v", err)
+	}
+	pf := spec.PFs[0]
+	w := &ibWorld{vfWorld: &vfWorld{e: e, pf: newFakePF(pf.Netdev, 4).infiniband(), netdev: e.addNIC(1500, true)},
+		root: root, pci: pf.VFs[ibVF].PCI}
+	// The stand-in is the VF's netdev in sysfs too.
+	netDir := filepath.Join(root, "sys/bus/pci/devices", w.pci, "net")
+	if err := os.RemoveAll(netDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(netDir, w.netdev), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.rebind = &fakeRebind{t: t, e: e, root: root, pf: w.pf, index: ibVF, ifindex: mustLinkIn(t, e.host, w.netdev).Attrs().Index,
+		macs: map[string]net.HardwareAddr{"0000000000000000": mustMAC(macIn(t, e.host, w.netdev))}}
+	w.a = attacher{moveRDMA: (&fakeRDMA{}).move, pf: w.pf.control, sysRoot: root, rebind: w.rebind.do}
+	w.hostBefore, w.podBefor = snapshot(t, e.host), snapshot(t, e.pod)
+	w.macBefore = macIn(t, e.host, w.netdev)
+	w.stateBefore = w.pf.state(ibVF)
+	return w
+}
+
+// fakeRebind is the kernel's answer to unbinding and binding the VF's
+// driver: the driver files are written as rebindVFDriver writes them, the
+// VF's netdev goes, and a new one (down, MTU 1500, another name and
+// ifindex) appears, with the MAC of the port GUID the VF now takes.
+type fakeRebind struct {
+	t     *testing.T
+	e     *testEnv
+	root  string
+	pf    *fakePF
+	index int
+	// ifindex is the VF's netdev now, whatever its name (sysfs is not
+	// kept in step with renames here, only with rebinds).
+	ifindex int
+	mu      sync.Mutex
+	count   int
+	fail    error // the next rebind fails so, the VF left without a driver's netdev change
+	macs    map[string]net.HardwareAddr
+}
+
+func (r *fakeRebind) do(pci string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		err := r.fail
+		r.fail = nil
+		return err
+	}
+	if err := rebindVFDriver(r.root, pci); err != nil {
+		return err
+	}
+	r.count++
+	netDir := filepath.Join(r.root, "sys/bus/pci/devices", pci, "net")
+	h := handle(r.t, r.e.host)
+	old, err := h.LinkByIndex(r.ifindex)
+	if err != nil {
+		return fmt.Errorf("fake rebind: the VF's netdev is not in the host: %w", err)
+	}
+	if err := h.LinkDel(old); err != nil {
+		return err
+	}
+	port := r.pf.state(r.index).PortGUID
+	key := fmt.Sprintf("%x", []byte(port))
+	mac, ok := r.macs[key]
+	if !ok {
+		mac = net.HardwareAddr{0x02, port[3], port[4], port[5], port[6], port[7]}
+		r.macs[key] = mac
+	}
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.HardwareAddr = uniqueName(r.t, "ibn"), mac
+	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: uniqueName(r.t, "wire"), PeerNamespace: netlink.NsFd(int(r.e.wire.Fd()))}
+	if err := h.LinkAdd(veth); err != nil {
+		return err
+	}
+	made, err := h.LinkByName(attrs.Name)
+	if err != nil {
+		return err
+	}
+	r.ifindex = made.Attrs().Index
+	if err := os.RemoveAll(netDir); err != nil {
+		return err
+	}
+	return os.MkdirAll(filepath.Join(netDir, attrs.Name), 0o755)
+}
+
+func (r *fakeRebind) rebinds() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.count
+}
+
+func ibSpec(w *ibWorld, guid string) Spec {
+	s := vfSpecFor(w.netdev, ibVF, VFConfig{GUID: mustMAC(guid)})
+	s.VF.PF = w.pf.name
+	return s
+}
+
+// assertGUIDs checks the GUIDs the PF reports for the VF.
+func (w *ibWorld) assertGUIDs(t *testing.T, when, want string) {
+	t.Helper()
+	st := w.pf.state(ibVF)
+	if st.NodeGUID.String() != want || st.PortGUID.String() != want {
+		t.Errorf("%s: VF GUIDs node %s port %s, want %s", when, st.NodeGUID, st.PortGUID, want)
+	}
+}
+
+// TestIBVFAttachDetach: the GUID is set through the PF (node, then port),
+// the VF's driver rebound so that it takes it, the new netdev found by the
+// VF's PCI address and moved in; DEL sets the old GUIDs back (all ones for
+// the zero GUIDs mlx5 VFs start with), rebinds, and the VF's new netdev
+// has its host name, MTU and state again.
+func TestIBVFAttachDetach(t *testing.T) {
+	const guid = "0e:72:aa:bb:cc:dd:ee:01"
+	w := newIBWorld(t)
+	s := ibSpec(w, guid)
+	if _, err := attachIn(w.e, w.a, s); err != nil {
+		t.Fatalf("Attach: %v", err)
+	}
+	w.assertGUIDs(t, "after Attach", guid)
+	if got, want := w.pf.callLog(), []string{"guid " + guid + " " + guid}; !slices.Equal(got, want) {
+		t.Errorf("PF calls of Attach %q, want %q", got, want)
+	}
+	if n := w.rebind.rebinds(); n != 1 {
+		t.Errorf("%d rebinds on Attach, want 1", n)
+	}
+	for _, f := range []string{"sys/bus/pci/drivers/mlx5_core/unbind", "sys/bus/pci/drivers/mlx5_core/bind"} {
+		if b, err := os.ReadFile(filepath.Join(w.root, f)); err != nil || string(b) != w.pci {
+			t.Errorf("%s holds %q (%v), want the VF's PCI address %s", f, b, err, w.pci)
+		}
+	}
+	pod := mustLinkIn(t, w.e.pod, "rail0")
+	if pod.Attrs().MTU != 1400 || !isUp(pod) {
+		t.Errorf("pod VF netdev mtu %d up %v, want 1400 and up", pod.Attrs().MTU, isUp(pod))
+	}
+	if a := pod.Attrs().Alias; !strings.Contains(a, ":ng=0000000000000000:pg=0000000000000000") || !strings.Contains(a, "rail:"+w.netdev+":") {
+		t.Errorf("pod netdev's label %q does not record the old GUIDs and host name", a)
+	}
+	if l := linkIn(t, w.e.host, w.netdev); l != nil {
+		t.Errorf("the VF's netdev %s is still in the host", w.netdev)
+	}
+	n := len(w.pf.callLog())
+	if err := detachWith(w.e, w.a, delSpec(s)); err != nil {
+		t.Fatalf("Detach: %v", err)
+	}
+	if got, want := w.pf.callLog()[n:], []string{"guid ff:ff:ff:ff:ff:ff:ff:ff ff:ff:ff:ff:ff:ff:ff:ff"}; !slices.Equal(got, want) {
+		t.Errorf("PF calls of Detach %q, want %q", got, want)
+	}
+	if n := w.rebind.rebinds(); n != 2 {
+		t.Errorf("%d rebinds after Detach, want 2", n)
+	}
+	w.assertAsBefore(t, "after Detach")
+	if err := detachWith(w.e, w.a, delSpec(s)); err != nil {
+		t.Fatalf("second Detach: %v", err)
+	}
+	w.assertAsBefore(t, "after the second Detach")
+	if n := w.rebind.rebinds(); n != 2 {
+		t.Errorf("the second Detach rebound the VF again (%d rebinds)", n)
+	}
+}
+
+// TestIBVFAttachFailureLeavesVFAsItWas fails an IB ADD at each step: the
+// PF's GUID call, the rebind, after the move; the VF ends with its old
+// GUIDs, its netdev under its name, MTU and state, both netns as before.
+func TestIBVFAttachFailureLeavesVFAsItWas(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(w *ibWorld, s *Spec)
+		wantErr string
+		rebinds int
+	}{
+		{name: "PF refuses the GUID", prepare: func(w *ibWorld, _ *Spec) { w.pf.failAt = 1 },
+			wantErr: "set guid of VF 2 of PF ibp25s0 through the PF", rebinds: 0},
+		{name: "rebind fails", prepare: func(w *ibWorld, _ *Spec) { w.rebind.fail = fmt.Errorf("injected bind failure") },
+			wantErr: "rebind VF 2 of PF ibp25s0 to take guid", rebinds: 1},
+		{name: "route fails after the move", prepare: func(_ *ibWorld, s *Spec) {
+			s.Routes = []Route{route("10.20.0.0/16", "192.168.77.1")}
+		}, wantErr: "add route 10.20.0.0/16 via 192.168.77.1", rebinds: 2},
+		{name: "rdma device move fails", prepare: func(w *ibWorld, s *Spec) {
+			w.a.moveRDMA = (&fakeRDMA{failIn: errInjected}).move
+			s.RDMADevice, s.RDMAExclusive = "mlx5_4", true
+		}, wantErr: "move rdma device mlx5_4", rebinds: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newIBWorld(t)
+			s := ibSpec(w, "0e:72:aa:bb:cc:dd:ee:02")
+			tt.prepare(w, &s)
+			_, err := attachIn(w.e, w.a, s)
+			if !errorMatches(err, tt.wantErr) {
+				t.Fatalf("Attach = %v, want an error containing %q", err, tt.wantErr)
+			}
+			t.Logf("Attach error: %v", err)
+			w.assertAsBefore(t, "after the failed Attach")
+			if n := w.rebind.rebinds(); n != tt.rebinds {
+				t.Errorf("%d rebinds, want %d", n, tt.rebinds)
+			}
+		})
+	}
+}
+
+// TestIBVFBackFromDeadPod: the pod netns died without DEL; the kernel
+// handed the VF's netdev back under its pod name, labelled. raild's sweep
+// sets the old GUIDs back and rebinds, and the VF is as before.
+func TestIBVFBackFromDeadPod(t *testing.T) {
+	w := newIBWorld(t)
+	s := ibSpec(w, "0e:72:aa:bb:cc:dd:ee:03")
+	if _, err := attachIn(w.e, w.a, s); err != nil {
+		t.Fatalf("Attach: %v", err)
+	}
+	kernelReturnsToHost(t, w.e, s.Name, func(l netlink.Link) string { return l.Attrs().Name })
+	removeTestNetns(w.e.pod)
+	w.podBefor = ""
+	var got []ReturnedVF
+	err := w.e.inHost(func() error {
+		var err error
+		got, err = HostVFs{a: w.a}.ResetReturned(func(string, int) bool { return false })
+		return err
+	})
+	if err != nil || len(got) != 1 || got[0].Err != nil {
+		t.Fatalf("ResetReturned = %+v, %v", got, err)
+	}
+	w.assertAsBefore(t, "after the sweep")
+	if n := w.rebind.rebinds(); n != 2 {
+		t.Errorf("%d rebinds, want 2", n)
+	}
+}
+
+// TestVFGUIDOnEthernetPF: a GUID asked of an Ethernet (RoCE) PF's VF
+// fails the ADD with the driver's refusal, the VF as it was, no rebind.
+func TestVFGUIDOnEthernetPF(t *testing.T) {
+	w := newIBWorld(t)
+	w.pf.mu.Lock()
+	w.pf.ib = false
+	w.pf.mu.Unlock()
+	_, err := attachIn(w.e, w.a, ibSpec(w, "0e:72:aa:bb:cc:dd:ee:04"))
+	if !errorMatches(err, "set guid of VF 2 of PF ibp25s0 through the PF: operation not supported") {
+		t.Fatalf("Attach = %v", err)
+	}
+	w.assertAsBefore(t, "after the failed Attach")
+	if n := w.rebind.rebinds(); n != 0 {
+		t.Errorf("%d rebinds, want 0", n)
+	}
+}
+
+func TestGuidsBefore(t *testing.T) {
+	ipoib := mustMAC("00:00:10:49:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:5e:5f:a4")
+	tests := []struct {
+		name       string
+		st         VFState
+		addr       net.HardwareAddr
+		node, port string
+		wantErr    string
+	}{
+		{"the PF reports them", VFState{NodeGUID: mustMAC("00:00:00:00:00:00:00:01"), PortGUID: mustMAC("00:00:00:00:00:00:00:02")}, ipoib,
+			"00:00:00:00:00:00:00:01", "00:00:00:00:00:00:00:02", ""},
+		{"from the IPoIB address", VFState{}, ipoib, "0c:42:a1:03:00:5e:5f:a4", "0c:42:a1:03:00:5e:5f:a4", ""},
+		{"neither", VFState{}, mustMAC("02:00:00:00:00:01"), "", "", "neither the PF reports the VF's GUIDs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			node, port, err := guidsBefore(tt.st, tt.addr)
+			if !errorMatches(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if err == nil && (node.String() != tt.node || port.String() != tt.port) {
+				t.Errorf("got %s %s, want %s %s", node, port, tt.node, tt.port)
+			}
+		})
+	}
+}
+
+func TestVFRecordGUIDs(t *testing.T) {
+	rec := aliasRecord{Host: "ibp25s0f3", Name: "rail0", MTU: 4092, Up: true,
+		VF: &vfRecord{PF: "ibp25s0", Index: 2, NodeGUID: mustMAC("00:00:00:00:00:00:00:00"), PortGUID: mustMAC("0c:42:a1:03:00:5e:5f:a4")}}
+	got, ok := parseAlias(rec.String())
+	if !ok || !reflect.DeepEqual(got, rec) {
+		t.Fatalf("round trip of %q = %+v, %v", rec.String(), got, ok)
+	}
+	for _, bad := range []string{
+		"rail:x:name=r:mtu=1:up=1:pf=p:vf=1:ng=0000000000000000",             // node without port
+		"rail:x:name=r:mtu=1:up=1:pf=p:vf=1:ng=00:pg=0000000000000000",       // short
+		"rail:x:name=r:mtu=1:up=1:pf=p:vf=1:ng=zz00000000000000:pg=00000000", // not hex
+	} {
+		if _, ok := parseAlias(bad); ok {
+			t.Errorf("parseAlias(%q) accepted", bad)
+		}
+	}
+}
