@@ -216,10 +216,6 @@ func TestIBVFAttachFailureLeavesVFAsItWas(t *testing.T) {
 		{name: "route fails after the move", prepare: func(_ *ibWorld, s *Spec) {
 			s.Routes = []Route{route("10.20.0.0/16", "192.168.77.1")}
 		}, wantErr: "add route 10.20.0.0/16 via 192.168.77.1", rebinds: 2},
-		{name: "rdma device move fails", prepare: func(w *ibWorld, s *Spec) {
-			w.a.moveRDMA = (&fakeRDMA{failIn: errInjected}).move
-			s.RDMADevice, s.RDMAExclusive = "mlx5_4", true
-		}, wantErr: "move rdma device mlx5_4", rebinds: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
