@@ -34,10 +34,18 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 		rec.RDMA = s.RDMADevice
 	}
 	if s.Mode == ModeVF {
-		if rec.VF, err = a.configureVF(sess, hostLink, s, &undo); err != nil {
+		var rebound netlink.Link
+		if rec.VF, rebound, err = a.configureVF(sess, hostLink, s, &undo); err != nil {
 			return Result{}, err
 		}
-		if hostLink, err = sess.hostNL.LinkByName(hostLink.Attrs().Name); err != nil {
+		if rebound != nil {
+			// A new netdev after a rebind: held by its ifindex (udev may
+			// still rename it).
+			hostLink, err = sess.hostNL.LinkByIndex(rebound.Attrs().Index)
+		} else {
+			hostLink, err = sess.hostNL.LinkByName(hostLink.Attrs().Name)
+		}
+		if err != nil {
 			return Result{}, fmt.Errorf("look up VF netdev %s again: %w", s.Parent, err)
 		}
 	}

@@ -129,15 +129,15 @@ func guidToRestore(g net.HardwareAddr) net.HardwareAddr {
 }
 
 // setVFGUIDs sets an InfiniBand VF's node and port GUID through its PF and
-// rebinds its driver so that it takes them; the VF's new netdev gets the
-// name, MTU and state of hostLink. rec gets the GUIDs from before; the
+// rebinds its driver so that it takes them; the VF's new netdev, returned,
+// gets the name, MTU and state of hostLink. rec gets the GUIDs from before; the
 // inverse (pushed on undo) sets those again and rebinds.
-func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, before VFState, rec *vfRecord, undo *undoList) error {
+func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, before VFState, rec *vfRecord, undo *undoList) (netlink.Link, error) {
 	pf, v := a.pfControl(sess), s.VF
 	what := fmt.Sprintf("guid of VF %d of PF %s", v.Index, v.PF)
 	node, port, err := guidsBefore(before, hostLink.Attrs().HardwareAddr)
 	if err != nil {
-		return fmt.Errorf("set %s: %w", what, err)
+		return nil, fmt.Errorf("set %s: %w", what, err)
 	}
 	attrs := hostLink.Attrs()
 	want := hostState{Name: attrs.Name, MTU: attrs.MTU, Up: attrs.Flags&net.FlagUp != 0}
@@ -148,15 +148,16 @@ func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, befor
 		err = fmt.Errorf("set %s through the PF: %w", what, err)
 		// Not rebound: the VF still runs with its old GUIDs; the PF's
 		// record of them is put back for its next bind.
-		return errors.Join(err, restorePF())
+		return nil, errors.Join(err, restorePF())
 	}
-	if _, err := a.rebindVF(sess, v.PF, v.Index, want); err != nil {
+	link, err := a.rebindVF(sess, v.PF, v.Index, want)
+	if err != nil {
 		err = fmt.Errorf("rebind VF %d of PF %s to take %s: %w", v.Index, v.PF, what, err)
 		if rerr := restorePF(); rerr != nil {
-			return errors.Join(err, rerr)
+			return nil, errors.Join(err, rerr)
 		}
 		_, rerr := a.rebindVF(sess, v.PF, v.Index, want)
-		return errors.Join(err, rerr)
+		return nil, errors.Join(err, rerr)
 	}
 	rec.NodeGUID, rec.PortGUID = node, port
 	undo.push(what, func() error {
@@ -166,7 +167,7 @@ func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, befor
 		_, err := a.rebindVF(sess, v.PF, v.Index, want)
 		return err
 	})
-	return nil
+	return link, nil
 }
 
 // restoreVFGUIDs sets the GUIDs rec recorded back through the PF and
