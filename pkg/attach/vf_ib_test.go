@@ -323,3 +323,24 @@ func TestVFRecordGUIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestReadVFGUIDsFromKernel asks this kernel for the VF GUIDs of a link
+// without VFs (no SR-IOV here): the request is one the kernel takes, and
+// the answer holds no VF.
+func TestReadVFGUIDsFromKernel(t *testing.T) {
+	e := newTestEnv(t)
+	nic := e.addNIC(1500, true)
+	index := mustLinkIn(t, e.host, nic).Attrs().Index
+	var got map[int]vfGUIDs
+	err := e.inHost(func() error {
+		var err error
+		got, err = readVFGUIDs(index)
+		return err
+	})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("readVFGUIDs = %+v, %v; want no VF and no error", got, err)
+	}
+	if err := e.inHost(func() error { _, err := readVFGUIDs(1 << 30); return err }); err == nil {
+		t.Errorf("readVFGUIDs of a link that does not exist worked")
+	}
+}
