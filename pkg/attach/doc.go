@@ -27,7 +27,9 @@
 //     is rebound through sysfs, which gives it a new netdev, found by the
 //     VF's PCI address and given the old one's name, MTU and state; the
 //     old GUIDs (":ng=", ":pg=") are set back, with a rebind, once the VF
-//     is back in the host.
+//     is back in the host. Its RDMA device (exclusive RDMA netns mode)
+//     moves before its netdev and back after it, since the kernel makes
+//     the IPoIB netdev anew in the host when the device changes netns.
 //   - ipoib: an IPoIB child (P_Key, datagram/connected) of an InfiniBand
 //     parent, created the same way; a parent that is not InfiniBand is
 //     refused with a message that says what it is and what to use instead.

@@ -49,6 +49,11 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 			return Result{}, fmt.Errorf("look up VF netdev %s again: %w", s.Parent, err)
 		}
 	}
+	if ibVFMovesRDMA(s) {
+		if rec.RDMA, hostLink, err = a.moveIBVFRDMA(sess, s, hostLink, &undo); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := moveIntoPod(sess, hostLink, s, rec, &undo); err != nil {
 		return Result{}, err
 	}
@@ -56,7 +61,7 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("find %s in pod after the move: %w", s.Name, err)
 	}
-	if s.movesRDMADevice() {
+	if s.movesRDMADevice() && !ibVFMovesRDMA(s) {
 		if err := a.moveRDMA(s.RDMADevice, "", sess.podPath); err != nil {
 			return Result{}, fmt.Errorf("move rdma device %s with %s: %w", s.RDMADevice, s.Parent, err)
 		}

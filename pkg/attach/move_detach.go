@@ -28,6 +28,9 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 		return errors.Join(removeSourceRules(sess.podNL, s.Table), a.restoreInHost(sess, s))
 	}
 	errs := []error{removeSourceRules(sess.podNL, tableOf(rec, s)), removeAddresses(sess.podNL, link, s)}
+	if rec.VF != nil && rec.VF.hasGUIDs() {
+		return errors.Join(append(errs, a.detachIBVF(sess, link, rec))...)
+	}
 	if dev := rdmaDeviceOf(rec, s); dev != "" {
 		err := a.moveRDMA(dev, sess.podPath, "")
 		if err != nil && !errors.Is(err, rdma.ErrDeviceNotFound) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/pkg/topology/fakesys"
@@ -30,6 +31,7 @@ type ibWorld struct {
 	*vfWorld
 	root, pci string
 	rebind    *fakeRebind
+	rdma      *fakeRDMA
 }
 
 func newIBWorld(t *testing.T) *ibWorld {
@@ -51,9 +53,12 @@ func newIBWorld(t *testing.T) *ibWorld {
 	if err := os.MkdirAll(filepath.Join(netDir, w.netdev), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.rebind = &fakeRebind{t: t, e: e, root: root, pf: w.pf, index: ibVF, ifindex: mustLinkIn(t, e.host, w.netdev).Attrs().Index,
-		macs: map[string]net.HardwareAddr{"0000000000000000": mustMAC(macIn(t, e.host, w.netdev))}}
-	w.a = attacher{moveRDMA: (&fakeRDMA{}).move, pf: w.pf.control, sysRoot: root, rebind: w.rebind.do}
+	own := mustMAC(macIn(t, e.host, w.netdev))
+	zero := make(net.HardwareAddr, 8).String()
+	w.rebind = &fakeRebind{t: t, e: e, root: root, pci: w.pci, pf: w.pf, index: ibVF, active: zero,
+		macs: map[string]net.HardwareAddr{zero: own}, mac: own}
+	w.rdma = &fakeRDMA{moved: w.rebind.remake}
+	w.a = attacher{moveRDMA: w.rdma.move, pf: w.pf.control, sysRoot: root, rebind: w.rebind.do}
 	w.hostBefore, w.podBefor = snapshot(t, e.host), snapshot(t, e.pod)
 	w.macBefore = macIn(t, e.host, w.netdev)
 	w.stateBefore = w.pf.state(ibVF)
@@ -62,21 +67,25 @@ func newIBWorld(t *testing.T) *ibWorld {
 
 // fakeRebind is the kernel's answer to unbinding and binding the VF's
 // driver: the driver files are written as rebindVFDriver writes them, the
-// VF's netdev goes, and a new one (down, MTU 1500, another name and
-// ifindex) appears, with the MAC of the port GUID the VF now takes.
+// VF takes the GUIDs its PF holds, its netdev goes, and a new one (down,
+// MTU 1500, another name and ifindex) appears in the host, with the MAC of
+// the port GUID the VF now has. remake alone is what moving an IB VF's
+// RDMA device to another netns does to its netdev.
 type fakeRebind struct {
 	t     *testing.T
 	e     *testEnv
 	root  string
+	pci   string
 	pf    *fakePF
 	index int
-	// ifindex is the VF's netdev now, whatever its name (sysfs is not
-	// kept in step with renames here, only with rebinds).
-	ifindex int
-	mu      sync.Mutex
-	count   int
-	fail    error // the next rebind fails so, the VF left without a driver's netdev change
-	macs    map[string]net.HardwareAddr
+	mu    sync.Mutex
+	count int
+	fail  error // the next rebind fails so, the VF left as it was
+	// active is the port GUID the VF runs with; macs the netdev MAC each
+	// GUID gives (the first one the stand-in's own); mac the netdev's now.
+	active string
+	macs   map[string]net.HardwareAddr
+	mac    net.HardwareAddr
 }
 
 func (r *fakeRebind) do(pci string) error {
@@ -91,33 +100,52 @@ func (r *fakeRebind) do(pci string) error {
 		return err
 	}
 	r.count++
-	netDir := filepath.Join(r.root, "sys/bus/pci/devices", pci, "net")
-	h := handle(r.t, r.e.host)
-	old, err := h.LinkByIndex(r.ifindex)
-	if err != nil {
-		return fmt.Errorf("fake rebind: the VF's netdev is not in the host: %w", err)
+	r.active = r.pf.state(r.index).PortGUID.String()
+	return r.remakeLocked()
+}
+
+func (r *fakeRebind) remake() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.remakeLocked()
+}
+
+// remakeLocked destroys the VF's netdev wherever it is and makes a new
+// one in the host.
+func (r *fakeRebind) remakeLocked() error {
+	deleted := false
+	for _, n := range []ns.NetNS{r.e.host, r.e.pod} {
+		h := handle(r.t, n)
+		links, err := h.LinkList()
+		if err != nil {
+			return err
+		}
+		for _, l := range links {
+			if l.Attrs().HardwareAddr.String() == r.mac.String() && l.Type() == "veth" {
+				if err := h.LinkDel(l); err != nil {
+					return err
+				}
+				deleted = true
+			}
+		}
 	}
-	if err := h.LinkDel(old); err != nil {
-		return err
+	if !deleted {
+		return fmt.Errorf("fake kernel: the VF's netdev (%s) is nowhere", r.mac)
 	}
-	port := r.pf.state(r.index).PortGUID
-	key := fmt.Sprintf("%x", []byte(port))
-	mac, ok := r.macs[key]
+	mac, ok := r.macs[r.active]
 	if !ok {
-		mac = net.HardwareAddr{0x02, port[3], port[4], port[5], port[6], port[7]}
-		r.macs[key] = mac
+		g := mustMAC(r.active)
+		mac = net.HardwareAddr{0x02, g[3], g[4], g[5], g[6], g[7]}
+		r.macs[r.active] = mac
 	}
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name, attrs.HardwareAddr = uniqueName(r.t, "ibn"), mac
 	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: uniqueName(r.t, "wire"), PeerNamespace: netlink.NsFd(int(r.e.wire.Fd()))}
-	if err := h.LinkAdd(veth); err != nil {
+	if err := handle(r.t, r.e.host).LinkAdd(veth); err != nil {
 		return err
 	}
-	made, err := h.LinkByName(attrs.Name)
-	if err != nil {
-		return err
-	}
-	r.ifindex = made.Attrs().Index
+	r.mac = mac
+	netDir := filepath.Join(r.root, "sys/bus/pci/devices", r.pci, "net")
 	if err := os.RemoveAll(netDir); err != nil {
 		return err
 	}
@@ -199,41 +227,8 @@ func TestIBVFAttachDetach(t *testing.T) {
 	}
 }
 
-// TestIBVFAttachFailureLeavesVFAsItWas fails an IB ADD at each step: the
-// PF's GUID call, the rebind, after the move; the VF ends with its old
-// GUIDs, its netdev under its name, MTU and state, both netns as before.
-func TestIBVFAttachFailureLeavesVFAsItWas(t *testing.T) {
-	tests := []struct {
-		name    string
-		prepare func(w *ibWorld, s *Spec)
-		wantErr string
-		rebinds int
-	}{
-		{name: "PF refuses the GUID", prepare: func(w *ibWorld, _ *Spec) { w.pf.failAt = 1 },
-			wantErr: "set guid of VF 2 of PF ibp25s0 through the PF", rebinds: 0},
-		{name: "rebind fails", prepare: func(w *ibWorld, _ *Spec) { w.rebind.fail = fmt.Errorf("injected bind failure") },
-			wantErr: "rebind VF 2 of PF ibp25s0 to take guid", rebinds: 1},
-		{name: "route fails after the move", prepare: func(_ *ibWorld, s *Spec) {
-			s.Routes = []Route{route("10.20.0.0/16", "192.168.77.1")}
-		}, wantErr: "add route 10.20.0.0/16 via 192.168.77.1", rebinds: 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newIBWorld(t)
-			s := ibSpec(w, "0e:72:aa:bb:cc:dd:ee:02")
-			tt.prepare(w, &s)
-			_, err := attachIn(w.e, w.a, s)
-			if !errorMatches(err, tt.wantErr) {
-				t.Fatalf("Attach = %v, want an error containing %q", err, tt.wantErr)
-			}
-			t.Logf("Attach error: %v", err)
-			w.assertAsBefore(t, "after the failed Attach")
-			if n := w.rebind.rebinds(); n != tt.rebinds {
-				t.Errorf("%d rebinds, want %d", n, tt.rebinds)
-			}
-		})
-	}
-}
+// unreachableRoute makes an ADD fail after the VF moved into the pod.
+func unreachableRoute(_ *ibWorld, s *Spec) { s.Routes = []Route{route("10.20.0.0/16", "192.168.77.1")} }
 
 // TestIBVFBackFromDeadPod: the pod netns died without DEL; the kernel
 // handed the VF's netdev back under its pod name, labelled. raild's sweep
@@ -342,5 +337,80 @@ func TestReadVFGUIDsFromKernel(t *testing.T) {
 	}
 	if err := e.inHost(func() error { _, err := readVFGUIDs(1 << 30); return err }); err == nil {
 		t.Errorf("readVFGUIDs of a link that does not exist worked")
+	}
+}
+
+// TestIBVFSequences attaches an IB VF, in shared and in exclusive RDMA
+// netns mode, and fails the ADD at each step: the PF's GUID call, the
+// rebind, the RDMA device's move, after the move. In exclusive mode the
+// VF's RDMA device moves into the pod before its netdev (the kernel makes
+// the IPoIB netdev anew in the host when the device moves; the new one is
+// found by the VF's PCI address and moved in), under the name sysfs gives
+// it after the rebind; DEL moves the netdev out first, then the device,
+// then sets the GUIDs back. Every run ends with the VF as it was.
+func TestIBVFSequences(t *testing.T) {
+	tests := []struct {
+		name      string
+		exclusive bool
+		renumber  string // the VF's RDMA device after the rebind ("": mlx5_4 still)
+		prepare   func(w *ibWorld, s *Spec)
+		wantErr   string
+		rebinds   int
+		rdmaMoves int
+	}{
+		{name: "shared: PF refuses the GUID", prepare: func(w *ibWorld, _ *Spec) { w.pf.failAt = 1 },
+			wantErr: "set guid of VF 2 of PF ibp25s0 through the PF", rebinds: 0},
+		{name: "shared: rebind fails", prepare: func(w *ibWorld, _ *Spec) { w.rebind.fail = fmt.Errorf("injected bind failure") },
+			wantErr: "rebind VF 2 of PF ibp25s0 to take guid", rebinds: 1},
+		{name: "shared: route fails after the move", prepare: unreachableRoute, wantErr: "add route 10.20.0.0/16 via 192.168.77.1", rebinds: 2},
+		{name: "exclusive: attach and detach", exclusive: true, rebinds: 2, rdmaMoves: 2},
+		{name: "exclusive: device numbered anew by the rebind", exclusive: true, renumber: "mlx5_10", rebinds: 2, rdmaMoves: 2},
+		{name: "exclusive: device move refused", exclusive: true, prepare: func(w *ibWorld, _ *Spec) { w.rdma.failIn = errInjected },
+			wantErr: "move rdma device mlx5_4 of InfiniBand VF", rebinds: 2, rdmaMoves: 1},
+		{name: "exclusive: route fails after the move", exclusive: true, prepare: unreachableRoute, wantErr: "add route 10.20.0.0/16",
+			rebinds: 2, rdmaMoves: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newIBWorld(t)
+			s := ibSpec(w, "0e:72:aa:bb:cc:dd:ee:05")
+			dev := "mlx5_4"
+			if tt.exclusive {
+				s.RDMADevice, s.RDMAExclusive = dev, true
+			}
+			if tt.renumber != "" {
+				ib := filepath.Join(w.root, "sys/bus/pci/devices", w.pci, "infiniband")
+				if err := os.Rename(filepath.Join(ib, dev), filepath.Join(ib, tt.renumber)); err != nil {
+					t.Fatal(err)
+				}
+				dev = tt.renumber
+			}
+			if tt.prepare != nil {
+				tt.prepare(w, &s)
+			}
+			_, err := attachIn(w.e, w.a, s)
+			if !errorMatches(err, tt.wantErr) {
+				t.Fatalf("Attach = %v, want %q", err, tt.wantErr)
+			}
+			t.Logf("Attach: %v", err)
+			if err == nil {
+				pod := mustLinkIn(t, w.e.pod, "rail0")
+				if a := pod.Attrs().Alias; !strings.Contains(a, ":rdma="+dev+":") || !isUp(pod) || pod.Attrs().MTU != 1400 {
+					t.Errorf("pod netdev: alias %q up %v mtu %d; want the rdma device %s recorded, up, 1400", a, isUp(pod), pod.Attrs().MTU, dev)
+				}
+				if err := detachWith(w.e, w.a, delSpec(s)); err != nil {
+					t.Fatalf("Detach: %v", err)
+				}
+			}
+			w.assertAsBefore(t, "at the end")
+			calls := w.rdma.calls
+			if len(calls) != tt.rdmaMoves || (len(calls) > 0 && !strings.HasPrefix(calls[0], dev+` ""->`)) ||
+				(len(calls) == 2 && !strings.HasSuffix(calls[1], `->""`)) {
+				t.Errorf("rdma moves %q, want %d of %s, into the pod first", calls, tt.rdmaMoves, dev)
+			}
+			if n := w.rebind.rebinds(); n != tt.rebinds {
+				t.Errorf("%d rebinds, want %d", n, tt.rebinds)
+			}
+		})
 	}
 }

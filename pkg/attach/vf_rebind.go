@@ -93,7 +93,14 @@ func (a attacher) rebindVF(sess *session, pf string, index int, want hostState) 
 	if err := rebind(pci); err != nil {
 		return nil, err
 	}
-	name, err := vfNetdevName(root, pci)
+	return a.adoptVFNetdev(sess, pci, want)
+}
+
+// adoptVFNetdev finds the netdev the kernel made anew for the VF at pci
+// (after a rebind, or after its RDMA device changed netns) in the host
+// netns, and gives it the name, MTU and up state want says.
+func (a attacher) adoptVFNetdev(sess *session, pci string, want hostState) (netlink.Link, error) {
+	name, err := vfNetdevName(a.root(), pci)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +134,16 @@ func (a attacher) rebindVF(sess *session, pf string, index int, want hostState) 
 		}
 	}
 	return link, nil
+}
+
+// vfRDMADevice is the RDMA device of the VF at pci now (a rebind may
+// number it anew), from sysfs under root; known when sysfs names none.
+func vfRDMADevice(root, pci, known string) string {
+	entries, err := os.ReadDir(filepath.Join(root, "sys/bus/pci/devices", pci, "infiniband"))
+	if err != nil || len(entries) == 0 {
+		return known
+	}
+	return entries[0].Name()
 }
 
 func (a attacher) root() string {

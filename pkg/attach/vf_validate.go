@@ -22,12 +22,5 @@ func validateVF(s Spec) error {
 	if v.Index < 0 || v.Index > 65535 {
 		return fmt.Errorf("field VF.Index %d is out of range: a VF index is 0-65535", v.Index)
 	}
-	if v.Config.GUID != nil && s.movesRDMADevice() {
-		// ib-sriov-cni moves such a VF's RDMA device first and then the
-		// netdev the kernel made anew; rail's sequence does not yet.
-		return fmt.Errorf("InfiniBand VF %d of PF %s (one given a GUID) cannot be attached in exclusive RDMA netns mode: moving its RDMA device %s "+
-			"re-creates its IPoIB netdev in the host netns, which vf mode does not follow yet; set the RDMA netns mode to shared "+
-			"(rdma system set netns shared), or use RoCE VFs", v.Index, v.PF, s.RDMADevice)
-	}
 	return v.Config.Validate()
 }

@@ -81,11 +81,6 @@ func TestVFSpecValidation(t *testing.T) {
 		{"GUID", base(VFConfig{GUID: mustMAC("00:11:22:33:44:55:66:77")}), ""},
 		{"all-ones GUID", base(VFConfig{GUID: mustMAC("ff:ff:ff:ff:ff:ff:ff:ff")}), "infinibandGUID \"ff:ff:ff:ff:ff:ff:ff:ff\" is not a usable GUID"},
 		{"six-byte GUID", base(VFConfig{GUID: mustMAC("00:11:22:33:44:55")}), "use eight bytes like 00:11:22:33:44:55:66:77"},
-		{"GUID in exclusive RDMA mode", func() Spec {
-			s := base(VFConfig{GUID: mustMAC("00:11:22:33:44:55:66:77")})
-			s.RDMADevice, s.RDMAExclusive = "mlx5_4", true
-			return s
-		}(), "cannot be attached in exclusive RDMA netns mode"},
 		{"no netdev yet valid (refused at attach with why)", Spec{Mode: ModeVF, Name: "rail0", VF: &VF{PF: "pf0"}}, ""},
 	}
 	for _, tt := range tests {
