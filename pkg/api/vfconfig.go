@@ -53,10 +53,6 @@ type VFConfig struct {
 	// keeps the VF's other one.
 	MinTxRate *uint32
 	MaxTxRate *uint32
-	// GUID is an InfiniBand VF's node and port GUID (eight bytes; both
-	// are set to it, as ib-sriov-cni does), nil for a RoCE VF. Setting it
-	// rebinds the VF's driver, which gives the VF a new netdev.
-	GUID net.HardwareAddr
 }
 
 // Validate checks what a VFConfig asks, naming the netconf key (as
@@ -91,11 +87,6 @@ func (c VFConfig) Validate() error {
 	if c.MinTxRate != nil && c.MaxTxRate != nil && *c.MaxTxRate != 0 && *c.MinTxRate > *c.MaxTxRate {
 		return fmt.Errorf("min_tx_rate %d is above max_tx_rate %d (Mbps): lower min_tx_rate, or set max_tx_rate to 0 for no limit",
 			*c.MinTxRate, *c.MaxTxRate)
-	}
-	if c.GUID != nil {
-		if err := CheckGUID(c.GUID); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -23,7 +23,7 @@
 //     support fails only the ADDs that ask for it. A VF the kernel handed
 //     back from a dead pod is reset from its alias by Detach, or by the
 //     next Attach that finds it so. An InfiniBand VF gets its node and
-//     port GUID (Config.GUID) last: the VF takes them only when its driver
+//     port GUID (VF.GUID) last: the VF takes them only when its driver
 //     is rebound through sysfs, which gives it a new netdev, found by the
 //     VF's PCI address and given the old one's name, MTU and state; the
 //     old GUIDs (":ng=", ":pg=") are set back, with a rebind, once the VF

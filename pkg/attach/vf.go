@@ -22,6 +22,10 @@ type VF struct {
 	Index int
 	// Config is what to set through the PF.
 	Config VFConfig
+	// GUID, for a VF of an InfiniBand PF, is the node and port GUID to set
+	// through the PF (eight bytes); nil for a RoCE VF. Setting it rebinds
+	// the VF's driver, which gives the VF a new netdev.
+	GUID net.HardwareAddr
 }
 
 // VFConfig is what a pod's VF gets through its PF (api.VFConfig).

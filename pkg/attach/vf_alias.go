@@ -169,7 +169,7 @@ func worstVFRecord(s Spec) *vfRecord {
 	if c.MinTxRate != nil || c.MaxTxRate != nil {
 		rec.Rate = &vfRate{Min: ^uint32(0), Max: ^uint32(0)}
 	}
-	if c.GUID != nil {
+	if s.VF.GUID != nil {
 		rec.NodeGUID, rec.PortGUID = make(net.HardwareAddr, 8), make(net.HardwareAddr, 8)
 	}
 	return rec

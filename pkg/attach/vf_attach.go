@@ -83,7 +83,7 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 			return nil, nil, err
 		}
 	}
-	if c.GUID != nil {
+	if v.GUID != nil {
 		rebound, err := a.setVFGUIDs(sess, hostLink, s, before, rec, undo)
 		return rec, rebound, err
 	}

@@ -144,7 +144,7 @@ func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, befor
 	restorePF := func() error {
 		return pf.SetVFGUID(v.PF, v.Index, guidToRestore(node), guidToRestore(port))
 	}
-	if err := pf.SetVFGUID(v.PF, v.Index, v.Config.GUID, v.Config.GUID); err != nil {
+	if err := pf.SetVFGUID(v.PF, v.Index, v.GUID, v.GUID); err != nil {
 		err = fmt.Errorf("set %s through the PF: %w", what, err)
 		// Not rebound: the VF still runs with its old GUIDs; the PF's
 		// record of them is put back for its next bind.

@@ -159,8 +159,8 @@ func (r *fakeRebind) rebinds() int {
 }
 
 func ibSpec(w *ibWorld, guid string) Spec {
-	s := vfSpecFor(w.netdev, ibVF, VFConfig{GUID: mustMAC(guid)})
-	s.VF.PF = w.pf.name
+	s := vfSpecFor(w.netdev, ibVF, VFConfig{})
+	s.VF.PF, s.VF.GUID = w.pf.name, mustMAC(guid)
 	return s
 }
 

@@ -21,7 +21,7 @@ import (
 // ibVFMovesRDMA reports whether s is an InfiniBand VF (one given a GUID)
 // whose RDMA device moves with it.
 func ibVFMovesRDMA(s Spec) bool {
-	return s.Mode == ModeVF && s.VF != nil && s.VF.Config.GUID != nil && s.movesRDMADevice()
+	return s.Mode == ModeVF && s.VF != nil && s.VF.GUID != nil && s.movesRDMADevice()
 }
 
 // moveIBVFRDMA moves the RDMA device of the InfiniBand VF of s into the

@@ -29,7 +29,7 @@ func TestIBVFExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LoadRail(%s): %v", withGUID, err)
 	}
-	if c.VFConfig().GUID.String() != "02:00:00:00:00:00:00:01" || c.VFConfig().LinkState == nil {
-		t.Errorf("VFConfig = %+v", c.VFConfig())
+	if c.InfinibandGUID().String() != "02:00:00:00:00:00:00:01" || c.VFConfig().LinkState == nil {
+		t.Errorf("GUID %s, VFConfig %+v", c.InfinibandGUID(), c.VFConfig())
 	}
 }

@@ -2,6 +2,7 @@ package netconf
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +80,8 @@ type Rail struct {
 	PKeyValue   uint16          `json:"-"`
 	MaxClass    *topology.Class `json:"-"`
 	vfConfig    api.VFConfig
+	// infinibandGUID is runtimeConfig's, parsed (vfib.go).
+	infinibandGUID net.HardwareAddr
 }
 
 var (
@@ -136,7 +139,7 @@ func (c *Rail) defaultsAndValidate() error {
 	if c.IPAM.Type != "" {
 		return fieldError("ipam", "rail takes its addresses from raild's pools: remove \"ipam\" and name the pool with \"pool\"")
 	}
-	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkDevice, c.checkMTU, c.checkPKey, c.checkVF}
+	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkDevice, c.checkMTU, c.checkPKey, c.checkVF, c.checkIBVF}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err

@@ -75,8 +75,8 @@ func TestLoadRail(t *testing.T) {
 		{name: "negative rate", conf: `{"name":"n","type":"rail","mode":"vf","max_tx_rate":-1}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"max_tx_rate"`},
 		{name: "infinibandGUID capability", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66:77"}}`,
 			check: func(t *testing.T, c *Rail) {
-				if c.VFConfig().GUID.String() != "00:11:22:33:44:55:66:77" {
-					t.Errorf("GUID = %s, want the runtime's", c.VFConfig().GUID)
+				if c.InfinibandGUID().String() != "00:11:22:33:44:55:66:77" {
+					t.Errorf("GUID = %s, want the runtime's", c.InfinibandGUID())
 				}
 			}},
 		{name: "malformed GUID", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66"}}`,

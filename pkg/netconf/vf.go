@@ -38,32 +38,13 @@ func (c *Rail) checkVF() error {
 	if c.RuntimeConfig != nil && c.RuntimeConfig.MAC != "" {
 		mac = c.RuntimeConfig.MAC
 	}
-	guid := ""
-	if c.RuntimeConfig != nil {
-		guid = c.RuntimeConfig.InfinibandGUID
-	}
 	if c.Mode != api.ModeVF {
 		if k != (VFKeys{}) || mac != "" {
 			return fieldError(firstVFKey(k, mac), "is a vf mode key (%s): set \"mode\":\"vf\", or remove it", vfKeyNames)
 		}
-		if guid != "" {
-			return fieldError("infinibandGUID", "is for an InfiniBand VF: set \"mode\":\"vf\", or drop the infinibandGUID capability")
-		}
 		return nil
 	}
-	if c.PKey != "" {
-		return fieldError("pkey", "%q cannot be applied in mode vf: an InfiniBand VF's P_Keys are the ones the subnet manager "+
-			"gives its port GUID (its IPoIB netdev uses the P_Key at index 0), so put the VF's GUID (infinibandGUID, or the "+
-			"lease's own) in the partition on the subnet manager and remove pkey; for a P_Key child use mode ipoib", c.PKey)
-	}
 	var cfg api.VFConfig
-	if guid != "" {
-		hw, err := net.ParseMAC(guid)
-		if err != nil || len(hw) != 8 {
-			return fieldError("infinibandGUID", "%q is not a GUID: use eight bytes like 00:11:22:33:44:55:66:77", guid)
-		}
-		cfg.GUID = hw
-	}
 	if mac != "" {
 		hw, err := net.ParseMAC(mac)
 		if err != nil {

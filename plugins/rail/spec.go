@@ -48,10 +48,8 @@ type planned struct {
 // plannedInterfaces parses the whole plan before anything is attached: a
 // plan raild should never have made fails with nothing done.
 func plannedInterfaces(args *skel.CmdArgs, conf *netconf.Rail, plan *api.Plan, mode rdma.NetnsMode) ([]planned, error) {
-	if planMode(conf, plan) == api.ModeVF && conf.VFConfig().GUID != nil && len(plan.Interfaces) > 1 {
-		return nil, types.NewError(types.ErrInvalidNetworkConfig, "invalid netconf field \"infinibandGUID\"",
-			fmt.Sprintf("infinibandGUID %s names one GUID, but this attachment gets %d VFs and no two VFs may share a GUID: set \"maxNICs\": 1, or leave the capability out (each VF then gets its lease's own)",
-				conf.VFConfig().GUID, len(plan.Interfaces)))
+	if err := oneGUIDPerVF(conf, plan); err != nil {
+		return nil, err
 	}
 	if planMode(conf, plan) == api.ModeVF && conf.VFConfig().MAC != nil && len(plan.Interfaces) > 1 {
 		return nil, types.NewError(types.ErrInvalidNetworkConfig, "invalid netconf field \"mac\"",
@@ -115,15 +113,10 @@ func vfSpec(conf *netconf.Rail, iface api.PlanInterface) (*attach.VF, error) {
 		return nil, types.NewError(types.ErrInternal, "cannot attach VF "+vf.PCI,
 			"it is bound to vfio-pci (for a VM or DPDK): vf mode needs a VF bound to its network driver (mlx5_core, iavf, igbvf)")
 	}
+	if spec, err := ibVFSpec(conf, iface); spec != nil || err != nil {
+		return spec, err
+	}
 	cfg := conf.VFConfig()
-	if iface.NIC != nil && iface.NIC.LinkLayer == topology.InfiniBand {
-		return ibVFSpec(cfg, vf)
-	}
-	if cfg.GUID != nil {
-		return nil, types.NewError(types.ErrInvalidNetworkConfig, "invalid netconf field \"infinibandGUID\"",
-			fmt.Sprintf("VF %s of PF %s is %s (RoCE), and a GUID is for InfiniBand VFs: drop the infinibandGUID capability, or select InfiniBand NICs (\"linkLayer\": \"InfiniBand\")",
-				vf.PCI, vf.PF, linkLayerOf(iface)))
-	}
 	if cfg.MAC == nil {
 		mac, err := net.ParseMAC(vf.MAC)
 		if err != nil {

@@ -46,11 +46,10 @@ func TestVFSpecFor(t *testing.T) {
 		{name: "PF inside a pod", mutate: func(v *api.VF) { v.PF = "" }, wantErr: "its PF 0000:01:00.0 has no netdev in the host netns"},
 		{name: "vfio-bound VF", mutate: func(v *api.VF) { v.Driver, v.Netdev = "vfio-pci", "" }, wantErr: "bound to vfio-pci"},
 		{name: "IB VF: the lease's GUID, no MAC", ib: true, check: func(s attach.Spec) bool {
-			c := s.VF.Config
-			return c.GUID.String() == api.LeaseGUID("sb", s.Name).String() && c.MAC == nil && s.VF.PF == "pf0" && s.VF.Index == 1
+			return s.VF.GUID.String() == api.LeaseGUID("sb", s.Name).String() && s.VF.Config.MAC == nil && s.VF.PF == "pf0" && s.VF.Index == 1
 		}},
 		{name: "IB VF: the runtime's GUID over the lease's", ib: true, conf: `"runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66:77"}`,
-			check: func(s attach.Spec) bool { return s.VF.Config.GUID.String() == "00:11:22:33:44:55:66:77" }},
+			check: func(s attach.Spec) bool { return s.VF.GUID.String() == "00:11:22:33:44:55:66:77" }},
 		{name: "IB VF: link_state applies", ib: true, conf: `"link_state":"enable"`,
 			check: func(s attach.Spec) bool { return *s.VF.Config.LinkState == api.VFLinkEnable }},
 		{name: "IB VF: vlan refused", ib: true, conf: `"vlan":100`, wantErr: `invalid netconf field "vlan"; VF 0000:01:10.2 of PF pf0 is InfiniBand`},
