@@ -126,7 +126,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
 		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg),
 		DRAHeld: draHeld(cfg),
-		HostVFs: attach.NewHostVFs(), OwnPFs: ownedPFs(inv, cfg, log), Rescan: func(cause string) {
+		HostVFs: attach.NewHostVFsAt(cfg.Root), OwnPFs: ownedPFs(inv, cfg, log), Rescan: func(cause string) {
 			if _, err := inv.Rescan(cause); err != nil {
 				log.Warn("rescan failed", "cause", cause, "error", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // placeVFs is place for vf mode: the VFs placement chooses, named and
@@ -35,8 +36,9 @@ func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement
 // vfInfo describes the VF a vf-mode lease holds (by its PCI address): the
 // NIC of the pod interface is the VF itself (its netdev, its own RDMA
 // device when it has one, its PF's link layer), and the VF's place on its
-// PF with the lease's admin MAC. A VF the node no longer has is named by
-// its PCI address alone (a DEL then finds it by the alias rail left).
+// PF with the lease's admin MAC and, on an InfiniBand PF, its GUID. A VF
+// the node no longer has is named by its PCI address alone (a DEL then
+// finds it by the alias rail left).
 func (s *Service) vfInfo(l ipam.Lease) (*api.NIC, *api.VF) {
 	m := s.Machine()
 	vf := &api.VF{PCI: l.NICs[0], MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(l.Pool)}
@@ -51,6 +53,9 @@ func (s *Service) vfInfo(l ipam.Lease) (*api.NIC, *api.VF) {
 		vf.PF = pf.Netdev
 		if pfNIC, ok := m.PFNIC(pf); ok {
 			nic.LinkLayer = pfNIC.LinkLayer
+			if nic.LinkLayer == topology.InfiniBand {
+				vf.GUID = api.LeaseGUID(l.Sandbox, l.IfName).String()
+			}
 		}
 	}
 	if found.RDMA != "" {

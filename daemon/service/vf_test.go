@@ -10,13 +10,21 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // TestAllocateVFPlan: a vf-mode ADD gets a plan that names the VF (its
 // PCI address, index, PF netdev, own netdev and RDMA device) and the
-// lease's stable admin MAC; a repeated ADD gets the same.
+// lease's stable admin MAC, and on an InfiniBand PF the lease's GUID; a
+// repeated ADD gets the same.
 func TestAllocateVFPlan(t *testing.T) {
-	svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
+	for _, machine := range []string{"h100x8-cx7x8-sriov", "h100x2-cx7ib-sriov"} {
+		t.Run(machine, func(t *testing.T) { testAllocateVFPlan(t, machine) })
+	}
+}
+
+func testAllocateVFPlan(t *testing.T, machine string) {
+	svc, _ := newService(t, machine, onePool(), nil)
 	req := allocReq("a", "0")
 	req.Mode = api.ModeVF
 	plan, err := svc.Allocate(context.Background(), req)
@@ -34,6 +42,13 @@ func TestAllocateVFPlan(t *testing.T) {
 	pf, _ := svc.Machine().PFByPCI(vf.PF)
 	want := api.VF{PCI: vf.PCI, Index: vf.Index, PFPCI: vf.PF, PF: pf.Netdev, Netdev: vf.Netdev, Driver: vf.Driver,
 		RDMADevice: vf.RDMA, MAC: api.LeaseMAC("a", iface.Name).String()}
+	pfNIC, _ := svc.Machine().PFNIC(pf)
+	if pfNIC.LinkLayer == topology.InfiniBand {
+		want.GUID = api.LeaseGUID("a", iface.Name).String()
+	}
+	if iface.NIC == nil || iface.NIC.LinkLayer != pfNIC.LinkLayer {
+		t.Fatalf("plan NIC %+v, want the PF's link layer %q", iface.NIC, pfNIC.LinkLayer)
+	}
 	if *iface.VF != want || pf.Netdev == "" || vf.Netdev == "" {
 		t.Fatalf("plan VF %+v, want %+v", *iface.VF, want)
 	}

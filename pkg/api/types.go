@@ -150,8 +150,12 @@ type VF struct {
 	PF string `json:"pf,omitempty"`
 	// Netdev is the VF's netdev on the host now: "" while it sits in a pod,
 	// or when it is bound to vfio-pci or no driver.
-	Netdev     string `json:"netdev,omitempty"`
-	Driver     string `json:"driver,omitempty"`
+	Netdev string `json:"netdev,omitempty"`
+	Driver string `json:"driver,omitempty"`
+	// GUID is, for a VF of an InfiniBand PF, the node and port GUID of the
+	// lease (LeaseGUID), used unless the runtime names one
+	// (infinibandGUID); "" for a RoCE VF.
+	GUID       string `json:"guid,omitempty"`
 	RDMADevice string `json:"rdmaDevice,omitempty"`
 	// MAC is the admin MAC of the lease: the one the request asked, else
 	// the lease's own (LeaseMAC).

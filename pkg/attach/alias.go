@@ -91,7 +91,7 @@ func parseAlias(alias string) (aliasRecord, bool) {
 	if rec.Kind == "" && (!seen["mtu"] || !seen["up"]) {
 		return aliasRecord{}, false
 	}
-	if rec.VF != nil && (rec.Kind != "" || !seen["pf"] || !seen["vf"]) {
+	if rec.VF != nil && (rec.Kind != "" || !seen["pf"] || !seen["vf"] || seen["ng"] != seen["pg"]) {
 		return aliasRecord{}, false
 	}
 	return rec, true

@@ -109,6 +109,12 @@ type attacher struct {
 	// setMAC sets a host link's MAC (nil: netlink); tests model a VF
 	// driver's answer with it.
 	setMAC func(netlink.Link, net.HardwareAddr) error
+	// sysRoot is the root of /sys ("": /), where a VF's PCI address, its
+	// driver and its netdev are found.
+	sysRoot string
+	// rebind unbinds and binds the driver of the VF at a PCI address (nil:
+	// through sysfs under sysRoot); tests model the kernel's answer.
+	rebind func(pci string) error
 }
 
 func defaultAttacher() attacher {

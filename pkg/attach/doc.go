@@ -22,7 +22,14 @@
 //     setting not asked for is never touched, so one the driver does not
 //     support fails only the ADDs that ask for it. A VF the kernel handed
 //     back from a dead pod is reset from its alias by Detach, or by the
-//     next Attach that finds it so.
+//     next Attach that finds it so. An InfiniBand VF gets its node and
+//     port GUID (VF.GUID) last: the VF takes them only when its driver
+//     is rebound through sysfs, which gives it a new netdev, found by the
+//     VF's PCI address and given the old one's name, MTU and state; the
+//     old GUIDs (":ng=", ":pg=") are set back, with a rebind, once the VF
+//     is back in the host. Its RDMA device (exclusive RDMA netns mode)
+//     moves before its netdev and back after it, since the kernel makes
+//     the IPoIB netdev anew in the host when the device changes netns.
 //   - ipoib: an IPoIB child (P_Key, datagram/connected) of an InfiniBand
 //     parent, created the same way; a parent that is not InfiniBand is
 //     refused with a message that says what it is and what to use instead.

@@ -27,6 +27,49 @@ type fakePF struct {
 	// admin MAC, cleared by a zero one; while it is set an untrusted VF
 	// may not change its own MAC (igbVFSetMAC).
 	pfSet map[int]bool
+	// ib makes it an InfiniBand PF (mlx5 on an IB port): VFs start with
+	// zero GUIDs, SetVFGUID works; an Ethernet one refuses GUIDs.
+	ib bool
+}
+
+// infiniband makes f an InfiniBand PF whose VFs have zero GUIDs, as mlx5
+// creates them.
+func (f *fakePF) infiniband() *fakePF {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ib = true
+	for i, st := range f.vfs {
+		st.NodeGUID, st.PortGUID = make(net.HardwareAddr, 8), make(net.HardwareAddr, 8)
+		f.vfs[i] = st
+	}
+	return f
+}
+
+// SetVFGUID models mlx5: all ones clears the VF's administrative GUID
+// (it reads back zero); an Ethernet PF has no ndo_set_vf_guid.
+func (f *fakePF) SetVFGUID(pf string, vf int, node, port net.HardwareAddr) error {
+	return f.set(pf, vf, fmt.Sprintf("guid %s %s", node, port), func(s *VFState) error {
+		if !f.ib {
+			return unix.EOPNOTSUPP
+		}
+		take := func(g net.HardwareAddr) net.HardwareAddr {
+			if isAllOnesGUID(g) {
+				return make(net.HardwareAddr, 8)
+			}
+			return append(net.HardwareAddr(nil), g...)
+		}
+		s.NodeGUID, s.PortGUID = take(node), take(port)
+		return nil
+	})
+}
+
+func isAllOnesGUID(g net.HardwareAddr) bool {
+	for _, b := range g {
+		if b != 0xff {
+			return false
+		}
+	}
+	return len(g) == 8
 }
 
 func newFakePF(name string, vfs int) *fakePF {
@@ -62,6 +105,9 @@ func (f *fakePF) VFState(pf string, vf int) (VFState, error) {
 		return VFState{}, fmt.Errorf("VF %d: %w", vf, ErrVFNotOnPF)
 	}
 	st.MAC = append(net.HardwareAddr(nil), st.MAC...)
+	if st.NodeGUID != nil {
+		st.NodeGUID, st.PortGUID = append(net.HardwareAddr(nil), st.NodeGUID...), append(net.HardwareAddr(nil), st.PortGUID...)
+	}
 	return st, nil
 }
 

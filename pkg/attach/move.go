@@ -34,11 +34,24 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 		rec.RDMA = s.RDMADevice
 	}
 	if s.Mode == ModeVF {
-		if rec.VF, err = a.configureVF(sess, hostLink, s, &undo); err != nil {
+		var rebound netlink.Link
+		if rec.VF, rebound, err = a.configureVF(sess, hostLink, s, &undo); err != nil {
 			return Result{}, err
 		}
-		if hostLink, err = sess.hostNL.LinkByName(hostLink.Attrs().Name); err != nil {
+		if rebound != nil {
+			// A new netdev after a rebind: held by its ifindex (udev may
+			// still rename it).
+			hostLink, err = sess.hostNL.LinkByIndex(rebound.Attrs().Index)
+		} else {
+			hostLink, err = sess.hostNL.LinkByName(hostLink.Attrs().Name)
+		}
+		if err != nil {
 			return Result{}, fmt.Errorf("look up VF netdev %s again: %w", s.Parent, err)
+		}
+	}
+	if ibVFMovesRDMA(s) {
+		if rec.RDMA, hostLink, err = a.moveIBVFRDMA(sess, s, hostLink, &undo); err != nil {
+			return Result{}, err
 		}
 	}
 	if err := moveIntoPod(sess, hostLink, s, rec, &undo); err != nil {
@@ -48,7 +61,7 @@ func (a attacher) attachMove(sess *session, s Spec) (_ Result, retErr error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("find %s in pod after the move: %w", s.Name, err)
 	}
-	if s.movesRDMADevice() {
+	if s.movesRDMADevice() && !ibVFMovesRDMA(s) {
 		if err := a.moveRDMA(s.RDMADevice, "", sess.podPath); err != nil {
 			return Result{}, fmt.Errorf("move rdma device %s with %s: %w", s.RDMADevice, s.Parent, err)
 		}

@@ -28,6 +28,9 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 		return errors.Join(removeSourceRules(sess.podNL, s.Table), a.restoreInHost(sess, s))
 	}
 	errs := []error{removeSourceRules(sess.podNL, tableOf(rec, s)), removeAddresses(sess.podNL, link, s)}
+	if rec.VF != nil && rec.VF.hasGUIDs() {
+		return errors.Join(append(errs, a.detachIBVF(sess, link, rec))...)
+	}
 	if dev := rdmaDeviceOf(rec, s); dev != "" {
 		err := a.moveRDMA(dev, sess.podPath, "")
 		if err != nil && !errors.Is(err, rdma.ErrDeviceNotFound) {
@@ -56,10 +59,15 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 }
 
 // finishVFInHost restores the MACs of a VF back in the host under its
-// host name, then clears its label.
+// host name, then clears its label; an InfiniBand VF gets its GUIDs back,
+// and the rebind that takes them gives it a new, unlabelled netdev.
 func (a attacher) finishVFInHost(sess *session, rec aliasRecord) error {
 	if err := a.restoreVFMAC(sess, rec.VF, rec.Host); err != nil {
 		return err
+	}
+	if rec.VF.hasGUIDs() {
+		// The rebind replaces the netdev: the new one has no label.
+		return a.restoreVFGUIDs(sess, rec.VF, hostState{Name: rec.Host, MTU: rec.MTU, Up: rec.Up})
 	}
 	link, err := sess.hostNL.LinkByName(rec.Host)
 	if err != nil {

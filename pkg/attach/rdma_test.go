@@ -18,16 +18,23 @@ type fakeRDMA struct {
 	calls   []string
 	failIn  error // returned for moves into a pod
 	failOut error // returned for moves back to the host
+	// moved, when set, is what the kernel does beside a move that works
+	// (an InfiniBand VF's IPoIB netdev is made anew in the host).
+	moved func() error
 }
 
 func (f *fakeRDMA) move(dev, from, to string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf("%s %q->%q", dev, from, to))
+	err := f.failOut
 	if from == "" {
-		return f.failIn
+		err = f.failIn
 	}
-	return f.failOut
+	if err == nil && f.moved != nil {
+		return f.moved()
+	}
+	return err
 }
 
 func TestRDMADeviceMovesWithNetdev(t *testing.T) {

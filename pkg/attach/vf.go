@@ -7,6 +7,7 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/netlinksafe"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 
 	"github.com/railcni/rail/pkg/api"
 )
@@ -21,6 +22,10 @@ type VF struct {
 	Index int
 	// Config is what to set through the PF.
 	Config VFConfig
+	// GUID, for a VF of an InfiniBand PF, is the node and port GUID to set
+	// through the PF (eight bytes); nil for a RoCE VF. Setting it rebinds
+	// the VF's driver, which gives the VF a new netdev.
+	GUID net.HardwareAddr
 }
 
 // VFConfig is what a pod's VF gets through its PF (api.VFConfig).
@@ -50,6 +55,10 @@ type VFState struct {
 	LinkState VFLinkState
 	MinTxRate uint32
 	MaxTxRate uint32
+	// NodeGUID and PortGUID are an InfiniBand VF's GUIDs as the PF reports
+	// them (IFLA_VF_IB_NODE_GUID/PORT_GUID, kernels from 5.9 with a driver
+	// that reports them); nil when it does not.
+	NodeGUID, PortGUID net.HardwareAddr
 }
 
 // ErrVFNotOnPF marks a VF its PF does not report (VFs removed, wrong index).
@@ -66,6 +75,9 @@ type PFControl interface {
 	SetVFTrust(pf string, vf int, on bool) error
 	SetVFLinkState(pf string, vf int, state VFLinkState) error
 	SetVFRate(pf string, vf int, minMbps, maxMbps uint32) error
+	// SetVFGUID sets an InfiniBand VF's node GUID, then its port GUID; the
+	// VF takes them only once its driver is rebound.
+	SetVFGUID(pf string, vf int, node, port net.HardwareAddr) error
 }
 
 // netlinkPF is PFControl on RTM_SETLINK/IFLA_VFINFO_LIST in the host netns.
@@ -94,9 +106,17 @@ func (p netlinkPF) VFState(pf string, vf int) (VFState, error) {
 		if proto == 0 {
 			proto = VLANProto8021Q
 		}
-		return VFState{MAC: info.Mac, VLAN: info.Vlan, QoS: info.Qos, VLANProto: proto, Spoofchk: info.Spoofchk,
+		st := VFState{MAC: info.Mac, VLAN: info.Vlan, QoS: info.Qos, VLANProto: proto, Spoofchk: info.Spoofchk,
 			Trust: info.Trust != 0, LinkState: VFLinkState(info.LinkState), MinTxRate: info.MinTxRate,
-			MaxTxRate: info.MaxTxRate}, nil
+			MaxTxRate: info.MaxTxRate}
+		if l.Attrs().EncapType == "infiniband" {
+			guids, err := readVFGUIDs(l.Attrs().Index)
+			if err != nil {
+				return VFState{}, fmt.Errorf("read the GUIDs of VF %d of PF %s: %w", vf, pf, err)
+			}
+			st.NodeGUID, st.PortGUID = guids[vf].Node, guids[vf].Port
+		}
+		return st, nil
 	}
 	return VFState{}, fmt.Errorf("VF %d of PF %s: %w (%d VFs reported)", vf, pf, ErrVFNotOnPF, len(l.Attrs().Vfs))
 }
@@ -128,6 +148,18 @@ func (p netlinkPF) SetVFTrust(pf string, vf int, on bool) error {
 
 func (p netlinkPF) SetVFLinkState(pf string, vf int, state VFLinkState) error {
 	return p.set(pf, func(l netlink.Link) error { return p.h.LinkSetVfState(l, vf, uint32(state)) })
+}
+
+func (p netlinkPF) SetVFGUID(pf string, vf int, node, port net.HardwareAddr) error {
+	return p.set(pf, func(l netlink.Link) error {
+		if err := p.h.LinkSetVfGUID(l, vf, node, nl.IFLA_VF_IB_NODE_GUID); err != nil {
+			return fmt.Errorf("node GUID: %w", err)
+		}
+		if err := p.h.LinkSetVfGUID(l, vf, port, nl.IFLA_VF_IB_PORT_GUID); err != nil {
+			return fmt.Errorf("port GUID: %w", err)
+		}
+		return nil
+	})
 }
 
 func (p netlinkPF) SetVFRate(pf string, vf int, minMbps, maxMbps uint32) error {

@@ -13,9 +13,10 @@ import (
 // had before (nil: not changed, never restored):
 //
 //	:pf=<PF netdev>:vf=<index>[:vm=<admin MAC>][:hm=<netdev MAC>][:vl=<vlan>.<qos>.<proto>]
-//	[:sc=<0|1>][:tr=<0|1>][:ls=<link state>][:rt=<min>.<max>]
+//	[:sc=<0|1>][:tr=<0|1>][:ls=<link state>][:rt=<min>.<max>][:ng=<node GUID>:pg=<port GUID>]
 //
-// MACs are written as hex without separators, the VLAN protocol in hex.
+// MACs and GUIDs are written as hex without separators, the VLAN protocol
+// in hex.
 type vfRecord struct {
 	PF        string
 	Index     int
@@ -26,7 +27,13 @@ type vfRecord struct {
 	Trust     *bool
 	LinkState *VFLinkState
 	Rate      *vfRate
+	NodeGUID  net.HardwareAddr // an InfiniBand VF's GUIDs before
+	PortGUID  net.HardwareAddr
 }
+
+// hasGUIDs reports whether attach set the VF's GUIDs (restoring them
+// rebinds its driver).
+func (v *vfRecord) hasGUIDs() bool { return v.NodeGUID != nil && v.PortGUID != nil }
 
 type vfVLAN struct {
 	VLAN, QoS int
@@ -36,7 +43,7 @@ type vfVLAN struct {
 type vfRate struct{ Min, Max uint32 }
 
 // vfKeys are the alias keys of a vfRecord.
-var vfKeys = []string{"pf", "vf", "vm", "hm", "vl", "sc", "tr", "ls", "rt"}
+var vfKeys = []string{"pf", "vf", "vm", "hm", "vl", "sc", "tr", "ls", "rt", "ng", "pg"}
 
 func (v *vfRecord) write(b *strings.Builder) {
 	fmt.Fprintf(b, ":pf=%s:vf=%d", v.PF, v.Index)
@@ -61,6 +68,12 @@ func (v *vfRecord) write(b *strings.Builder) {
 	if v.Rate != nil {
 		fmt.Fprintf(b, ":rt=%d.%d", v.Rate.Min, v.Rate.Max)
 	}
+	if v.NodeGUID != nil {
+		b.WriteString(":ng=" + hex.EncodeToString(v.NodeGUID))
+	}
+	if v.PortGUID != nil {
+		b.WriteString(":pg=" + hex.EncodeToString(v.PortGUID))
+	}
 }
 
 // set stores one vfRecord field; false for a value that does not parse.
@@ -84,6 +97,14 @@ func (v *vfRecord) set(key, value string) bool {
 			v.HostMAC = mac
 		}
 		return true
+	case "ng", "pg":
+		guid, err := hex.DecodeString(value)
+		if key == "ng" {
+			v.NodeGUID = guid
+		} else {
+			v.PortGUID = guid
+		}
+		return err == nil && len(guid) == 8
 	case "vl":
 		return v.setVLAN(value)
 	case "sc", "tr":
@@ -147,6 +168,9 @@ func worstVFRecord(s Spec) *vfRecord {
 	}
 	if c.MinTxRate != nil || c.MaxTxRate != nil {
 		rec.Rate = &vfRate{Min: ^uint32(0), Max: ^uint32(0)}
+	}
+	if s.VF.GUID != nil {
+		rec.NodeGUID, rec.PortGUID = make(net.HardwareAddr, 8), make(net.HardwareAddr, 8)
 	}
 	return rec
 }

@@ -11,13 +11,15 @@ import (
 // configureVF sets what s.VF.Config asks through the VF's PF, before the
 // VF's netdev (hostLink, still in the host) moves: the admin MAC (and the
 // same MAC on the netdev), VLAN/QoS/protocol, spoofchk, link state, rates,
-// trust last. It returns the record of what each changed setting was
+// trust, then an InfiniBand VF's GUIDs, whose rebind gives the VF a new
+// netdev (under the old one's name, MTU and state), returned (nil when
+// there was no rebind). It returns the record of what each changed setting was
 // before; each step pushes its inverse on undo, so trust is undone first.
-func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo *undoList) (*vfRecord, error) {
+func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo *undoList) (*vfRecord, netlink.Link, error) {
 	pf, v, c := a.pfControl(sess), s.VF, s.VF.Config
 	before, err := pf.VFState(v.PF, v.Index)
 	if err != nil {
-		return nil, fmt.Errorf("read VF %d of PF %s: %w", v.Index, v.PF, err)
+		return nil, nil, fmt.Errorf("read VF %d of PF %s: %w", v.Index, v.PF, err)
 	}
 	rec := &vfRecord{PF: v.PF, Index: v.Index}
 	what := func(setting string) string { return fmt.Sprintf("%s of VF %d of PF %s", setting, v.Index, v.PF) }
@@ -30,7 +32,7 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 	}
 	if c.MAC != nil {
 		if err := a.setVFMAC(sess, hostLink, s, before, rec, undo); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if c.VLAN != nil {
@@ -39,7 +41,7 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		err := set("vlan", func() error { return pf.SetVFVLAN(v.PF, v.Index, *c.VLAN, c.QoS, vlanProto(c.VLANProto)) },
 			func() error { return pf.SetVFVLAN(v.PF, v.Index, old.VLAN, old.QoS, vlanProto(old.Proto)) })
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if c.Spoofchk != nil {
@@ -47,7 +49,7 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		rec.Spoofchk = &old
 		if err := set("spoofchk", func() error { return pf.SetVFSpoofchk(v.PF, v.Index, *c.Spoofchk) },
 			func() error { return pf.SetVFSpoofchk(v.PF, v.Index, old) }); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if c.LinkState != nil {
@@ -55,7 +57,7 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		rec.LinkState = &old
 		if err := set("link_state", func() error { return pf.SetVFLinkState(v.PF, v.Index, *c.LinkState) },
 			func() error { return pf.SetVFLinkState(v.PF, v.Index, old) }); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if c.MinTxRate != nil || c.MaxTxRate != nil {
@@ -70,7 +72,7 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		rec.Rate = &old
 		if err := set("min_tx_rate/max_tx_rate", func() error { return pf.SetVFRate(v.PF, v.Index, want.Min, want.Max) },
 			func() error { return pf.SetVFRate(v.PF, v.Index, old.Min, old.Max) }); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if c.Trust != nil {
@@ -78,10 +80,14 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		rec.Trust = &old
 		if err := set("trust", func() error { return pf.SetVFTrust(v.PF, v.Index, *c.Trust) },
 			func() error { return pf.SetVFTrust(v.PF, v.Index, old) }); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return rec, nil
+	if v.GUID != nil {
+		rebound, err := a.setVFGUIDs(sess, hostLink, s, before, rec, undo)
+		return rec, rebound, err
+	}
+	return rec, nil, nil
 }
 
 // resetVF restores, through the PF, every setting rec says attach

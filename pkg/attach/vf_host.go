@@ -29,8 +29,17 @@ type HostVFs struct {
 	a attacher
 }
 
-// NewHostVFs works through netlink in the calling thread's netns.
-func NewHostVFs() HostVFs { return HostVFs{a: defaultAttacher()} }
+// NewHostVFs works through netlink in the calling thread's netns, and
+// through sysfs at /sys (an InfiniBand VF's rebind).
+func NewHostVFs() HostVFs { return NewHostVFsAt("/") }
+
+// NewHostVFsAt is NewHostVFs with /sys under root (raild's --root).
+// An empty root is /.
+func NewHostVFsAt(root string) HostVFs {
+	a := defaultAttacher()
+	a.sysRoot = root
+	return HostVFs{a: a}
+}
 
 // ResetReturned resets every VF in the host netns that still carries
 // rail's label, except those skip names (a VF a lease holds: the DEL or

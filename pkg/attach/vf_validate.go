@@ -2,6 +2,8 @@ package attach
 
 import (
 	"fmt"
+
+	"github.com/railcni/rail/pkg/api"
 )
 
 // validateVF checks Spec.VF: present exactly in vf mode, and each setting
@@ -21,6 +23,11 @@ func validateVF(s Spec) error {
 	}
 	if v.Index < 0 || v.Index > 65535 {
 		return fmt.Errorf("field VF.Index %d is out of range: a VF index is 0-65535", v.Index)
+	}
+	if v.GUID != nil {
+		if err := api.CheckGUID(v.GUID); err != nil {
+			return fmt.Errorf("field VF.GUID: %w", err)
+		}
 	}
 	return v.Config.Validate()
 }

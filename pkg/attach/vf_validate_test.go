@@ -57,6 +57,11 @@ func TestVFSpecValidation(t *testing.T) {
 	base := func(c VFConfig) Spec {
 		return Spec{Mode: ModeVF, Parent: "eth3", Name: "rail0", VF: &VF{PF: "pf0", Index: 2, Config: c}}
 	}
+	withGUID := func(guid string) Spec {
+		s := base(VFConfig{})
+		s.VF.GUID = mustMAC(guid)
+		return s
+	}
 	tests := []struct {
 		name    string
 		spec    Spec
@@ -78,6 +83,10 @@ func TestVFSpecValidation(t *testing.T) {
 		{"min above max", base(VFConfig{MinTxRate: ptr(uint32(200)), MaxTxRate: ptr(uint32(100))}), "min_tx_rate 200 is above max_tx_rate 100"},
 		{"min with unlimited max", base(VFConfig{MinTxRate: ptr(uint32(200)), MaxTxRate: ptr(uint32(0))}), ""},
 		{"link state 3", base(VFConfig{LinkState: ptr(VFLinkState(3))}), "link_state 3 is unknown"},
+		{"GUID", withGUID("00:11:22:33:44:55:66:77"), ""},
+		{"all-ones GUID", withGUID("ff:ff:ff:ff:ff:ff:ff:ff"), "field VF.GUID: infinibandGUID \"ff:ff:ff:ff:ff:ff:ff:ff\" is not a usable GUID"},
+		{"zero GUID", withGUID("00:00:00:00:00:00:00:00"), "not all zero"},
+		{"six-byte GUID", withGUID("00:11:22:33:44:55"), "use eight bytes like 00:11:22:33:44:55:66:77"},
 		{"no netdev yet valid (refused at attach with why)", Spec{Mode: ModeVF, Name: "rail0", VF: &VF{PF: "pf0"}}, ""},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package netconf
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,10 @@ type RuntimeConfig struct {
 	// MAC is the "mac" capability (as sriov-cni reads it): the admin MAC
 	// of the pod's VF in vf mode, over the netconf's "mac".
 	MAC string `json:"mac,omitempty"`
+	// InfinibandGUID is the "infinibandGUID" capability (as ib-sriov-cni
+	// and Multus name it): the node and port GUID of the pod's InfiniBand
+	// VF in vf mode.
+	InfinibandGUID string `json:"infinibandGUID,omitempty"`
 }
 
 // Args is the "args" field; Multus puts cni-args under "cni".
@@ -78,6 +83,8 @@ type Rail struct {
 	PKeyValue   uint16          `json:"-"`
 	MaxClass    *topology.Class `json:"-"`
 	vfConfig    api.VFConfig
+	// infinibandGUID is runtimeConfig's, parsed (vfib.go).
+	infinibandGUID net.HardwareAddr
 }
 
 var (
@@ -135,7 +142,7 @@ func (c *Rail) defaultsAndValidate() error {
 	if c.IPAM.Type != "" {
 		return fieldError("ipam", "rail takes its addresses from raild's pools: remove \"ipam\" and name the pool with \"pool\"")
 	}
-	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkDevice, c.checkMTU, c.checkPKey, c.checkVF}
+	checks := []func() error{c.checkBasics, c.checkTimeout, c.checkSelector, c.checkDevice, c.checkMTU, c.checkPKey, c.checkVF, c.checkIBVF}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err

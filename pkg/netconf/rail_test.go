@@ -73,6 +73,24 @@ func TestLoadRail(t *testing.T) {
 		{name: "spoofchk yes", conf: `{"name":"n","type":"rail","mode":"vf","spoofchk":"yes"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `use on or off`},
 		{name: "link_state up", conf: `{"name":"n","type":"rail","mode":"vf","link_state":"up"}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"link_state"`},
 		{name: "negative rate", conf: `{"name":"n","type":"rail","mode":"vf","max_tx_rate":-1}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"max_tx_rate"`},
+		{name: "infinibandGUID capability", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66:77"}}`,
+			check: func(t *testing.T, c *Rail) {
+				if c.InfinibandGUID().String() != "00:11:22:33:44:55:66:77" {
+					t.Errorf("GUID = %s, want the runtime's", c.InfinibandGUID())
+				}
+			}},
+		{name: "malformed GUID", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66"}}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantText: `"infinibandGUID"; "00:11:22:33:44:55:66" is not a GUID: use eight bytes like 00:11:22:33:44:55:66:77`},
+		{name: "GUID that is a MAC", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"infinibandGUID":"02:00:00:00:00:01"}}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantText: `"infinibandGUID"`},
+		{name: "all-zero GUID", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"infinibandGUID":"00:00:00:00:00:00:00:00"}}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantText: `not all zero`},
+		{name: "broadcast GUID", conf: `{"name":"n","type":"rail","mode":"vf","runtimeConfig":{"infinibandGUID":"ff:ff:ff:ff:ff:ff:ff:ff"}}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantText: `"infinibandGUID"`},
+		{name: "GUID outside vf mode", conf: `{"name":"n","type":"rail","mode":"ipoib","runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66:77"}}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantText: `"infinibandGUID"`},
+		{name: "pkey in vf mode", conf: `{"name":"n","type":"rail","mode":"vf","pkey":"0x8001"}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantText: `cannot be applied in mode vf`},
 		{name: "min above max", conf: `{"name":"n","type":"rail","mode":"vf","min_tx_rate":200,"max_tx_rate":100}`, wantCode: types.ErrInvalidNetworkConfig, wantText: `"min_tx_rate"`},
 		{name: "vfPerGPU in vf mode", conf: `{"name":"n","type":"rail","mode":"vf","vfPerGPU":false}`, check: func(t *testing.T, c *Rail) {
 			if c.VFPerGPU == nil || *c.VFPerGPU {

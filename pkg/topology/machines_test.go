@@ -161,6 +161,16 @@ var machineCases = map[string]machineCase{
 		matrix:   sriovMatrix(),
 		affinity: []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7"},
 	},
+	// The IB VFs (mlx5_2-5 of mlx5_0, mlx5_6-9 of mlx5_1) sit where their
+	// PFs do; each GPU picks the PF of its switch.
+	"h100x2-cx7ib-sriov": {
+		nics: "mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7 mlx5_8 mlx5_9",
+		matrix: []string{
+			"PIX PHB PIX PIX PIX PIX PHB PHB PHB PHB",
+			"PHB PIX PHB PHB PHB PHB PIX PIX PIX PIX",
+		},
+		affinity: []string{"mlx5_0", "mlx5_1"},
+	},
 	// igb PFs have no RDMA device: the rig's rxe0/rxe1 on pf0/pf1 are the
 	// NICs, placed at their PFs. GPU0 shares pf1's switch; GPU1 ties at
 	// PHB and takes the NIC GPU0 left free.

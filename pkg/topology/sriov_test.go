@@ -16,9 +16,11 @@ func TestSRIOVMatchesSpec(t *testing.T) {
 		numZero  string // a PF with sriov_numvfs 0 ("" none)
 		vfio     string // a VF bound to vfio-pci ("" none)
 		withRDMA bool   // VFs have their own RDMA devices
+		ib       bool   // InfiniBand PFs: the PF's NIC and each VF's RDMA device say so
 	}{
 		{machine: "h100x8-cx7x8-sriov", pfs: 8, numZero: "mlx5_7", vfio: "mlx5_6", withRDMA: true},
 		{machine: "sriov-vm-igb", pfs: 3},
+		{machine: "h100x2-cx7ib-sriov", pfs: 2, withRDMA: true, ib: true},
 		{machine: "gpu8-nic8"}, // no SR-IOV at all
 	} {
 		t.Run(tt.machine, func(t *testing.T) {
@@ -44,6 +46,9 @@ func TestSRIOVMatchesSpec(t *testing.T) {
 					if vfByPCI, ok := m.VFByPCI(gv.PCI); !ok || vfByPCI != gv {
 						t.Errorf("VFByPCI(%s) = %+v %v", gv.PCI, vfByPCI, ok)
 					}
+					if own, ok := m.NICByName(gv.RDMA); tt.ib && (!ok || own.LinkLayer != topology.InfiniBand) {
+						t.Errorf("VF %s's RDMA device %s = %+v (%v), want an InfiniBand port", gv.PCI, gv.RDMA, own, ok)
+					}
 				}
 				nic, ok := m.PFNIC(got)
 				if got.Netdev == "pf2" { // the rig's sniffer: no rxe on it
@@ -51,6 +56,9 @@ func TestSRIOVMatchesSpec(t *testing.T) {
 						t.Errorf("PF pf2 stands for NIC %s, want none", nic.Name)
 					}
 					continue
+				}
+				if tt.ib && nic.LinkLayer != topology.InfiniBand {
+					t.Errorf("PF %s's NIC link layer %q, want InfiniBand", got.PCI, nic.LinkLayer)
 				}
 				if !ok || (want.RDMA != "" && nic.Name != want.RDMA) {
 					t.Errorf("PF %s stands for NIC %q (%v), want %q or its rxe", got.PCI, nic.Name, ok, want.RDMA)

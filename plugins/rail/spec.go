@@ -48,6 +48,9 @@ type planned struct {
 // plannedInterfaces parses the whole plan before anything is attached: a
 // plan raild should never have made fails with nothing done.
 func plannedInterfaces(args *skel.CmdArgs, conf *netconf.Rail, plan *api.Plan, mode rdma.NetnsMode) ([]planned, error) {
+	if err := oneGUIDPerVF(conf, plan); err != nil {
+		return nil, err
+	}
 	if planMode(conf, plan) == api.ModeVF && conf.VFConfig().MAC != nil && len(plan.Interfaces) > 1 {
 		return nil, types.NewError(types.ErrInvalidNetworkConfig, "invalid netconf field \"mac\"",
 			fmt.Sprintf("mac %s names one MAC, but this attachment gets %d VFs and no two VFs may share a MAC: set \"maxNICs\": 1, or leave mac out (each VF then gets its lease's own)",
@@ -110,6 +113,9 @@ func vfSpec(conf *netconf.Rail, iface api.PlanInterface) (*attach.VF, error) {
 	case vf.Driver == topology.VFIODriver:
 		return nil, types.NewError(types.ErrInternal, "cannot attach VF "+vf.PCI,
 			"it is bound to vfio-pci (for a VM or DPDK): vf mode needs a VF bound to its network driver (mlx5_core, iavf, igbvf)")
+	}
+	if spec, err := ibVFSpec(conf, iface); spec != nil || err != nil {
+		return spec, err
 	}
 	cfg := conf.VFConfig()
 	if vf.PoolConfig != nil {

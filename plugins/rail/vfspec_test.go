@@ -11,6 +11,7 @@ import (
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
 	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 func vfPlanInterface(name string) api.PlanInterface {
@@ -25,6 +26,7 @@ func TestVFSpecFor(t *testing.T) {
 		name    string
 		conf    string
 		ifaces  int
+		ib      bool // the VF's PF is InfiniBand
 		mutate  func(*api.VF)
 		check   func(attach.Spec) bool
 		wantErr string
@@ -58,6 +60,21 @@ func TestVFSpecFor(t *testing.T) {
 			wantErr: `invalid netconf field "min_tx_rate"`},
 		{name: "PF inside a pod", mutate: func(v *api.VF) { v.PF = "" }, wantErr: "its PF 0000:01:00.0 has no netdev in the host netns"},
 		{name: "vfio-bound VF", mutate: func(v *api.VF) { v.Driver, v.Netdev = "vfio-pci", "" }, wantErr: "bound to vfio-pci"},
+		{name: "IB VF: the lease's GUID, no MAC", ib: true, check: func(s attach.Spec) bool {
+			return s.VF.GUID.String() == api.LeaseGUID("sb", s.Name).String() && s.VF.Config.MAC == nil && s.VF.PF == "pf0" && s.VF.Index == 1
+		}},
+		{name: "IB VF: the runtime's GUID over the lease's", ib: true, conf: `"runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66:77"}`,
+			check: func(s attach.Spec) bool { return s.VF.GUID.String() == "00:11:22:33:44:55:66:77" }},
+		{name: "IB VF: link_state applies", ib: true, conf: `"link_state":"enable"`,
+			check: func(s attach.Spec) bool { return *s.VF.Config.LinkState == api.VFLinkEnable }},
+		{name: "IB VF: vlan refused", ib: true, conf: `"vlan":100`, wantErr: `invalid netconf field "vlan"; VF 0000:01:10.2 of PF pf0 is InfiniBand`},
+		{name: "IB VF: mac refused", ib: true, conf: `"runtimeConfig":{"mac":"02:00:00:00:00:a0"}`, wantErr: `invalid netconf field "mac"`},
+		{name: "IB VF: trust refused", ib: true, conf: `"trust":"on"`, wantErr: `invalid netconf field "trust"`},
+		{name: "IB VF: one GUID for two VFs", ib: true, ifaces: 2, conf: `"runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66:77"}`,
+			wantErr: "no two VFs may share a GUID"},
+		{name: "IB VF: plan without a GUID (older raild)", ib: true, mutate: func(v *api.VF) { v.GUID = "" }, wantErr: "no GUID"},
+		{name: "GUID for a RoCE VF", conf: `"runtimeConfig":{"infinibandGUID":"00:11:22:33:44:55:66:77"}`,
+			wantErr: `invalid netconf field "infinibandGUID"; VF 0000:01:10.2 of PF pf0 is Ethernet (RoCE)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +85,10 @@ func TestVFSpecFor(t *testing.T) {
 			plan := &api.Plan{Mode: api.ModeVF}
 			for i := range max(tt.ifaces, 1) {
 				iface := vfPlanInterface("rail" + string(rune('0'+i)))
+				iface.NIC.LinkLayer = topology.Ethernet
+				if tt.ib {
+					iface.NIC.LinkLayer, iface.VF.GUID = topology.InfiniBand, api.LeaseGUID("sb", iface.Name).String()
+				}
 				if tt.mutate != nil {
 					tt.mutate(iface.VF)
 				}

@@ -241,6 +241,24 @@ func builtins() map[string]func() Host {
 				{Bus: 0x97, NUMA: 1, Ports: ports[1]},
 			}}
 		},
+		// Two H100 and two ConnectX-7 InfiniBand PFs (mlx5_0, mlx5_1), each
+		// under a switch with one GPU, each PF with 4 SR-IOV VFs as mlx5 makes
+		// them on an IB port: IPoIB netdevs (ARPHRD_INFINIBAND, 20-byte
+		// addresses) and RDMA devices of their own (mlx5_2…mlx5_9), all
+		// bound to mlx5_core.
+		"h100x2-cx7ib-sriov": func() Host {
+			var ports []Slot
+			vf := 2
+			for i := range 2 {
+				f := Func{RDMA: fmt.Sprintf("mlx5_%d", i), LinkLayer: "InfiniBand", TotalVFs: 8}
+				for range 4 {
+					f.VFs = append(f.VFs, Func{RDMA: fmt.Sprintf("mlx5_%d", vf), LinkLayer: "InfiniBand"})
+					vf++
+				}
+				ports = append(ports, pcieSwitch(h100(), Slot{Card: &Card{Model: "ConnectX-7", Funcs: []Func{f}}}))
+			}
+			return Host{Roots: []Root{{Bus: 0x15, NUMA: 0, Ports: ports}}}
+		},
 		// The SR-IOV VM rig's guest (../shared/rigs/sriov): three Intel 82576
 		// PFs (igb, at most 7 VFs, igbvf VFs without RDMA devices): pf0 on a
 		// root port with 4 VFs, pf1 and pf2 behind a PCIe switch with 4 and 2;
