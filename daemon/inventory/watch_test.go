@@ -21,13 +21,13 @@ import (
 // testNetns makes a named netns of its own ("ry" prefix) and returns a
 // handle to it and a netlink handle inside it; both go at cleanup, with
 // every link in it, even when the test fails.
-func testNetns(t *testing.T) (netns.NsHandle, *netlink.Handle) {
+func testNetns(t testing.TB) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
 	return namedNetns(t, fmt.Sprintf("ry-inv-%d", os.Getpid()))
 }
 
 // namedNetns is testNetns under a name of the caller's ("ry" prefix).
-func namedNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
+func namedNetns(t testing.TB, name string) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a network namespace")
@@ -43,7 +43,7 @@ func namedNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
 
 // watching starts an inventory of the machine at root that runs w on the
 // link events of ns, until the test ends.
-func watching(t *testing.T, ns netns.NsHandle, root string, w Watch) *Inventory {
+func watching(t testing.TB, ns netns.NsHandle, root string, w Watch) *Inventory {
 	t.Helper()
 	inv, err := New(root, nil, nil)
 	if err != nil {
