@@ -36,6 +36,7 @@ type concern struct {
 // its first event was its arrival and its last its departure.
 type upperSeen struct {
 	device             string
+	lower              int // the NIC's netdev's ifindex
 	cameFirst, goneNow bool
 }
 
@@ -170,7 +171,7 @@ func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 	}
 	if device, upper := f.links.byIndex[ev.Lower]; upper && ev.Lower > 0 {
 		// an upper device of a NIC's, in this netns
-		seen := upperSeen{device: device, cameFirst: !ev.Gone, goneNow: ev.Gone}
+		seen := upperSeen{device: device, lower: ev.Lower, cameFirst: !ev.Gone, goneNow: ev.Gone}
 		return concern{uppers: map[int]upperSeen{ev.Index: seen}, first: ev.Name, events: 1}
 	}
 	if ev.Gone {
@@ -185,6 +186,13 @@ func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 		c.netdevs = []string{ev.Name}
 	}
 	return c
+}
+
+// unseen forgets what the last event of a link said of it: its events
+// since may have been dropped (see kernelWatch.takeAdded).
+func (f *eventFilter) unseen(index int) {
+	f.links.unseen(index)
+	f.vfs.links.unseen(index)
 }
 
 // follow rebuilds the netdev map when a new snapshot was published: every

@@ -86,7 +86,8 @@ func waitFor(t *testing.T, published <-chan *Snapshot, what string, ok func(*Sna
 // veth standing in for mlx5_1's netdev really created, going down, up,
 // renamed, deleted) make the inventory read mlx5_1 again, and each
 // snapshot shows its files as they are; the events of the veth's peer,
-// no NIC's netdev, are ignored.
+// no NIC's netdev, are ignored (its state changes dropped by the kernel
+// filter).
 func TestRunFollowsLinkEvents(t *testing.T) {
 	ns, h := testNetns(t)
 	base := fmt.Sprintf("ryinv%d", os.Getpid()%100000)
@@ -119,8 +120,8 @@ func TestRunFollowsLinkEvents(t *testing.T) {
 		}
 	}
 	stats := inv.Stats()
-	if stats.FullRescans != 1 || stats.Ignored == 0 {
-		t.Errorf("stats %+v: want only the first full rescan, and the peer's events ignored", stats)
+	if stats.FullRescans != 1 || stats.Events-stats.Ignored > uint64(stats.DeviceReads) {
+		t.Errorf("stats %+v: want only the first full rescan, and the peer's events ignored (or dropped by the kernel)", stats)
 	}
 }
 

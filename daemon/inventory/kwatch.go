@@ -1,0 +1,202 @@
+package inventory
+
+import (
+	"maps"
+	"slices"
+	"sync"
+)
+
+// kernelWatch keeps the kernel filter of a kernelFiltered source (see
+// kfilter.go) on the links the inventory follows: the netdevs of the
+// current snapshot's NICs and VFs (their names resolved to ifindexes in
+// the source's netns), and every link whose event concerned the
+// inventory (a NIC's or VF's netdev that came, an upper device of one,
+// a new NIC-like link), until it goes.
+//
+// The reader changes it as it classifies, and replaces the program before
+// the event's concern reaches the loop, so whatever the kernel dropped
+// before the link was watched the loop's read sees; the loop changes it
+// after publishing a snapshot (new names) and when it finds that an upper
+// device left unseen.
+type kernelWatch struct {
+	src kernelFiltered
+	// parents: a new link without a parent device is no NIC (the sysfs
+	// read is the kernel's own, and the kernel names parent devices).
+	parents bool
+
+	mu      sync.Mutex
+	version uint64         // the snapshot whose names were resolved
+	names   map[string]int // snapshot netdev -> its ifindex, 0: not in the netns
+	links   map[int]int    // ifindex of a link that concerned the inventory -> its lower (an upper device's NIC), else 0
+	applied []int          // the ifindexes last given to the source (sorted)
+	awaited []string       // the names last given to it (sorted)
+	tried   bool           // applied was given
+	filter  bool           // a filter is set (not too many links, no failure)
+	added   []int          // ifindexes watched since the reader last took them
+	failed  error          // the last failure to set the filter (every event is read then)
+}
+
+func newKernelWatch(src kernelFiltered, parents bool) *kernelWatch {
+	return &kernelWatch{src: src, parents: parents, names: map[string]int{}, links: map[int]int{}}
+}
+
+// saw takes in what one classified event teaches and applies the filter.
+// The reader calls it for every event, before passing its concern on.
+func (k *kernelWatch) saw(ev LinkEvent, c concern) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case ev.Lost:
+		k.version = 0 // the loop's full rescan resolves the names again
+		clear(k.names)
+		return
+	case ev.Index <= 0:
+		return
+	case ev.Gone:
+		delete(k.links, ev.Index)
+		if k.names[ev.Name] == ev.Index {
+			k.names[ev.Name] = 0
+		}
+	default:
+		if _, named := k.names[ev.Name]; named {
+			k.names[ev.Name] = ev.Index
+		}
+		if !c.none() {
+			lower := 0
+			if _, upper := c.uppers[ev.Index]; upper {
+				lower = ev.Lower
+			}
+			k.links[ev.Index] = lower
+		}
+	}
+	k.apply()
+}
+
+// follow resolves the netdev names of a snapshot not resolved before and
+// applies the filter: the ifindexes it watches from now on that it did
+// not before. The loop calls it after publishing; those links' events
+// until now may have been dropped, so it reads their NICs again.
+func (k *kernelWatch) follow(snap *Snapshot) []int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if snap.Version == k.version {
+		return nil
+	}
+	k.version = snap.Version
+	netdevs := snapshotNetdevs(snap)
+	for name := range k.names {
+		if !slices.Contains(netdevs, name) {
+			delete(k.names, name)
+		}
+	}
+	for _, name := range netdevs {
+		if _, known := k.names[name]; known {
+			continue
+		}
+		ev, there, err := k.src.link(0, name)
+		switch {
+		case err != nil:
+			continue // asked again at the next snapshot; the timer's rescan is the safety net
+		case there:
+			k.names[name] = ev.Index
+		default:
+			k.names[name] = 0
+		}
+	}
+	before := len(k.added)
+	k.apply()
+	return slices.Clone(k.added[before:])
+}
+
+// upperLeft says whether an upper device seen arriving on the NIC of
+// ifindex lower is gone from the netns (or sits on another link now): its
+// departure may have been dropped before it was watched. A gone one is
+// watched no more. An error counts as still there (its NIC is read).
+func (k *kernelWatch) upperLeft(index, lower int) bool {
+	ev, there, err := k.src.link(index, "")
+	if err != nil || (there && ev.Lower == lower) {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.links, index)
+	k.apply()
+	return true
+}
+
+// settleUppers marks the upper devices that c saw arrive, and not leave,
+// as left when they are gone now: their departure (moved into a pod right
+// after it was made, as upstream macvlan does) may have been dropped by
+// the filter before the reader watched them.
+func (k *kernelWatch) settleUppers(c *concern) {
+	for index, u := range c.uppers {
+		if u.cameFirst && !u.goneNow && k.upperLeft(index, u.lower) {
+			u.goneNow = true
+			c.uppers[index] = u
+		}
+	}
+}
+
+// takeAdded hands the reader the ifindexes watched since it last asked:
+// their events may have been dropped until then, so what it remembers of
+// their last state is no longer to be compared with.
+func (k *kernelWatch) takeAdded() []int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	added := k.added
+	k.added = nil
+	return added
+}
+
+// apply sets the filter to the watched ifindexes if they changed. mu is
+// held.
+func (k *kernelWatch) apply() {
+	want := slices.Sorted(maps.Keys(k.links))
+	var awaited []string
+	for name, index := range k.names {
+		if index > 0 {
+			want = append(want, index)
+		} else {
+			awaited = append(awaited, name)
+		}
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	slices.Sort(awaited)
+	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) {
+		return // as it is (or, too many or failing, as it was)
+	}
+	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents})
+	k.failed = err
+	if k.filter { // without a filter before, nothing was dropped
+		for _, index := range want {
+			if _, had := slices.BinarySearch(k.applied, index); !had {
+				k.added = append(k.added, index)
+			}
+		}
+	}
+	k.applied, k.awaited, k.tried, k.filter = want, awaited, true, filter
+}
+
+// snapshotNetdevs are the netdev names of a snapshot's NICs (their host
+// names, for those in pods) and of its VFs.
+func snapshotNetdevs(snap *Snapshot) []string {
+	var names []string
+	for _, nic := range snap.Machine.NICs {
+		if nic.Netdev != "" {
+			names = append(names, nic.Netdev)
+		}
+		for _, p := range nic.Ports {
+			names = append(names, p.Netdevs...)
+		}
+	}
+	for _, pf := range snap.Machine.PFs {
+		for _, vf := range pf.VFs {
+			if vf.Netdev != "" {
+				names = append(names, vf.Netdev)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
