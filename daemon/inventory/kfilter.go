@@ -157,6 +157,7 @@ func nameCheck(name string) []bpf.Instruction {
 	}
 	return append(check, bpf.RetConstant{Val: keepAll})
 }
+
 // indexTree is a sorted jump tree over keys (the ifindex as loaded is in
 // A): pass when A is one of them, drop otherwise. Each node compares
 // with its middle key and jumps over its left half (an unconditional
