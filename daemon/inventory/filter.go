@@ -204,10 +204,7 @@ func (f *eventFilter) follow(snap *Snapshot) {
 	f.version = snap.Version
 	f.links.byName = make(map[string]string, len(snap.Machine.NICs))
 	for _, nic := range snap.Machine.NICs {
-		device := nic.Device
-		if device == "" {
-			device, _ = topology.ParseTarget(nic.Name)
-		}
+		device := nicDevice(nic)
 		if nic.Netdev != "" {
 			f.links.byName[nic.Netdev] = device
 		}
@@ -217,6 +214,15 @@ func (f *eventFilter) follow(snap *Snapshot) {
 			}
 		}
 	}
+}
+
+// nicDevice is the RDMA device a NIC's events ask to read.
+func nicDevice(nic topology.NIC) string {
+	if nic.Device != "" {
+		return nic.Device
+	}
+	device, _ := topology.ParseTarget(nic.Name)
+	return device
 }
 
 // devicesOf resolves a concern's netdevs to the RDMA devices sysfs shows

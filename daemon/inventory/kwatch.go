@@ -3,7 +3,10 @@ package inventory
 import (
 	"maps"
 	"slices"
+	"strings"
 	"sync"
+
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // kernelWatch keeps the kernel filter of a kernelFiltered source (see
@@ -34,6 +37,10 @@ type kernelWatch struct {
 	filter  bool           // a filter is set (not too many links, no failure)
 	added   []int          // ifindexes watched since the reader last took them
 	failed  error          // the last failure to set the filter (every event is read then)
+
+	// left are the upper devices the loop's last settleUppers found
+	// gone (the loop's alone).
+	left map[int]bool
 }
 
 func newKernelWatch(src kernelFiltered, parents bool) *kernelWatch {
@@ -41,18 +48,26 @@ func newKernelWatch(src kernelFiltered, parents bool) *kernelWatch {
 }
 
 // saw takes in what one classified event teaches and applies the filter.
-// The reader calls it for every event, before passing its concern on.
-func (k *kernelWatch) saw(ev LinkEvent, c concern) {
+// The reader calls it for every event, before passing its concern on,
+// and drops the concern when saw says so: the departure of an upper
+// device no longer watched, which the loop found gone already (the event
+// was on its way when the filter stopped watching it).
+func (k *kernelWatch) saw(ev LinkEvent, c concern) (keep bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	switch {
 	case ev.Lost:
 		k.version = 0 // the loop's full rescan resolves the names again
 		clear(k.names)
-		return
+		return true
 	case ev.Index <= 0:
-		return
+		return true
 	case ev.Gone:
+		if _, watched := k.links[ev.Index]; !watched && k.filter {
+			if _, upper := c.uppers[ev.Index]; upper {
+				return false
+			}
+		}
 		delete(k.links, ev.Index)
 		if k.names[ev.Name] == ev.Index {
 			k.names[ev.Name] = 0
@@ -70,13 +85,14 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern) {
 		}
 	}
 	k.apply()
+	return true
 }
 
 // follow resolves the netdev names of a snapshot not resolved before and
-// applies the filter: the ifindexes it watches from now on that it did
+// applies the filter: the names of those it watches from now on and did
 // not before. The loop calls it after publishing; those links' events
 // until now may have been dropped, so it reads their NICs again.
-func (k *kernelWatch) follow(snap *Snapshot) []int {
+func (k *kernelWatch) follow(snap *Snapshot) []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if snap.Version == k.version {
@@ -105,7 +121,13 @@ func (k *kernelWatch) follow(snap *Snapshot) []int {
 	}
 	before := len(k.added)
 	k.apply()
-	return slices.Clone(k.added[before:])
+	var newly []string
+	for name, index := range k.names {
+		if index > 0 && slices.Contains(k.added[before:], index) {
+			newly = append(newly, name)
+		}
+	}
+	return newly
 }
 
 // upperLeft says whether an upper device seen arriving on the NIC of
@@ -128,13 +150,23 @@ func (k *kernelWatch) upperLeft(index, lower int) bool {
 // as left when they are gone now: their departure (moved into a pod right
 // after it was made, as upstream macvlan does) may have been dropped by
 // the filter before the reader watched them.
+//
+// Its departure may also have been on its way to the loop while it was
+// asked after: the departure of an upper device the last call found gone
+// asks for nothing.
 func (k *kernelWatch) settleUppers(c *concern) {
+	left := map[int]bool{}
 	for index, u := range c.uppers {
-		if u.cameFirst && !u.goneNow && k.upperLeft(index, u.lower) {
+		switch {
+		case !u.cameFirst && u.goneNow && k.left[index]:
+			delete(c.uppers, index)
+		case u.cameFirst && !u.goneNow && k.upperLeft(index, u.lower):
 			u.goneNow = true
 			c.uppers[index] = u
+			left[index] = true
 		}
 	}
+	k.left = left
 }
 
 // takeAdded hands the reader the ifindexes watched since it last asked:
@@ -176,6 +208,30 @@ func (k *kernelWatch) apply() {
 		}
 	}
 	k.applied, k.awaited, k.tried, k.filter = want, awaited, true, filter
+}
+
+// netdevsConcern is what reads the NICs and VFs of these netdev names
+// again.
+func netdevsConcern(snap *Snapshot, names []string) concern {
+	c := concern{first: strings.Join(names, ","), events: len(names)}
+	for _, nic := range snap.Machine.NICs {
+		if slices.Contains(names, nic.Netdev) || slices.ContainsFunc(nic.Ports, func(p topology.Port) bool {
+			return slices.ContainsFunc(p.Netdevs, func(n string) bool { return slices.Contains(names, n) })
+		}) {
+			c.devices = append(c.devices, nicDevice(nic))
+		}
+	}
+	for _, pf := range snap.Machine.PFs {
+		for _, vf := range pf.VFs {
+			if vf.Netdev != "" && slices.Contains(names, vf.Netdev) {
+				if c.vfs == nil {
+					c.vfs = map[string][]string{}
+				}
+				c.vfs[pf.PCI] = append(c.vfs[pf.PCI], vf.PCI)
+			}
+		}
+	}
+	return c
 }
 
 // snapshotNetdevs are the netdev names of a snapshot's NICs (their host

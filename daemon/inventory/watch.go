@@ -49,10 +49,14 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 	}
 	// watched has the kernel filter follow a new snapshot's netdevs; the
 	// events of one it did not watch until now may have been dropped, so
-	// the node is read again.
+	// its NIC or VF is read again.
 	watched := func() {
-		if kernel != nil && len(kernel.follow(inv.Current())) > 0 {
-			inv.rescan("links newly watched", w)
+		if kernel == nil {
+			return
+		}
+		if names := kernel.follow(inv.Current()); len(names) > 0 {
+			c := netdevsConcern(inv.Current(), names)
+			inv.read("links newly watched: "+c.first, c.devices, nil, c.vfs, w)
 			kernel.follow(inv.Current())
 		}
 	}
@@ -125,8 +129,8 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 				}
 			}
 			c := inv.classify(filter, ev)
-			if kernel != nil {
-				kernel.saw(ev, c)
+			if kernel != nil && !kernel.saw(ev, c) {
+				return
 			}
 			if c.none() {
 				return

@@ -49,6 +49,13 @@ func watching(t testing.TB, ns netns.NsHandle, root string, w Watch) *Inventory 
 	if err != nil {
 		t.Fatal(err)
 	}
+	runWatch(t, inv, ns, w)
+	return inv
+}
+
+// runWatch runs w on the link events of ns until the test ends.
+func runWatch(t testing.TB, inv *Inventory, ns netns.NsHandle, w Watch) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	events, err := LinkEvents(ns)
 	if err != nil {
@@ -62,7 +69,6 @@ func watching(t testing.TB, ns netns.NsHandle, root string, w Watch) *Inventory 
 		inv.Run(ctx, w)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return inv
 }
 
 // waitFor returns the first published snapshot that satisfies ok.
