@@ -33,8 +33,9 @@ const churnTail = 2500 * time.Millisecond
 // BenchmarkChurnBeside is raild's CPU per pod it does not serve: pods of
 // another plugin made and deleted beside an inventory that watches the
 // netns as raild watches the host's (raild's Settle and FollowUp, a
-// netlink socket of its own), the churn done by another process so that
-// only the watch's CPU is this process's. "veth": a ptp/bridge-like pod
+// netlink socket of its own, its kernel filter as on a node whose sysfs
+// is the kernel's), the churn done by another process so that only the
+// watch's CPU is this process's. "veth": a ptp/bridge-like pod
 // (a veth pair whose peer is made in the pod netns, the host end set up,
 // the peer set up, the pair deleted); "macvlan": upstream macvlan's (a
 // macvlan made on a NIC's netdev in the node's netns, moved into the pod
@@ -50,12 +51,10 @@ func BenchmarkChurnBeside(b *testing.B) {
 			base := fmt.Sprintf("rycb%d", os.Getpid()%100000)
 			nic := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "n"}, PeerName: base + "p"}
 			root, _ := fakeNode(b, fakesys.Options{Netdevs: map[string]string{"mlx5_0": nic.Name}})
-			var inv *Inventory
-			if os.Getenv("QUIETX") != "" {
-				inv, _ = New(root, nil, nil)
-			} else {
-				inv = watching(b, ns, root, Watch{Settle: 100 * time.Millisecond, FollowUp: 2 * time.Second})
-			}
+			inv, err := New(root, nil, nil)
+			must(b, err)
+			inv.linksDescribed = kernelNamesParents() // as on a node (TestKernelFilterQuietsChurn)
+			runWatch(b, inv, ns, Watch{Settle: 100 * time.Millisecond, FollowUp: 2 * time.Second})
 			must(b, h.LinkAdd(nic))
 			must(b, h.LinkSetUp(nic))
 			time.Sleep(churnTail) // the stand-in's own reads and follow-up
