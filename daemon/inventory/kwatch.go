@@ -13,8 +13,8 @@ import (
 // kfilter.go) on the links the inventory follows: the netdevs of the
 // current snapshot's NICs and VFs (their names resolved to ifindexes in
 // the source's netns), and every link whose event concerned the
-// inventory (a NIC's or VF's netdev that came, an upper device of one,
-// a new NIC-like link), until it goes.
+// inventory (a NIC's or VF's netdev that came, a new NIC-like link, an
+// upper device of one that stayed past its burst), until it goes.
 //
 // The reader changes it as it classifies, and replaces the program before
 // the event's concern reaches the loop, so whatever the kernel dropped
@@ -30,7 +30,7 @@ type kernelWatch struct {
 	mu      sync.Mutex
 	version uint64         // the snapshot whose names were resolved
 	names   map[string]int // snapshot netdev -> its ifindex, 0: not in the netns
-	links   map[int]int    // ifindex of a link that concerned the inventory -> its lower (an upper device's NIC), else 0
+	links   map[int]int    // ifindex of a link that concerned the inventory -> its lower (an upper device's NIC's), else 0
 	applied []int          // the ifindexes last given to the source (sorted)
 	awaited []string       // the names last given to it (sorted)
 	tried   bool           // applied was given
@@ -76,13 +76,9 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern) (keep bool) {
 		if _, named := k.names[ev.Name]; named {
 			k.names[ev.Name] = ev.Index
 		}
-		if !c.none() {
-			lower := 0
-			if _, upper := c.uppers[ev.Index]; upper {
-				lower = ev.Lower
-			}
-			k.links[ev.Index] = lower
-		}
+		if _, upper := c.uppers[ev.Index]; !upper && !c.none() {
+			k.links[ev.Index] = 0
+		} // an upper device is watched once the loop finds it stays (settleUppers)
 	}
 	k.apply()
 	return true
@@ -131,25 +127,29 @@ func (k *kernelWatch) follow(snap *Snapshot) []string {
 }
 
 // upperLeft says whether an upper device seen arriving on the NIC of
-// ifindex lower is gone from the netns (or sits on another link now): its
-// departure may have been dropped before it was watched. A gone one is
-// watched no more. An error counts as still there (its NIC is read).
+// ifindex lower is gone from the netns (or sits on another link now): one
+// not watched yet has its departure dropped. One that stays is watched
+// from now on (its NIC is read after this), so its departure is read; a
+// gone one is watched no more. An error counts as still there.
 func (k *kernelWatch) upperLeft(index, lower int) bool {
 	ev, there, err := k.src.link(index, "")
-	if err != nil || (there && ev.Lower == lower) {
-		return false
-	}
+	stays := err != nil || (there && ev.Lower == lower)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	delete(k.links, index)
+	if stays {
+		k.links[index] = lower
+	} else {
+		delete(k.links, index)
+	}
 	k.apply()
-	return true
+	return !stays
 }
 
 // settleUppers marks the upper devices that c saw arrive, and not leave,
-// as left when they are gone now: their departure (moved into a pod right
-// after it was made, as upstream macvlan does) may have been dropped by
-// the filter before the reader watched them.
+// as left when they are gone now: the filter drops the departure of one
+// it does not watch yet (moved into a pod right after it was made, as
+// upstream macvlan does), and it watches one only once it stayed past
+// its burst, so another plugin's macvlans cost no program change.
 //
 // Its departure may also have been on its way to the loop while it was
 // asked after: the departure of an upper device the last call found gone
