@@ -108,6 +108,27 @@ func TestKernelFilterQuietsChurn(t *testing.T) {
 			after.FullRescans-before.FullRescans, after.DeviceReads-before.DeviceReads-2)
 	}
 
+	// a macvlan that stays on the NIC in the node's netns (the NIC is the
+	// node's own then) is read, and watched from then on: its removal is
+	// read too
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.ParentIndex = base+"mh", parent.Attrs().Index
+	stays := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
+	for _, step := range []struct {
+		what string
+		do   func(netlink.Link) error
+	}{{"made", h.LinkAdd}, {"deleted", h.LinkDel}} {
+		reads := inv.Stats().DeviceReads
+		must(t, step.do(stays))
+		deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
+		for inv.Stats().DeviceReads == reads && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if inv.Stats().DeviceReads == reads {
+			t.Fatalf("a macvlan on the NIC in the node's netns %s: the NIC was not read", step.what)
+		}
+	}
+
 	// the NIC's port goes down and its netdev changes: read and published
 	must(t, fakesys.SetPortState(root, "mlx5_0", 1, "DOWN"))
 	must(t, h.LinkSetUp(nic))
