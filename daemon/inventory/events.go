@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/vishvananda/netns"
@@ -85,29 +86,40 @@ const subscribeBuffer = 4 << 20
 // a Lost event says so and reading goes on.
 type NetlinkLinks struct {
 	file *os.File
+	conn syscall.RawConn // file's, for the filter's socket option
+	// asks is a request socket in the same netns: a link by ifindex or
+	// name (kernelFiltered.link), one question at a time.
+	asks *linkAsker
 }
 
 // LinkEvents opens the subscription in ns (netns.None(): the caller's,
 // the host netns for raild). Run reads it and closes it when it returns.
 func LinkEvents(ns netns.NsHandle) (*NetlinkLinks, error) {
-	fd, err := linkSocketIn(ns)
+	fds, err := linkSocketsIn(ns)
 	if err != nil {
 		return nil, fmt.Errorf("subscribe to link events: %w", err)
 	}
 	// A non-blocking descriptor makes the file pollable: reads park the
 	// goroutine on the runtime's poller, not a thread in recvfrom.
-	return &NetlinkLinks{file: os.NewFile(uintptr(fd), "netlink-link-events")}, nil
+	file := os.NewFile(uintptr(fds[0]), "netlink-link-events")
+	conn, err := file.SyscallConn()
+	if err != nil {
+		file.Close()
+		_ = unix.Close(fds[1])
+		return nil, fmt.Errorf("subscribe to link events: %w", err)
+	}
+	return &NetlinkLinks{file: file, conn: conn, asks: &linkAsker{fd: fds[1]}}, nil
 }
 
-// linkSocketIn opens a non-blocking NETLINK_ROUTE socket in ns, joined to
-// the link group, with a large receive buffer (the default one when the
-// netns does not allow forcing it).
-func linkSocketIn(ns netns.NsHandle) (int, error) {
+// linkSocketsIn opens, in ns, a non-blocking NETLINK_ROUTE socket joined
+// to the link group, with a large receive buffer (the default one when
+// the netns does not allow forcing it), and a request socket beside it.
+func linkSocketsIn(ns netns.NsHandle) ([2]int, error) {
 	if !ns.IsOpen() {
-		return linkSocket()
+		return linkSockets()
 	}
 	type result struct {
-		fd  int
+		fds [2]int
 		err error
 	}
 	done := make(chan result, 1)
@@ -119,23 +131,38 @@ func linkSocketIn(ns netns.NsHandle) (int, error) {
 		home, err := netns.Get()
 		if err != nil {
 			runtime.UnlockOSThread()
-			done <- result{-1, fmt.Errorf("current netns: %w", err)}
+			done <- result{[2]int{-1, -1}, fmt.Errorf("current netns: %w", err)}
 			return
 		}
 		defer home.Close()
 		if err := netns.Set(ns); err != nil {
 			runtime.UnlockOSThread()
-			done <- result{-1, fmt.Errorf("enter netns: %w", err)}
+			done <- result{[2]int{-1, -1}, fmt.Errorf("enter netns: %w", err)}
 			return
 		}
-		fd, err := linkSocket()
+		fds, err := linkSockets()
 		if netns.Set(home) == nil {
 			runtime.UnlockOSThread()
 		}
-		done <- result{fd, err}
+		done <- result{fds, err}
 	}()
 	r := <-done
-	return r.fd, r.err
+	return r.fds, r.err
+}
+
+// linkSockets are the event socket and the request socket, in the
+// calling thread's netns.
+func linkSockets() ([2]int, error) {
+	events, err := linkSocket()
+	if err != nil {
+		return [2]int{-1, -1}, err
+	}
+	asks, err := askSocket()
+	if err != nil {
+		_ = unix.Close(events)
+		return [2]int{-1, -1}, err
+	}
+	return [2]int{events, asks}, nil
 }
 
 func linkSocket() (int, error) {
@@ -164,13 +191,11 @@ const gatherFor = 20 * time.Millisecond
 // message waiting, waits gatherFor for the rest of the burst, reads
 // those, and only then sleeps on the socket again.
 func (l *NetlinkLinks) Run(ctx context.Context, handle func(LinkEvent)) {
+	defer l.asks.close()
 	defer l.file.Close()
 	stop := context.AfterFunc(ctx, func() { _ = l.file.Close() }) // wakes the read below
 	defer stop()
-	conn, err := l.file.SyscallConn()
-	if err != nil {
-		return
-	}
+	conn := l.conn
 	buf := make([]byte, 64<<10)
 	gather := time.NewTimer(0)
 	<-gather.C

@@ -36,6 +36,7 @@ type concern struct {
 // its first event was its arrival and its last its departure.
 type upperSeen struct {
 	device             string
+	lower              int // the NIC's netdev's ifindex
 	cameFirst, goneNow bool
 }
 
@@ -170,7 +171,7 @@ func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 	}
 	if device, upper := f.links.byIndex[ev.Lower]; upper && ev.Lower > 0 {
 		// an upper device of a NIC's, in this netns
-		seen := upperSeen{device: device, cameFirst: !ev.Gone, goneNow: ev.Gone}
+		seen := upperSeen{device: device, lower: ev.Lower, cameFirst: !ev.Gone, goneNow: ev.Gone}
 		return concern{uppers: map[int]upperSeen{ev.Index: seen}, first: ev.Name, events: 1}
 	}
 	if ev.Gone {
@@ -187,6 +188,13 @@ func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 	return c
 }
 
+// unseen forgets what the last event of a link said of it: its events
+// since may have been dropped (see kernelWatch.takeAdded).
+func (f *eventFilter) unseen(index int) {
+	f.links.unseen(index)
+	f.vfs.links.unseen(index)
+}
+
 // follow rebuilds the netdev map when a new snapshot was published: every
 // netdev of its NICs, those a pod holds named as on the host.
 func (f *eventFilter) follow(snap *Snapshot) {
@@ -196,10 +204,7 @@ func (f *eventFilter) follow(snap *Snapshot) {
 	f.version = snap.Version
 	f.links.byName = make(map[string]string, len(snap.Machine.NICs))
 	for _, nic := range snap.Machine.NICs {
-		device := nic.Device
-		if device == "" {
-			device, _ = topology.ParseTarget(nic.Name)
-		}
+		device := nicDevice(nic)
 		if nic.Netdev != "" {
 			f.links.byName[nic.Netdev] = device
 		}
@@ -209,6 +214,15 @@ func (f *eventFilter) follow(snap *Snapshot) {
 			}
 		}
 	}
+}
+
+// nicDevice is the RDMA device a NIC's events ask to read.
+func nicDevice(nic topology.NIC) string {
+	if nic.Device != "" {
+		return nic.Device
+	}
+	device, _ := topology.ParseTarget(nic.Name)
+	return device
 }
 
 // devicesOf resolves a concern's netdevs to the RDMA devices sysfs shows

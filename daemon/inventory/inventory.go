@@ -8,6 +8,7 @@ package inventory
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,12 @@ type Inventory struct {
 	holders  Holders
 	now      func() time.Time
 	sys      *topology.Sysfs // one device or netdev looked up at a time
+	// linksDescribed: the sysfs read is the running kernel's own (root
+	// "/"), so a link it shows without a `device` is one the kernel
+	// knows has no parent device: the kernel filter of link events can
+	// tell new links that could be NICs (kfilter.go). A fake tree's
+	// stand-ins (veths) are NICs only in the tree.
+	linksDescribed bool
 
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
@@ -84,7 +91,8 @@ func New(root string, discover Discoverer, holders Holders) (*Inventory, error) 
 	if err != nil {
 		return nil, fmt.Errorf("inventory: %w", err)
 	}
-	inv := &Inventory{root: root, discover: discover, holders: holders, now: time.Now, sys: sys}
+	inv := &Inventory{root: root, discover: discover, holders: holders, now: time.Now, sys: sys,
+		linksDescribed: filepath.Clean(root) == "/"}
 	if _, err := inv.Rescan("start"); err != nil {
 		return nil, err
 	}

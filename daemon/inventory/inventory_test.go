@@ -10,7 +10,7 @@ import (
 )
 
 // fakeNode writes a built-in machine and returns its root and spec.
-func fakeNode(t *testing.T, opt fakesys.Options) (string, *fakesys.Spec) {
+func fakeNode(t testing.TB, opt fakesys.Options) (string, *fakesys.Spec) {
 	t.Helper()
 	root := t.TempDir()
 	spec, err := fakesys.Write(root, "h100x8-cx7x4", opt)
@@ -145,7 +145,7 @@ func netdevOf(t *testing.T, spec *fakesys.Spec, nic string) string {
 	return n.Netdev
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

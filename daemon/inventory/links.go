@@ -54,3 +54,9 @@ func (m *linkMemory) changed(ev LinkEvent, v string) bool {
 	m.last[ev.Index] = now
 	return !seen || last != now
 }
+
+// unseen forgets a link's last event: its events since may have been
+// dropped (it was not watched), so the next one is taken as a change.
+func (m *linkMemory) unseen(index int) {
+	delete(m.last, index)
+}

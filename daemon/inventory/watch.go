@@ -43,7 +43,24 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		defer t.Stop()
 		tick = t.C
 	}
-	concerns := inv.classified(ctx, w.Events)
+	var kernel *kernelWatch
+	if src, ok := w.Events.(kernelFiltered); ok {
+		kernel = newKernelWatch(src, inv.linksDescribed && kernelNamesParents())
+	}
+	// watched has the kernel filter follow a new snapshot's netdevs; the
+	// events of one it did not watch until now may have been dropped, so
+	// its NIC or VF is read again.
+	watched := func() {
+		if kernel == nil {
+			return
+		}
+		if names := kernel.follow(inv.Current()); len(names) > 0 {
+			c := netdevsConcern(inv.Current(), names)
+			inv.read("links newly watched: "+c.first, c.devices, nil, c.vfs, w)
+			kernel.follow(inv.Current())
+		}
+	}
+	concerns := inv.classified(ctx, w.Events, kernel)
 	var followUp <-chan time.Time
 	var pending concern // what the follow-up reads again
 	for {
@@ -56,10 +73,12 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 			return
 		case <-tick:
 			inv.rescan("rescan timer", w)
+			watched()
 		case <-followUp:
 			c := pending
 			followUp, pending = nil, concern{}
 			inv.read("follow-up of a link event", inv.devicesOf(c), c.pfs, c.vfs, w)
+			watched()
 		case c, ok := <-concerns:
 			if !ok {
 				concerns = nil
@@ -68,12 +87,17 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 			c.add(inv.settle(ctx, concerns, w.Settle))
 			if c.full {
 				inv.rescan(c.cause(), w)
+				watched()
 				continue
+			}
+			if kernel != nil {
+				kernel.settleUppers(&c)
 			}
 			if c.settled() {
 				continue // upper devices that came and went within the burst
 			}
 			inv.read(c.cause(), c.readDevices(), c.pfs, c.vfs, w)
+			watched()
 			if w.FollowUp > 0 {
 				pending.add(c)
 				followUp = time.After(w.FollowUp)
@@ -85,7 +109,9 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 // classified runs the source and classifies each event in the source's
 // goroutine; what concerns the inventory is passed on. The channel closes
 // when the source ends (ctx ended, or it failed); nil without a source.
-func (inv *Inventory) classified(ctx context.Context, src LinkSource) <-chan concern {
+// With a kernel watch, the kernel's filter follows what the events teach,
+// replaced before the event's concern is passed on.
+func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *kernelWatch) <-chan concern {
 	if src == nil {
 		return nil
 	}
@@ -93,8 +119,19 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource) <-chan con
 	filter := newEventFilter(inv.sys)
 	go func() {
 		defer close(out)
+		if kernel != nil {
+			kernel.follow(inv.Current())
+		}
 		src.Run(ctx, func(ev LinkEvent) {
+			if kernel != nil {
+				for _, index := range kernel.takeAdded() {
+					filter.unseen(index)
+				}
+			}
 			c := inv.classify(filter, ev)
+			if kernel != nil && !kernel.saw(ev, c) {
+				return
+			}
 			if c.none() {
 				return
 			}

@@ -21,13 +21,13 @@ import (
 // testNetns makes a named netns of its own ("ry" prefix) and returns a
 // handle to it and a netlink handle inside it; both go at cleanup, with
 // every link in it, even when the test fails.
-func testNetns(t *testing.T) (netns.NsHandle, *netlink.Handle) {
+func testNetns(t testing.TB) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
 	return namedNetns(t, fmt.Sprintf("ry-inv-%d", os.Getpid()))
 }
 
 // namedNetns is testNetns under a name of the caller's ("ry" prefix).
-func namedNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
+func namedNetns(t testing.TB, name string) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates a network namespace")
@@ -43,12 +43,19 @@ func namedNetns(t *testing.T, name string) (netns.NsHandle, *netlink.Handle) {
 
 // watching starts an inventory of the machine at root that runs w on the
 // link events of ns, until the test ends.
-func watching(t *testing.T, ns netns.NsHandle, root string, w Watch) *Inventory {
+func watching(t testing.TB, ns netns.NsHandle, root string, w Watch) *Inventory {
 	t.Helper()
 	inv, err := New(root, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	runWatch(t, inv, ns, w)
+	return inv
+}
+
+// runWatch runs w on the link events of ns until the test ends.
+func runWatch(t testing.TB, inv *Inventory, ns netns.NsHandle, w Watch) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	events, err := LinkEvents(ns)
 	if err != nil {
@@ -62,7 +69,6 @@ func watching(t *testing.T, ns netns.NsHandle, root string, w Watch) *Inventory 
 		inv.Run(ctx, w)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return inv
 }
 
 // waitFor returns the first published snapshot that satisfies ok.
@@ -86,7 +92,8 @@ func waitFor(t *testing.T, published <-chan *Snapshot, what string, ok func(*Sna
 // veth standing in for mlx5_1's netdev really created, going down, up,
 // renamed, deleted) make the inventory read mlx5_1 again, and each
 // snapshot shows its files as they are; the events of the veth's peer,
-// no NIC's netdev, are ignored.
+// no NIC's netdev, are ignored (its state changes dropped by the kernel
+// filter).
 func TestRunFollowsLinkEvents(t *testing.T) {
 	ns, h := testNetns(t)
 	base := fmt.Sprintf("ryinv%d", os.Getpid()%100000)
@@ -119,8 +126,8 @@ func TestRunFollowsLinkEvents(t *testing.T) {
 		}
 	}
 	stats := inv.Stats()
-	if stats.FullRescans != 1 || stats.Ignored == 0 {
-		t.Errorf("stats %+v: want only the first full rescan, and the peer's events ignored", stats)
+	if stats.FullRescans != 1 || stats.Events-stats.Ignored > uint64(stats.DeviceReads) {
+		t.Errorf("stats %+v: want only the first full rescan, and the peer's events ignored (or dropped by the kernel)", stats)
 	}
 }
 

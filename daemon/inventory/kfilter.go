@@ -1,0 +1,192 @@
+package inventory
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// The kernel filter: a classic BPF program on the link-event socket
+// (SO_ATTACH_FILTER) that has the kernel drop, before it wakes raild, the
+// events raild would classify as no concern of its. It passes
+//   - an RTM_NEWLINK or RTM_DELLINK of a watched ifindex: the netdevs of
+//     the snapshot's NICs and VFs, the links whose events concerned the
+//     inventory (a NIC-like link that came, an upper device of a NIC's);
+//   - an RTM_NEWLINK whose ifi_change is all ones (the kernel sends that
+//     value only for a link registered in this netns or moved into it)
+//     of a link that could be a NIC: one with a parent device (the
+//     kernel's IFLA_PARENT_DEV_NAME, Linux 5.16 on: the `device` of
+//     sysfs; every new link on older kernels), one named as a snapshot's
+//     netdev that is not in the netns now (a NIC back from a pod, a
+//     stand-in), or an upper device of a watched link (IFLA_LINK);
+// and drops everything else: a pod's host veth coming, going up, getting
+// its carrier, leaving; someone's macvlan moved out; every other message.
+//
+// Netlink's fields are in the host's byte order and a classic BPF load
+// reads big-endian, so each constant is compared as the load sees it
+// (asLoaded32, asLoaded16); attributes are found by the kernel's own
+// parser (the SKF_AD_NLATTR extension).
+
+// Offsets in a link message: the netlink header, then the ifinfomsg, then
+// the attributes.
+const (
+	offType   = 4                      // nlmsghdr.nlmsg_type, 2 bytes
+	offIndex  = unix.NLMSG_HDRLEN + 4  // ifinfomsg.ifi_index, 4 bytes
+	offChange = unix.NLMSG_HDRLEN + 12 // ifinfomsg.ifi_change, 4 bytes
+	minLink   = unix.NLMSG_HDRLEN + unix.SizeofIfInfomsg
+	newLink   = 0xffffffff // ifi_change of a link new to the netns
+	keepAll   = 0xffffffff // a filter's "pass the whole message"
+)
+
+// iflaParentDevName is IFLA_PARENT_DEV_NAME (Linux 5.16).
+const iflaParentDevName = 56
+
+// maxFilter is the longest program set: a filter of more links (a node
+// with hundreds of VFs) is not set and raild reads every event, as it did
+// before there was one. It stays well under the kernel's 4,096
+// instructions and the socket option memory the program is charged to
+// (net.core.optmem_max, 20 KiB before Linux 6.9).
+const maxFilter = 1024
+
+// leafSize is how many ifindexes the jump tree compares one by one.
+const leafSize = 4
+
+// watchList is what a filter passes.
+type watchList struct {
+	indexes []int    // links by ifindex (order and repeats do not matter)
+	names   []string // new links of these names
+	// parents: the kernel names a link's parent device, so a new link
+	// without one is no NIC; false: every new link passes.
+	parents bool
+}
+
+// linkFilter is the program for w, or an error when it is longer than
+// maxFilter.
+func linkFilter(w watchList) ([]bpf.Instruction, error) {
+	keys := make([]uint32, 0, len(w.indexes))
+	for _, index := range w.indexes {
+		keys = append(keys, asLoaded32(uint32(index)))
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	tree := indexTree(keys)
+	prog := []bpf.Instruction{
+		bpf.LoadExtension{Num: bpf.ExtLen},
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: minLink, SkipFalse: 7}, // too short: drop
+		bpf.LoadAbsolute{Off: offType, Size: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_NEWLINK), SkipFalse: 2},
+		bpf.LoadAbsolute{Off: offChange, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: newLink, SkipTrue: 5, SkipFalse: 1}, // a new link; else by its ifindex
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_DELLINK), SkipFalse: 2},
+		bpf.LoadAbsolute{Off: offIndex, Size: 4},
+		bpf.Jump{Skip: 3}, // to the tree of ifindexes
+		bpf.RetConstant{Val: 0},
+		bpf.RetConstant{Val: keepAll},
+		bpf.Jump{Skip: uint32(len(tree))}, // to the new link's checks
+	}
+	prog = append(prog, tree...)
+	prog = append(prog, newLinkChecks(w, tree)...)
+	if len(prog) > maxFilter {
+		return nil, fmt.Errorf("a filter of %d links and %d names takes %d instructions, more than %d",
+			len(w.indexes), len(w.names), len(prog), maxFilter)
+	}
+	return prog, nil
+}
+
+// newLinkChecks pass a new link that could be a NIC (see the top): one of
+// the names, one with a parent device, an upper device of a watched link
+// (tree ends it).
+func newLinkChecks(w watchList, tree []bpf.Instruction) []bpf.Instruction {
+	if !w.parents {
+		return []bpf.Instruction{bpf.RetConstant{Val: keepAll}}
+	}
+	var names []bpf.Instruction
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(w.names))) {
+		names = append(names, nameCheck(name)...)
+	}
+	prog := append(findAttr(unix.IFLA_IFNAME),
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipFalse: 1}, // no name: skip the names
+		bpf.Jump{Skip: uint32(len(names) + 1)},
+		bpf.TAX{},
+	)
+	prog = append(prog, names...)
+	prog = append(prog, findAttr(iflaParentDevName)...)
+	prog = append(prog,
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},
+		bpf.RetConstant{Val: keepAll}, // a parent device: could be a NIC
+	)
+	prog = append(prog, findAttr(unix.IFLA_LINK)...)
+	prog = append(prog,
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipFalse: 1},
+		bpf.RetConstant{Val: 0}, // no lower link
+		bpf.TAX{},
+		bpf.LoadIndirect{Off: unix.SizeofRtAttr, Size: 4},
+	)
+	return append(prog, tree...)
+}
+
+// findAttr has the kernel find the link message's attribute of type
+// attr: A is its offset, 0 when there is none.
+func findAttr(attr uint32) []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadConstant{Dst: bpf.RegA, Val: minLink},
+		bpf.LoadConstant{Dst: bpf.RegX, Val: attr},
+		bpf.LoadExtension{Num: bpf.ExtNetlinkAttr},
+	}
+}
+
+// nameCheck passes the message when the attribute at X is IFLA_IFNAME
+// holding name (as the kernel lays it out: NUL-terminated, zero-padded
+// to 4 bytes) and goes on after it otherwise.
+func nameCheck(name string) []bpf.Instruction {
+	value := append([]byte(name), 0)
+	value = append(value, make([]byte, rtaAlign(len(value))-len(value))...)
+	words := len(value) / 4
+	check := []bpf.Instruction{
+		bpf.LoadIndirect{Off: 0, Size: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(uint16(unix.SizeofRtAttr + len(name) + 1)), SkipFalse: uint8(2*words + 1)},
+	}
+	for i := range words {
+		check = append(check,
+			bpf.LoadIndirect{Off: uint32(unix.SizeofRtAttr + 4*i), Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: binary.BigEndian.Uint32(value[4*i:]), SkipFalse: uint8(2*(words-i) - 1)},
+		)
+	}
+	return append(check, bpf.RetConstant{Val: keepAll})
+}
+
+// indexTree is a sorted jump tree over keys (the ifindex as loaded is in
+// A): pass when A is one of them, drop otherwise. Each node compares
+// with its middle key and jumps over its left half (an unconditional
+// jump, so no branch exceeds a conditional jump's 255); each leaf tests
+// up to leafSize keys and returns.
+func indexTree(keys []uint32) []bpf.Instruction {
+	if len(keys) <= leafSize {
+		leaf := make([]bpf.Instruction, 0, len(keys)+2)
+		for i, k := range keys {
+			leaf = append(leaf, bpf.JumpIf{Cond: bpf.JumpEqual, Val: k, SkipTrue: uint8(len(keys) - i)})
+		}
+		return append(leaf, bpf.RetConstant{Val: 0}, bpf.RetConstant{Val: keepAll})
+	}
+	mid := len(keys) / 2
+	left, right := indexTree(keys[:mid]), indexTree(keys[mid:])
+	node := []bpf.Instruction{
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: keys[mid], SkipFalse: 1},
+		bpf.Jump{Skip: uint32(len(left))},
+	}
+	return append(append(node, left...), right...)
+}
+
+// asLoaded32 is v as a classic BPF word load reads it from a field the
+// kernel wrote in the host's byte order.
+func asLoaded32(v uint32) uint32 {
+	return binary.BigEndian.Uint32(binary.NativeEndian.AppendUint32(nil, v))
+}
+
+// asLoaded16 is asLoaded32 for a half-word field.
+func asLoaded16(v uint16) uint32 {
+	return uint32(binary.BigEndian.Uint16(binary.NativeEndian.AppendUint16(nil, v)))
+}

@@ -1,0 +1,258 @@
+package inventory
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/railcni/rail/pkg/topology"
+)
+
+// kernelWatch keeps the kernel filter of a kernelFiltered source (see
+// kfilter.go) on the links the inventory follows: the netdevs of the
+// current snapshot's NICs and VFs (their names resolved to ifindexes in
+// the source's netns), and every link whose event concerned the
+// inventory (a NIC's or VF's netdev that came, a new NIC-like link, an
+// upper device of one that stayed past its burst), until it goes.
+//
+// The reader changes it as it classifies, and replaces the program before
+// the event's concern reaches the loop, so whatever the kernel dropped
+// before the link was watched the loop's read sees; the loop changes it
+// after publishing a snapshot (new names) and when it finds that an upper
+// device left unseen.
+type kernelWatch struct {
+	src kernelFiltered
+	// parents: a new link without a parent device is no NIC (the sysfs
+	// read is the kernel's own, and the kernel names parent devices).
+	parents bool
+
+	mu      sync.Mutex
+	version uint64         // the snapshot whose names were resolved
+	names   map[string]int // snapshot netdev -> its ifindex, 0: not in the netns
+	links   map[int]int    // ifindex of a link that concerned the inventory -> its lower (an upper device's NIC's), else 0
+	applied []int          // the ifindexes last given to the source (sorted)
+	awaited []string       // the names last given to it (sorted)
+	tried   bool           // applied was given
+	filter  bool           // a filter is set (not too many links, no failure)
+	added   []int          // ifindexes watched since the reader last took them
+	failed  error          // the last failure to set the filter (every event is read then)
+
+	// left are the upper devices the loop's last settleUppers found
+	// gone (the loop's alone).
+	left map[int]bool
+}
+
+func newKernelWatch(src kernelFiltered, parents bool) *kernelWatch {
+	return &kernelWatch{src: src, parents: parents, names: map[string]int{}, links: map[int]int{}}
+}
+
+// saw takes in what one classified event teaches and applies the filter.
+// The reader calls it for every event, before passing its concern on,
+// and drops the concern when saw says so: the departure of an upper
+// device no longer watched, which the loop found gone already (the event
+// was on its way when the filter stopped watching it).
+func (k *kernelWatch) saw(ev LinkEvent, c concern) (keep bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case ev.Lost:
+		k.version = 0 // the loop's full rescan resolves the names again
+		clear(k.names)
+		return true
+	case ev.Index <= 0:
+		return true
+	case ev.Gone:
+		if _, watched := k.links[ev.Index]; !watched && k.filter {
+			if _, upper := c.uppers[ev.Index]; upper {
+				return false
+			}
+		}
+		delete(k.links, ev.Index)
+		if k.names[ev.Name] == ev.Index {
+			k.names[ev.Name] = 0
+		}
+	default:
+		if _, named := k.names[ev.Name]; named {
+			k.names[ev.Name] = ev.Index
+		}
+		if _, upper := c.uppers[ev.Index]; !upper && !c.none() {
+			k.links[ev.Index] = 0
+		} // an upper device is watched once the loop finds it stays (settleUppers)
+	}
+	k.apply()
+	return true
+}
+
+// follow resolves the netdev names of a snapshot not resolved before and
+// applies the filter: the names of those it watches from now on and did
+// not before. The loop calls it after publishing; those links' events
+// until now may have been dropped, so it reads their NICs again.
+func (k *kernelWatch) follow(snap *Snapshot) []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if snap.Version == k.version {
+		return nil
+	}
+	k.version = snap.Version
+	netdevs := snapshotNetdevs(snap)
+	for name := range k.names {
+		if !slices.Contains(netdevs, name) {
+			delete(k.names, name)
+		}
+	}
+	for _, name := range netdevs {
+		if _, known := k.names[name]; known {
+			continue
+		}
+		ev, there, err := k.src.link(0, name)
+		switch {
+		case err != nil:
+			continue // asked again at the next snapshot; the timer's rescan is the safety net
+		case there:
+			k.names[name] = ev.Index
+		default:
+			k.names[name] = 0
+		}
+	}
+	before := len(k.added)
+	k.apply()
+	var newly []string
+	for name, index := range k.names {
+		if index > 0 && slices.Contains(k.added[before:], index) {
+			newly = append(newly, name)
+		}
+	}
+	return newly
+}
+
+// upperLeft says whether an upper device seen arriving on the NIC of
+// ifindex lower is gone from the netns (or sits on another link now): one
+// not watched yet has its departure dropped. One that stays is watched
+// from now on (its NIC is read after this), so its departure is read; a
+// gone one is watched no more. An error counts as still there.
+func (k *kernelWatch) upperLeft(index, lower int) bool {
+	ev, there, err := k.src.link(index, "")
+	stays := err != nil || (there && ev.Lower == lower)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if stays {
+		k.links[index] = lower
+	} else {
+		delete(k.links, index)
+	}
+	k.apply()
+	return !stays
+}
+
+// settleUppers marks the upper devices that c saw arrive, and not leave,
+// as left when they are gone now: the filter drops the departure of one
+// it does not watch yet (moved into a pod right after it was made, as
+// upstream macvlan does), and it watches one only once it stayed past
+// its burst, so another plugin's macvlans cost no program change.
+//
+// Its departure may also have been on its way to the loop while it was
+// asked after: the departure of an upper device the last call found gone
+// asks for nothing.
+func (k *kernelWatch) settleUppers(c *concern) {
+	left := map[int]bool{}
+	for index, u := range c.uppers {
+		switch {
+		case !u.cameFirst && u.goneNow && k.left[index]:
+			delete(c.uppers, index)
+		case u.cameFirst && !u.goneNow && k.upperLeft(index, u.lower):
+			u.goneNow = true
+			c.uppers[index] = u
+			left[index] = true
+		}
+	}
+	k.left = left
+}
+
+// takeAdded hands the reader the ifindexes watched since it last asked:
+// their events may have been dropped until then, so what it remembers of
+// their last state is no longer to be compared with.
+func (k *kernelWatch) takeAdded() []int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	added := k.added
+	k.added = nil
+	return added
+}
+
+// apply sets the filter to the watched ifindexes if they changed. mu is
+// held.
+func (k *kernelWatch) apply() {
+	want := slices.Sorted(maps.Keys(k.links))
+	var awaited []string
+	for name, index := range k.names {
+		if index > 0 {
+			want = append(want, index)
+		} else {
+			awaited = append(awaited, name)
+		}
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	slices.Sort(awaited)
+	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) {
+		return // as it is (or, too many or failing, as it was)
+	}
+	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents})
+	k.failed = err
+	if k.filter { // without a filter before, nothing was dropped
+		for _, index := range want {
+			if _, had := slices.BinarySearch(k.applied, index); !had {
+				k.added = append(k.added, index)
+			}
+		}
+	}
+	k.applied, k.awaited, k.tried, k.filter = want, awaited, true, filter
+}
+
+// netdevsConcern is what reads the NICs and VFs of these netdev names
+// again.
+func netdevsConcern(snap *Snapshot, names []string) concern {
+	c := concern{first: strings.Join(names, ","), events: len(names)}
+	for _, nic := range snap.Machine.NICs {
+		if slices.Contains(names, nic.Netdev) || slices.ContainsFunc(nic.Ports, func(p topology.Port) bool {
+			return slices.ContainsFunc(p.Netdevs, func(n string) bool { return slices.Contains(names, n) })
+		}) {
+			c.devices = append(c.devices, nicDevice(nic))
+		}
+	}
+	for _, pf := range snap.Machine.PFs {
+		for _, vf := range pf.VFs {
+			if vf.Netdev != "" && slices.Contains(names, vf.Netdev) {
+				if c.vfs == nil {
+					c.vfs = map[string][]string{}
+				}
+				c.vfs[pf.PCI] = append(c.vfs[pf.PCI], vf.PCI)
+			}
+		}
+	}
+	return c
+}
+
+// snapshotNetdevs are the netdev names of a snapshot's NICs (their host
+// names, for those in pods) and of its VFs.
+func snapshotNetdevs(snap *Snapshot) []string {
+	var names []string
+	for _, nic := range snap.Machine.NICs {
+		if nic.Netdev != "" {
+			names = append(names, nic.Netdev)
+		}
+		for _, p := range nic.Ports {
+			names = append(names, p.Netdevs...)
+		}
+	}
+	for _, pf := range snap.Machine.PFs {
+		for _, vf := range pf.VFs {
+			if vf.Netdev != "" {
+				names = append(names, vf.Netdev)
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
