@@ -16,6 +16,9 @@ import (
 // run sets the node up, measures, checks for leaks and prints the table.
 // The error is non-nil only for a failure or a leak, never for a time.
 func run(ctx context.Context, opt options, out, log io.Writer) (retErr error) {
+	if opt.vf != "" {
+		return runVF(ctx, opt, out, log)
+	}
 	if err := checkSetup(opt); err != nil {
 		return err
 	}
@@ -144,7 +147,10 @@ func (b *bench) print(out io.Writer, m *measurer, opt options) {
 		comps = append(comps, c)
 	}
 	mean, highest := idleRate(windows)
-	writeTable(out, comps, opt.bursts, exec, kernelFigures{
-		move: summarize(m.records[b.sides.kernel.move]), macvlan: summarize(m.records[b.sides.kernel.macvlan])},
-		[]time.Duration{mean, highest})
+	writeTable(out, comps, opt.bursts, exec, []kernelFloor{
+		{each: "one netdev into a netns / back (one netlink message each)", both: "into and back",
+			f: summarize(m.records[b.sides.kernel.move])},
+		{each: "one macvlan created into a netns / found and deleted there", both: "macvlan created and deleted",
+			f: summarize(m.records[b.sides.kernel.macvlan])},
+	}, []time.Duration{mean, highest})
 }

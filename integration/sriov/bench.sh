@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# make bench-sriov: rail-bench's VF scenario (integration/cmd/rail-bench --vf) in the SR-IOV rig's guest
+# (run.sh: QEMU 10 igb PFs, real VFs under igbvf): rail in vf mode against sriov-cni + host-local on the
+# same VFs of pf0, rounds alternating, with the exec floor and vf mode's kernel floor. Extra arguments go
+# to rail-bench (e.g. --quick, or --rounds 30 --burst-reps 1; BENCH_FLAGS through make).
+#
+# Upstream: SRIOV_CNI=/path/to/sriov (a sriov-cni binary, as nodes of the SR-IOV stack have in
+# /opt/cni/bin); else sriov-cni.sh builds the pinned tag (sriov-cni.env) from its source once, cached
+# outside the repo; where it has no source (no SRIOV_CNI_SRC and GitHub unreachable, as on CI) the bench
+# says so and compares with host-device + static, which moves the VF by PCI address and sets nothing
+# through the PF.
+#
+# Exit code: rail-bench's (0: measured, nothing leaked; it never fails on a time); 124 the boot timed
+# out; 125 the rig could not be set up.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+say() { echo "bench-sriov: $*" >&2; }
+BIN=$(mktemp -d /tmp/rail-sriov-bench.XXXXXX)
+trap 'rm -rf "$BIN"' EXIT
+# The guest has no Go toolchain: every binary it runs is built here, static.
+build() { (cd "$1" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -o "$2" "${@:3}"); }
+build "$ROOT" "$BIN/raild" ./daemon
+build "$ROOT" "$BIN/rail" ./plugins/rail
+build "$ROOT" "$BIN/cni-noop" ./integration/cmd/cni-noop
+build "$ROOT" "$BIN/rail-bench" ./integration/cmd/rail-bench
+# the upstream reference plugins at the version go.mod pins (as make bench builds them)
+mod=$(cd "$ROOT" && go mod download -json github.com/containernetworking/plugins | jq -r .Dir)
+mkdir -p "$BIN/plugins"
+build "$mod" "$BIN/plugins/" ./plugins/main/ptp ./plugins/ipam/host-local ./plugins/main/loopback \
+  ./plugins/main/macvlan ./plugins/main/host-device ./plugins/ipam/static
+upstream=()
+if [ -n "${SRIOV_CNI:-}" ]; then
+  cp "$SRIOV_CNI" "$BIN/sriov"
+  upstream=(--sriov-cni "/host$BIN/sriov")
+  say "upstream: sriov-cni $SRIOV_CNI (SRIOV_CNI) + host-local"
+else
+  set +e
+  sriov=$(bash "$HERE/sriov-cni.sh")
+  rc=$?
+  set -e
+  case $rc in
+    0) cp "$sriov" "$BIN/sriov"; upstream=(--sriov-cni "/host$BIN/sriov"); say "upstream: sriov-cni $sriov + host-local" ;;
+    3) say "WARNING: no sriov-cni (no SRIOV_CNI binary and no source for sriov-cni.sh): comparing with host-device + static instead" ;;
+    *) exit "$rc" ;;
+  esac
+fi
+# One rig at a time on this machine (two TCG guests on 2 cores time out).
+SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" bash "/host$HERE/bench-guest.sh" "/host$BIN" \
+  "${upstream[@]}" "$@"
