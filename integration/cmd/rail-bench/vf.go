@@ -65,7 +65,12 @@ func runVF(ctx context.Context, opt options, out, log io.Writer) (retErr error) 
 			"which moves the VF by PCI address but sets nothing through the PF")
 	}
 	b := &vfBench{pf: pf, up: up}
-	defer func() { retErr = errors.Join(retErr, b.close()) }()
+	defer func() {
+		if retErr != nil && b.raild != nil {
+			retErr = fmt.Errorf("%w\nraild's log (last lines):\n%s", retErr, b.raild.LogTail(30))
+		}
+		retErr = errors.Join(retErr, b.close())
+	}()
 	if err := b.setUp(bins, opt); err != nil {
 		return err
 	}
