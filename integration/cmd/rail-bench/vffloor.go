@@ -109,6 +109,11 @@ func (f *vfFloor) add(context.Context, int) error {
 	if err := f.hostH.LinkSetNsFd(link, int(f.podFd)); err != nil {
 		return fmt.Errorf("VF floor: move %s into %s: %w", f.vf.netdev, f.pod.Name, err)
 	}
+	// up in the pod, as every plugin leaves a pod's interface (the VF
+	// driver's open; moving it back closes it)
+	if err := f.podH.LinkSetUp(link); err != nil {
+		return fmt.Errorf("VF floor: set %s up in %s: %w", f.vf.netdev, f.pod.Name, err)
+	}
 	return nil
 }
 
