@@ -2,7 +2,8 @@
 # make bench-sriov: rail-bench's VF scenario (integration/cmd/rail-bench --vf) in the SR-IOV rig's guest
 # (run.sh: QEMU 10 igb PFs, real VFs under igbvf): rail in vf mode against sriov-cni + host-local on the
 # same VFs of pf0, rounds alternating, with the exec floor and vf mode's kernel floor. Extra arguments go
-# to rail-bench (e.g. --quick, or --rounds 30 --burst-reps 1; BENCH_FLAGS through make).
+# to rail-bench (e.g. --quick, or --rounds 30 --burst-reps 1; BENCH_FLAGS through make). RAIL_BASE=/path/to/rail
+# adds that rail plugin (another build) as a side of its own: an A/B in one run.
 #
 # Upstream: SRIOV_CNI=/path/to/sriov (a sriov-cni binary, as nodes of the SR-IOV stack have in
 # /opt/cni/bin); else sriov-cni.sh builds the pinned tag (sriov-cni.env) from its source once, cached
@@ -44,6 +45,11 @@ else
     3) say "WARNING: no sriov-cni (no SRIOV_CNI binary and no source for sriov-cni.sh): comparing with host-device + static instead" ;;
     *) exit "$rc" ;;
   esac
+fi
+# An A/B in one run: RAIL_BASE=/path/to/rail, a rail plugin of another build, measured beside this tree's.
+if [ -n "${RAIL_BASE:-}" ]; then
+  cp "$RAIL_BASE" "$BIN/rail-base"
+  upstream+=(--rail-base "/host$BIN/rail-base")
 fi
 # One rig at a time on this machine (two TCG guests on 2 cores time out).
 SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" bash "/host$HERE/bench-guest.sh" "/host$BIN" \

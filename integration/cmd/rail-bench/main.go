@@ -58,6 +58,10 @@ type options struct {
 	// device on it that rail's netconf selects, and the sriov-cni binary
 	// ("": host-device + static instead).
 	vf, vfRDMA, sriovCNI string
+	// railBase is a rail plugin from another build, measured in the VF
+	// scenario as a side of its own beside this tree's (an A/B in one
+	// run; "": none).
+	railBase string
 }
 
 // fullSettings are make bench's: within about five minutes on a loaded
@@ -99,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opt.vf, "vf", "", "run the VF scenario on this PF's VFs (its netdev, e.g. pf0) instead of the simulated node: rail vf vs sriov-cni (or host-device)")
 	fs.StringVar(&opt.vfRDMA, "vf-rdma", "", "with --vf: the RDMA device on the PF that rail's netconf selects (e.g. rxe0)")
 	fs.StringVar(&opt.sriovCNI, "sriov-cni", os.Getenv("SRIOV_CNI"), "with --vf: the sriov-cni binary (default $SRIOV_CNI; none: host-device + static, said so)")
+	fs.StringVar(&opt.railBase, "rail-base", "", "with --vf: a rail plugin binary of another build, measured beside this one in the same run (A/B)")
 	fs.StringVar(&opt.plugins, "plugins", "", "directory with the upstream CNI plugins (default: built once from the Go module cache)")
 	rounds := fs.Int("rounds", 0, fmt.Sprintf("sequential ADD+DEL rounds per side (default %d, quick %d)", full.rounds, quickOpt.rounds))
 	bursts := fs.String("bursts", "", fmt.Sprintf("burst sizes, comma-separated (default %s, quick %s)", joinInts(full.bursts), joinInts(quickOpt.bursts)))

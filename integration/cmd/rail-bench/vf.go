@@ -29,6 +29,7 @@ type vfBench struct {
 	raild    *harness.Raild
 	pods     []*harness.Pod
 	rail     side
+	base     side // the A/B's other rail build (nil: none)
 	upstream side
 	exec     side
 	floor    *vfFloor
@@ -57,7 +58,10 @@ func runVF(ctx context.Context, opt options, out, log io.Writer) (retErr error) 
 	}
 	defer cleanup()
 	up := upstreamVF{sriovCNI: opt.sriovCNI}
-	if err := linkSriovCNI(up.sriovCNI, bins.Plugins); err != nil {
+	if err := linkPlugin("--sriov-cni", up.sriovCNI, bins.Plugins, "sriov"); err != nil {
+		return err
+	}
+	if err := linkPlugin("--rail-base", opt.railBase, bins.Plugins, railBasePlugin); err != nil {
 		return err
 	}
 	if up.sriovCNI == "" {
@@ -74,7 +78,11 @@ func runVF(ctx context.Context, opt options, out, log io.Writer) (retErr error) 
 	if err := b.setUp(bins, opt); err != nil {
 		return err
 	}
-	m := newMeasurer([]side{b.rail, b.upstream, b.exec, b.floor})
+	sides := []side{b.rail, b.upstream, b.exec, b.floor}
+	if b.base != nil {
+		sides = append(sides, b.base)
+	}
+	m := newMeasurer(sides)
 	started, load := time.Now(), loadAverage()
 	fds, err := b.measure(ctx, m, opt, log)
 	if err != nil {
@@ -144,7 +152,10 @@ func (b *vfBench) setUp(bins harness.Bins, opt options) error {
 	sb := &vfSideBuilder{sideBuilder: sideBuilder{pods: b.pods, ids: &idSource{run: runID}},
 		cni: harness.NewHostCNI([]string{bins.Rail, bins.Plugins}, filepath.Join(b.dir, "cni-cache"), os.Stderr),
 		dir: b.dir, pf: b.pf, settings: benchVFSettings()}
-	rail := sb.rail(b.raild.Socket, opt.vfRDMA)
+	rail := sb.rail("rail", b.raild.Socket, opt.vfRDMA)
+	if opt.railBase != "" {
+		b.base = sb.rail(railBasePlugin, b.raild.Socket, opt.vfRDMA)
+	}
 	upstream := sb.upstream(b.up)
 	upstream.restore = setUpAsBefore(b.pf, wasUp)
 	exec := sb.side(sb.network("noop", map[string]any{"type": noopPlugin}))
@@ -172,7 +183,7 @@ func randomID() (string, error) {
 func (b *vfBench) measure(ctx context.Context, m *measurer, opt options, log io.Writer) ([]string, error) {
 	fmt.Fprintf(log, "rail-bench: VF scenario on %s (%d VFs): %d warm-up and %d measured rounds, then bursts of %s pods (×%d)...\n",
 		b.pf.name, len(b.pf.vfs), opt.warmup, opt.rounds, joinInts(opt.bursts), opt.burstReps)
-	if err := verifyAttachments(ctx, []side{b.rail, b.upstream}); err != nil {
+	if err := verifyAttachments(ctx, slices.DeleteFunc([]side{b.rail, b.upstream, b.base}, func(s side) bool { return s == nil })); err != nil {
 		return nil, err
 	}
 	if err := m.rounds(ctx, opt.warmup, false); err != nil {
@@ -267,7 +278,12 @@ func (b *vfBench) print(out io.Writer, m *measurer, opt options) {
 	windows := []raildWindow{m.records[b.rail].raild.seq, m.records[b.rail].raild.burst,
 		m.records[b.upstream].raild.seq, m.records[b.upstream].raild.burst}
 	mean, highest := idleRate(windows)
-	writeTable(out, []comparison{c}, opt.bursts, exec, []kernelFloor{{
+	comps := []comparison{c}
+	if b.base != nil {
+		comps = append(comps, comparison{name: "rail vf of --rail-base (A/B) vs " + b.up.name(), rail: summarize(m.records[b.base]),
+			upstream: c.upstream, floor: exec, kernel: &floor})
+	}
+	writeTable(out, comps, opt.bursts, exec, []kernelFloor{{
 		each: "VF read and set through the PF (mac, vlan/qos, spoofchk, rate, trust), then its netdev into a netns / back, then reset through the PF",
 		both: "VF configured, moved and back, reset", f: floor}}, []time.Duration{mean, highest})
 }

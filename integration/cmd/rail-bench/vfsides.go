@@ -75,15 +75,20 @@ func (b *vfSideBuilder) network(name string, plugin map[string]any) attachment {
 }
 
 // rail is rail in vf mode, placing by the PF's RDMA device (as a NAD
-// selects a PF), with the settings.
-func (b *vfSideBuilder) rail(socket, rdma string) *cniSide {
-	conf := map[string]any{"type": "rail", "socket": socket, "mode": api.ModeVF, "pool": "vf", "nics": []string{rdma},
+// selects a PF), with the settings; plugin is the binary's name in the
+// plugin dirs (rail, or railBasePlugin for the A/B's other build).
+func (b *vfSideBuilder) rail(plugin, socket, rdma string) *cniSide {
+	conf := map[string]any{"type": plugin, "socket": socket, "mode": api.ModeVF, "pool": "vf", "nics": []string{rdma},
 		"capabilities": map[string]any{harness.AnnotationsCapability: true}}
 	for k, v := range b.settings.keys() {
 		conf[k] = v
 	}
-	return b.side(b.network("rail-vf", conf))
+	return b.side(b.network(plugin+"-vf", conf))
 }
+
+// railBasePlugin is the name the A/B's other rail build has in the
+// plugin dir.
+const railBasePlugin = "rail-base"
 
 // upstream is one network per slot: the slot's VF by PCI address, as the
 // SR-IOV device plugin hands one to Multus (deviceID).
@@ -109,18 +114,19 @@ func (b *vfSideBuilder) upstream(u upstreamVF) *cniSide {
 		ifaces: []string{"net1"}}
 }
 
-// linkSriovCNI puts the sriov-cni binary into the plugin dir as "sriov".
-func linkSriovCNI(bin, dir string) error {
+// linkPlugin puts an executable into the plugin dir under name (flag
+// says where it came from, for the message).
+func linkPlugin(flag, bin, dir, name string) error {
 	if bin == "" {
 		return nil
 	}
 	info, err := os.Stat(bin)
 	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-		return fmt.Errorf("--sriov-cni %s: not an executable (build one with integration/sriov/sriov-cni.sh)", bin)
+		return fmt.Errorf("%s %s: not an executable", flag, bin)
 	}
 	abs, err := filepath.Abs(bin)
 	if err != nil {
 		return err
 	}
-	return os.Symlink(abs, filepath.Join(dir, "sriov"))
+	return os.Symlink(abs, filepath.Join(dir, name))
 }
