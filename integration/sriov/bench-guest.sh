@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs in the SR-IOV rig's guest (bench.sh): readies pf0 (igb, 7 VFs, the most igb has, each a netdev
 # under igbvf; an rxe on pf0's netdev is the RDMA device rail's netconf selects the PF by), then runs
-# rail-bench's VF scenario on them with the binaries in BIN.
+# rail-bench's VF scenario on them with the binaries in BIN and the upstream plugins in PLUGINS.
 #
-#   bench-guest.sh BIN [rail-bench flags...]
+#   bench-guest.sh BIN PLUGINS [rail-bench flags...]
 set -euo pipefail
 BIN=$1
-shift
+PLUGINS=$2
+shift 2
 PF_PCI=0000:01:00.0 # pf0 in run.sh's topology (a root port)
 VFS=7
 modprobe -a igb igbvf rdma_rxe
@@ -29,4 +30,4 @@ for vf in $(seq 0 $((VFS - 1))); do
   [ -n "$(ls "$dev/virtfn$vf/net" 2>/dev/null)" ] || { echo "bench-guest: VF $vf of pf0 has no netdev" >&2; exit 125; }
 done
 rdma link add rxe0 type rxe netdev pf0
-exec "$BIN/rail-bench" --bin "$BIN" --plugins "$BIN/plugins" --vf pf0 --vf-rdma rxe0 "$@"
+exec "$BIN/rail-bench" --bin "$BIN" --plugins "$PLUGINS" --vf pf0 --vf-rdma rxe0 "$@"

@@ -26,14 +26,18 @@ build "$ROOT" "$BIN/rail" ./plugins/rail
 build "$ROOT" "$BIN/cni-noop" ./integration/cmd/cni-noop
 build "$ROOT" "$BIN/rail-bench" ./integration/cmd/rail-bench
 # the upstream reference plugins at the version go.mod pins (as make bench builds them)
-mod=$(cd "$ROOT" && go mod download -json github.com/containernetworking/plugins | jq -r .Dir)
-mkdir -p "$BIN/plugins"
-build "$mod" "$BIN/plugins/" ./plugins/main/ptp ./plugins/ipam/host-local ./plugins/main/loopback \
+mod=$(cd "$ROOT" && go mod download -json github.com/containernetworking/plugins)
+PLUGINS=$BIN/cni-plugins-$(jq -r .Version <<<"$mod") # its name says which in the table
+mkdir -p "$PLUGINS"
+build "$(jq -r .Dir <<<"$mod")" "$PLUGINS/" ./plugins/main/ptp ./plugins/ipam/host-local ./plugins/main/loopback \
   ./plugins/main/macvlan ./plugins/main/host-device ./plugins/ipam/static
 upstream=()
+# the binary goes where the guest sees it, in a directory whose name says which it is
+take_sriov() { mkdir -p "$BIN/$2" && cp "$1" "$BIN/$2/sriov" && upstream=(--sriov-cni "/host$BIN/$2/sriov"); }
 if [ -n "${SRIOV_CNI:-}" ]; then
-  cp "$SRIOV_CNI" "$BIN/sriov"
-  upstream=(--sriov-cni "/host$BIN/sriov")
+  d=$(basename "$(dirname "$SRIOV_CNI")")
+  case $d in sriov-cni*) ;; *) d=sriov-cni-given ;; esac
+  take_sriov "$SRIOV_CNI" "$d"
   say "upstream: sriov-cni $SRIOV_CNI (SRIOV_CNI) + host-local"
 else
   set +e
@@ -41,7 +45,7 @@ else
   rc=$?
   set -e
   case $rc in
-    0) cp "$sriov" "$BIN/sriov"; upstream=(--sriov-cni "/host$BIN/sriov"); say "upstream: sriov-cni $sriov + host-local" ;;
+    0) take_sriov "$sriov" "$(basename "$(dirname "$sriov")")"; say "upstream: sriov-cni $sriov + host-local" ;;
     3) say "WARNING: no sriov-cni (no SRIOV_CNI binary and no source for sriov-cni.sh): comparing with host-device + static instead" ;;
     *) exit "$rc" ;;
   esac
@@ -53,4 +57,4 @@ if [ -n "${RAIL_BASE:-}" ]; then
 fi
 # One rig at a time on this machine (two TCG guests on 2 cores time out).
 SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" bash "/host$HERE/bench-guest.sh" "/host$BIN" \
-  "${upstream[@]}" "$@"
+  "/host$PLUGINS" "${upstream[@]}" "$@"

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -83,19 +82,16 @@ func runVF(ctx context.Context, opt options, out, log io.Writer) (retErr error) 
 		sides = append(sides, b.base)
 	}
 	m := newMeasurer(sides)
-	started, load := time.Now(), loadAverage()
-	fds, err := b.measure(ctx, m, opt, log)
+	fds, t, err := timed(log, func() ([]string, error) { return b.measure(ctx, m, opt, log) })
 	if err != nil {
 		return err
 	}
-	took, loadAfter := time.Since(started), loadAverage()
-	fmt.Fprintf(log, "rail-bench: measured in %s; checking for leaks...\n", took.Round(time.Second))
 	leaks, err := b.leaks(fds)
 	if err != nil {
 		return fmt.Errorf("leak check: %w", err)
 	}
 	b.print(out, m, opt)
-	fmt.Fprintf(out, "\n%s\n", b.settings(opt, filepath.Base(upstream), took, load, loadAfter, leaks))
+	fmt.Fprintf(out, "\n%s\n", b.settings(opt, filepath.Base(upstream), t.took, t.loadBefore, t.loadAfter, leaks))
 	if len(leaks) > 0 {
 		return fmt.Errorf("%d leak(s):\n  %s", len(leaks), strings.Join(leaks, "\n  "))
 	}
@@ -183,27 +179,7 @@ func randomID() (string, error) {
 func (b *vfBench) measure(ctx context.Context, m *measurer, opt options, log io.Writer) ([]string, error) {
 	fmt.Fprintf(log, "rail-bench: VF scenario on %s (%d VFs): %d warm-up and %d measured rounds, then bursts of %s pods (×%d)...\n",
 		b.pf.name, len(b.pf.vfs), opt.warmup, opt.rounds, joinInts(opt.bursts), opt.burstReps)
-	if err := verifyAttachments(ctx, slices.DeleteFunc([]side{b.rail, b.upstream, b.base}, func(s side) bool { return s == nil })); err != nil {
-		return nil, err
-	}
-	if err := m.rounds(ctx, opt.warmup, false); err != nil {
-		return nil, fmt.Errorf("warm-up: %w", err)
-	}
-	fds, err := harness.OpenFDs(b.raild.PID())
-	if err != nil {
-		return nil, err
-	}
-	if err := m.rounds(ctx, opt.rounds, true); err != nil {
-		return nil, fmt.Errorf("sequential rounds: %w", err)
-	}
-	fmt.Fprintln(log, "rail-bench: sequential rounds done; bursts...")
-	if err := m.bursts(ctx, opt.bursts, opt.burstReps); err != nil {
-		return nil, err
-	}
-	if err := m.raildWindows(ctx, b.raild.PID(), []side{b.upstream, b.rail}, opt.rounds, slices.Max(opt.bursts), raildTiming(), log); err != nil {
-		return nil, fmt.Errorf("raild's CPU windows: %w", err)
-	}
-	return fds, nil
+	return m.all(ctx, opt, b.raild.PID(), m.sides, []side{b.upstream, b.rail}, log)
 }
 
 // leaks lists what the run left: links in pods, VFs not as they were
@@ -213,15 +189,11 @@ func (b *vfBench) measure(ctx context.Context, m *measurer, opt options, log io.
 func (b *vfBench) leaks(raildFDs []string) ([]string, error) {
 	var leaks []string
 	for _, pod := range b.pods {
-		links, err := pod.Links()
+		left, err := podLinksLeft(pod)
 		if err != nil {
 			return nil, err
 		}
-		for _, l := range links {
-			if l.Name != "lo" {
-				leaks = append(leaks, fmt.Sprintf("pod %s: %s link %s left (addresses %v)", pod.Name, l.Type, l.Name, l.Addrs))
-			}
-		}
+		leaks = append(leaks, left...)
 	}
 	diff, err := vfChanges(b.pf, b.before)
 	if err != nil {
@@ -291,9 +263,9 @@ func (b *vfBench) print(out io.Writer, m *measurer, opt options) {
 // settings says how the figures were made, under the table.
 func (b *vfBench) settings(opt options, upstreamPlugins string, took time.Duration, loadBefore, loadAfter string, leaks []string) string {
 	s := benchVFSettings()
-	upstream := "sriov-cni " + b.up.sriovCNI + " + host-local " + upstreamPlugins
+	upstream := "sriov-cni (" + filepath.Base(filepath.Dir(b.up.sriovCNI)) + ") + host-local (" + upstreamPlugins + ")"
 	if b.up.sriovCNI == "" {
-		upstream = "host-device + static " + upstreamPlugins + " (no sriov-cni binary given: nothing set through the PF on that side)"
+		upstream = "host-device + static (" + upstreamPlugins + "; no sriov-cni binary given: nothing set through the PF on that side)"
 	}
 	lines := []string{
 		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the 4 sides rotated each round; bursts: "+

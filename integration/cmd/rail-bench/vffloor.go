@@ -19,51 +19,45 @@ import (
 // netns of its own (one RTM_NEWLINK with IFLA_NET_NS_FD); DEL moves it
 // back and sets through the PF every setting back to what ADD read.
 type vfFloor struct {
-	pf       string
-	vf       vfFunc
-	settings vfSettings
-	mac      net.HardwareAddr
-	pod      *harness.NetNS
-	hostFd   netns.NsHandle
-	podFd    netns.NsHandle
-	hostH    *netlink.Handle
-	podH     *netlink.Handle
-	before   netlink.VfInfo
+	*floorNetns // its host is the caller's netns (host nil: not deleted)
+	pf          string
+	vf          vfFunc
+	settings    vfSettings
+	mac         net.HardwareAddr
+	before      netlink.VfInfo
 }
 
 // newVFFloor opens a netns for the floor's VF (the PF's netns is the
 // caller's). On error nothing is left.
 func newVFFloor(runID, pf string, vf vfFunc, s vfSettings) (_ *vfFloor, retErr error) {
-	f := &vfFloor{pf: pf, vf: vf, settings: s, mac: floorMAC, hostFd: netns.None(), podFd: netns.None()}
+	ns := &floorNetns{hostFd: netns.None(), podFd: netns.None()}
 	defer func() {
 		if retErr != nil {
-			retErr = errors.Join(retErr, f.close())
+			retErr = errors.Join(retErr, ns.close())
 		}
 	}()
 	var err error
-	if f.pod, err = harness.CreateNetNS(namePrefix + "vf-" + runID); err != nil {
+	if ns.pod, err = harness.CreateNetNS(namePrefix + "vf-" + runID); err != nil {
 		return nil, err
 	}
-	if f.hostFd, err = netns.Get(); err != nil {
+	if ns.hostFd, err = netns.Get(); err != nil {
 		return nil, fmt.Errorf("VF floor: this netns: %w", err)
 	}
-	if f.podFd, err = f.pod.Handle(); err != nil {
+	if ns.podFd, err = ns.pod.Handle(); err != nil {
 		return nil, err
 	}
-	if f.hostH, err = netlink.NewHandle(); err != nil {
+	if ns.hostH, err = netlink.NewHandle(); err != nil {
 		return nil, fmt.Errorf("VF floor: netlink: %w", err)
 	}
-	f.podH, err = f.pod.Netlink()
-	return f, err
+	if ns.podH, err = ns.pod.Netlink(); err != nil {
+		return nil, err
+	}
+	return &vfFloor{floorNetns: ns, pf: pf, vf: vf, settings: s, mac: floorMAC}, nil
 }
 
 // floorMAC is the admin MAC the floor sets: locally administered, and not
 // of the form rail gives leases (raild would take it for a leaked one).
 var floorMAC = net.HardwareAddr{0x02, 0x00, 0x72, 0x62, 0xff, 0x01}
-
-func (f *vfFloor) capacity() int { return 1 }
-
-func (f *vfFloor) tidy(int) error { return nil }
 
 // pfVF reads the PF (one RTM_GETLINK, as rail reads a VF's state) and the
 // floor's VF on it.
@@ -163,22 +157,4 @@ func (f *vfFloor) leftover() []string {
 		return []string{fmt.Sprintf("VF floor: %s is not back in the host netns: %v", f.vf.netdev, err)}
 	}
 	return nil
-}
-
-func (f *vfFloor) close() error {
-	var errs []error
-	for _, h := range []*netlink.Handle{f.hostH, f.podH} {
-		if h != nil {
-			h.Close()
-		}
-	}
-	for _, fd := range []netns.NsHandle{f.hostFd, f.podFd} {
-		if fd.IsOpen() {
-			errs = append(errs, fd.Close())
-		}
-	}
-	if f.pod != nil {
-		errs = append(errs, f.pod.Delete())
-	}
-	return errors.Join(errs...)
 }
