@@ -12,15 +12,18 @@
 # through the PF.
 #
 # Exit code: rail-bench's (0: measured, nothing leaked; it never fails on a time); 124 the boot timed
-# out; 125 the rig could not be set up.
+# out; 125 the rig could not be set up. With RAIL_SRIOV_BENCH_VERDICT_FILE set the code is also written
+# there (make reports every failure as 2; .ci/run reads the file).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 say() { echo "bench-sriov: $*" >&2; }
+verdict() { [ -z "${RAIL_SRIOV_BENCH_VERDICT_FILE:-}" ] || echo "$1" >"$RAIL_SRIOV_BENCH_VERDICT_FILE"; }
 BIN=$(mktemp -d /tmp/rail-sriov-bench.XXXXXX)
 trap 'rm -rf "$BIN"' EXIT
+trap 'exit 130' INT TERM
 # The guest has no Go toolchain: every binary it runs is built here, static.
-build() { (cd "$1" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -o "$2" "${@:3}"); }
+build() { (cd "$1" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -o "$2" "${@:3}") || { verdict 1; exit 1; }; }
 build "$ROOT" "$BIN/raild" ./daemon
 build "$ROOT" "$BIN/rail" ./plugins/rail
 build "$ROOT" "$BIN/cni-noop" ./integration/cmd/cni-noop
@@ -47,7 +50,7 @@ else
   case $rc in
     0) take_sriov "$sriov" "$(basename "$(dirname "$sriov")")"; say "upstream: sriov-cni $sriov + host-local" ;;
     3) say "WARNING: no sriov-cni (no SRIOV_CNI binary and no source for sriov-cni.sh): comparing with host-device + static instead" ;;
-    *) exit "$rc" ;;
+    *) verdict "$rc"; exit "$rc" ;;
   esac
 fi
 # An A/B in one run: RAIL_BASE=/path/to/rail, a rail plugin of another build, measured beside this tree's.
@@ -56,5 +59,10 @@ if [ -n "${RAIL_BASE:-}" ]; then
   upstream+=(--rail-base "/host$BIN/rail-base")
 fi
 # One rig at a time on this machine (two TCG guests on 2 cores time out).
+set +e
 SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" bash "/host$HERE/bench-guest.sh" "/host$BIN" \
   "/host$PLUGINS" "${upstream[@]}" "$@"
+rc=$?
+set -e
+verdict "$rc"
+exit "$rc"

@@ -223,6 +223,14 @@ func (b *vfBench) leaks(raildFDs []string) ([]string, error) {
 	return append(leaks, b.floor.leftover()...), nil
 }
 
+// sideCount is how many sides the rounds rotate.
+func (b *vfBench) sideCount() int {
+	if b.base != nil {
+		return 5
+	}
+	return 4
+}
+
 func (b *vfBench) close() error {
 	var errs []error
 	if b.floor != nil {
@@ -268,9 +276,10 @@ func (b *vfBench) settings(opt options, upstreamPlugins string, took time.Durati
 		upstream = "host-device + static (" + upstreamPlugins + "; no sriov-cni binary given: nothing set through the PF on that side)"
 	}
 	lines := []string{
-		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the 4 sides rotated each round; bursts: "+
-			"the fastest of %d per size and phase; raild's CPU in windows of its own per side as in the simulated node's table.",
-			opt.rounds, opt.warmup, opt.burstReps),
+		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the %d sides rotated each round; bursts: "+
+			"the fastest of %d per size and phase; raild's CPU in windows of its own for rail and upstream, as in the simulated "+
+			"node's table (none for a --rail-base build: its raild figures read 0).",
+			opt.rounds, opt.warmup, b.sideCount(), opt.burstReps),
 		fmt.Sprintf("PF %s (%s) with %d VFs; both sides set vlan %d qos %d, spoofchk %v, trust %v, max_tx_rate %d and an admin MAC "+
 			"through the PF; rail vf places by --vf-rdma %s (raild on this machine's sysfs); upstream: %s, each pod's VF by its PCI address "+
 			"(deviceID / pciBusID). The kernel floor works on VF %d with the same settings.",
