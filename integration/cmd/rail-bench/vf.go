@@ -275,15 +275,19 @@ func (b *vfBench) settings(opt options, upstreamPlugins string, took time.Durati
 	if b.up.sriovCNI == "" {
 		upstream = "host-device + static (" + upstreamPlugins + "; no sriov-cni binary given: nothing set through the PF on that side)"
 	}
+	setBy := "both sides set"
+	if b.up.sriovCNI == "" {
+		setBy = "rail sets"
+	}
 	lines := []string{
 		fmt.Sprintf("%d rounds of sequential ADD+DEL per side after %d warm-up, the %d sides rotated each round; bursts: "+
 			"the fastest of %d per size and phase; raild's CPU in windows of its own for rail and upstream, as in the simulated "+
 			"node's table (none for a --rail-base build: its raild figures read 0).",
 			opt.rounds, opt.warmup, b.sideCount(), opt.burstReps),
-		fmt.Sprintf("PF %s (%s) with %d VFs; both sides set vlan %d qos %d, spoofchk %v, trust %v, max_tx_rate %d and an admin MAC "+
+		fmt.Sprintf("PF %s (%s) with %d VFs; %s vlan %d qos %d, spoofchk %v, trust %v, max_tx_rate %d and an admin MAC "+
 			"through the PF; rail vf places by --vf-rdma %s (raild on this machine's sysfs); upstream: %s, each pod's VF by its PCI address "+
 			"(deviceID / pciBusID). The kernel floor works on VF %d with the same settings.",
-			b.pf.name, b.pf.pci, len(b.pf.vfs), s.vlan, s.qos, s.spoofchk, s.trust, s.maxTxRate, opt.vfRDMA, upstream,
+			b.pf.name, b.pf.pci, len(b.pf.vfs), setBy, s.vlan, s.qos, s.spoofchk, s.trust, s.maxTxRate, opt.vfRDMA, upstream,
 			b.floor.vf.index),
 		fmt.Sprintf("Machine: %s, %d CPUs, %s; load average %s before, %s after; %s.",
 			kernelRelease(), runtime.NumCPU(), runtime.Version(), loadBefore, loadAfter, took.Round(time.Second)),
