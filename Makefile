@@ -15,7 +15,7 @@ STATICCHECK := $(RAIL_TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 VERSION  := 0.1.0
 IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
 
-.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench lint clean image image-oci image-name fuzz bench-micro
+.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench bench-sriov lint clean image image-oci image-name fuzz bench-micro
 
 all: build
 
@@ -69,6 +69,12 @@ fuzz:
 # only on an error or a leak, never on a time. BENCH_FLAGS=--quick for a short run.
 bench: build
 	$(GO) run ./integration/cmd/rail-bench --bin $(BIN) $(BENCH_FLAGS)
+
+# The VF scenario of the bench in the SR-IOV rig's guest: rail vf against sriov-cni + host-local on the
+# same real VFs (SRIOV_CNI=/path/to/sriov, else built once from its source by integration/sriov/sriov-cni.sh,
+# else host-device + static, said so). BENCH_FLAGS=--quick for a short run (CI).
+bench-sriov:
+	bash integration/sriov/bench.sh $(BENCH_FLAGS)
 
 # The Go micro-benchmarks (topology, selection, lease store, NRI, moves, ...).
 bench-micro:

@@ -137,6 +137,9 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 }
 
 func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int) (*api.Plan, error) {
+	if req.Mode == api.ModeVF {
+		s.awaitVFReads()
+	}
 	input, err := s.placementInput(req, pool, gpus)
 	if err != nil {
 		return nil, err

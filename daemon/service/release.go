@@ -29,7 +29,9 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 
 // readReturnedVFs has the inventory read the VFs of released vf leases
 // again: the plugin's DEL put them back in the host before it released
-// them.
+// them. The read (sysfs, then a snapshot published) runs after Release
+// has answered, so a DEL does not wait for it; a vf-mode allocation waits
+// for the reads in flight (awaitVFReads) and so finds the VFs free.
 func (s *Service) readReturnedVFs(released []ipam.Lease) {
 	if s.opt.ReadVFs == nil {
 		return
@@ -46,9 +48,21 @@ func (s *Service) readReturnedVFs(released []ipam.Lease) {
 			}
 		}
 	}
-	if len(vfs) > 0 {
-		s.opt.ReadVFs("VF back from its pod (CNI DEL)", vfs)
+	if len(vfs) == 0 {
+		return
 	}
+	s.vfReads.RLock()
+	go func() {
+		defer s.vfReads.RUnlock()
+		s.opt.ReadVFs("VF back from its pod (CNI DEL)", vfs)
+	}()
+}
+
+// awaitVFReads returns once the reads of released VFs started before it
+// are done.
+func (s *Service) awaitVFReads() {
+	s.vfReads.Lock()
+	defer s.vfReads.Unlock()
 }
 
 // GC releases the network's leases that the runtime no longer lists.

@@ -83,6 +83,10 @@ type Service struct {
 	mu        sync.Mutex
 	inflight  map[string]chan struct{} // attachment key -> done
 	leakedVFs []topology.LeakedVF      // what the last VF sweep found
+	// vfReads is read-held while released VFs are read again in the
+	// background (readReturnedVFs); a vf-mode allocation takes it to place
+	// on what those reads found.
+	vfReads sync.RWMutex
 }
 
 // New builds the service from the leases on disk and releases those whose

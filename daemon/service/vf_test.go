@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
@@ -174,16 +175,16 @@ func TestVFPinnedByDeviceID(t *testing.T) {
 }
 
 // TestReleaseReadsReturnedVFs: a DEL put its VF back in the host before it
-// released the lease; raild has the inventory read that VF at once, so the
+// released the lease; raild has the inventory read that VF again, so the
 // next ADD finds it free and named (the SR-IOV rig's ADD right after a
 // DEL was refused: the snapshot still showed the VF in the pod). A
 // release of another mode reads nothing.
 func TestReleaseReadsReturnedVFs(t *testing.T) {
 	for _, mode := range []api.Mode{api.ModeVF, api.ModeMacvlan} {
 		t.Run(string(mode), func(t *testing.T) {
-			var reads []map[string][]string
+			reads := make(chan map[string][]string, 4)
 			svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil, func(o *Options) {
-				o.ReadVFs = func(_ string, vfs map[string][]string) { reads = append(reads, vfs) }
+				o.ReadVFs = func(_ string, vfs map[string][]string) { reads <- vfs }
 			})
 			req := allocReq("a", "0")
 			req.Mode = mode
@@ -194,16 +195,71 @@ func TestReleaseReadsReturnedVFs(t *testing.T) {
 			if err := svc.Release(context.Background(), api.AttachmentRequest{Sandbox: "a", CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
 				t.Fatalf("Release: %v", err)
 			}
+			svc.awaitVFReads()
 			if mode != api.ModeVF {
 				if len(reads) != 0 {
-					t.Fatalf("a %s release read VFs %v", mode, reads)
+					t.Fatalf("a %s release read VFs %v", mode, <-reads)
 				}
 				return
 			}
 			vf := plan.Interfaces[0].VF
-			if len(reads) != 1 || !slices.Equal(reads[0][vf.PFPCI], []string{vf.PCI}) || len(reads[0]) != 1 {
-				t.Fatalf("reads %v, want the released VF %s of %s", reads, vf.PCI, vf.PFPCI)
+			if len(reads) != 1 {
+				t.Fatalf("%d reads, want the released VF %s of %s read once", len(reads), vf.PCI, vf.PFPCI)
+			}
+			if got := <-reads; !slices.Equal(got[vf.PFPCI], []string{vf.PCI}) || len(got) != 1 {
+				t.Fatalf("read %v, want the released VF %s of %s", got, vf.PCI, vf.PFPCI)
 			}
 		})
+	}
+}
+
+// TestReleaseAnswersBeforeTheVFRead: a DEL does not wait for raild to read
+// its VF again (sysfs, then a snapshot published: tens of milliseconds in
+// the SR-IOV rig's guest, a quarter of rail's DEL above the floor), and
+// the next vf-mode ADD places only once that read is done, so it still
+// finds the VF free.
+func TestReleaseAnswersBeforeTheVFRead(t *testing.T) {
+	proceed := make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	note := func(what string) { mu.Lock(); order = append(order, what); mu.Unlock() }
+	svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil, func(o *Options) {
+		o.ReadVFs = func(string, map[string][]string) { <-proceed; note("VF read") }
+	})
+	req := allocReq("a", "0")
+	req.Mode = api.ModeVF
+	if _, err := svc.Allocate(context.Background(), req); err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		released <- svc.Release(context.Background(), api.AttachmentRequest{Sandbox: "a", CNIIfName: req.CNIIfName, Network: req.Network})
+	}()
+	select {
+	case err := <-released:
+		if err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(proceed)
+		t.Fatal("Release waited for the VF's read")
+	}
+	next := allocReq("b", "0")
+	next.Mode = api.ModeVF
+	allocated := make(chan error, 1)
+	go func() {
+		_, err := svc.Allocate(context.Background(), next)
+		note("next ADD placed")
+		allocated <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let the ADD reach the wait, if it waits
+	close(proceed)
+	if err := <-allocated; err != nil {
+		t.Fatalf("the next ADD: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(order, []string{"VF read", "next ADD placed"}) {
+		t.Fatalf("order %v: the next vf-mode ADD placed before the released VF was read", order)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -122,14 +123,22 @@ func (r *Raild) launch() error {
 }
 
 // launchHere starts cmd in the caller's netns, dying with the caller,
-// and calls done with its exit.
+// and calls done with its exit. Pdeathsig follows the thread that started
+// the process, not the process: it starts from a thread locked until the
+// process exits, or a thread the runtime ends later (one a locked
+// goroutine ended on, as CreateNetNS's do) would kill it.
 func launchHere(cmd *exec.Cmd, done func(error)) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	go func() { done(cmd.Wait()) }()
-	return nil
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			done(cmd.Wait())
+		}
+	}()
+	return <-started
 }
 
 // Exited is closed when the process has exited.

@@ -125,7 +125,10 @@ func (a attacher) pfControl(sess *session) PFControl {
 	if a.pf != nil {
 		return a.pf(sess)
 	}
-	return netlinkPF{h: sess.hostNL}
+	if sess.pfIndex == nil {
+		sess.pfIndex = map[string]int{}
+	}
+	return netlinkPF{h: sess.hostNL, index: sess.pfIndex}
 }
 
 func (a attacher) attachAll(podNetns string, specs []Spec) (_ []Attached, retErr error) {

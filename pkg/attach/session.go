@@ -19,6 +19,7 @@ type session struct {
 	pod     ns.NetNS // nil when the pod netns is gone (Detach only)
 	hostNL  netlinksafe.Handle
 	podNL   netlinksafe.Handle
+	pfIndex map[string]int // PFs looked up in this session, by name (netlinkPF)
 }
 
 // errPodNetnsGone marks a pod netns path that no longer exists or is no

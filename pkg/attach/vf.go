@@ -81,14 +81,22 @@ type PFControl interface {
 }
 
 // netlinkPF is PFControl on RTM_SETLINK/IFLA_VFINFO_LIST in the host netns.
+// A PF is looked up by name once per session (index): the reply to that
+// lookup carries every VF's IFLA_VF_INFO and their stats, which costs the
+// PF driver more than the setting itself, so settings go to the PF's
+// index; only VFState reads the PF again, for the VFs' state as it is now.
 type netlinkPF struct {
-	h netlinksafe.Handle
+	h     netlinksafe.Handle
+	index map[string]int // PF netdev name → ifindex, from this session's lookups (nil: none kept)
 }
 
 func (p netlinkPF) link(pf string) (netlink.Link, error) {
 	l, err := p.h.LinkByName(pf)
 	if err != nil {
 		return nil, fmt.Errorf("PF %s not found in the host netns (a PF moved into a pod cannot serve vf mode): %w", pf, err)
+	}
+	if p.index != nil {
+		p.index[pf] = l.Attrs().Index
 	}
 	return l, nil
 }
@@ -121,8 +129,12 @@ func (p netlinkPF) VFState(pf string, vf int) (VFState, error) {
 	return VFState{}, fmt.Errorf("VF %d of PF %s: %w (%d VFs reported)", vf, pf, ErrVFNotOnPF, len(l.Attrs().Vfs))
 }
 
-// set runs one setting on the PF's link.
+// set runs one setting on the PF's link, by its index once this session
+// has looked the PF up.
 func (p netlinkPF) set(pf string, do func(netlink.Link) error) error {
+	if index, ok := p.index[pf]; ok {
+		return do(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Name: pf, Index: index}})
+	}
 	l, err := p.link(pf)
 	if err != nil {
 		return err

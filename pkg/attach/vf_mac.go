@@ -18,18 +18,29 @@ import (
 // once the PF set one; for those the PF's MAC is cleared, the VF sets its
 // own, and the PF sets the MAC again.
 
-// setVFMAC sets the admin MAC and the netdev's; its one inverse restores
-// both (restoreVFMAC).
+// setVFMAC sets the netdev's MAC and the admin MAC; its one inverse
+// restores both (restoreVFMAC). The netdev's first: a VF may change its
+// own MAC while its PF has set none, so the PF's follows in one call, where
+// the PF's first made igb refuse the VF's change and cost a clear and two
+// more calls. A PF that set a MAC already (an admin's) gets that sequence.
 func (a attacher) setVFMAC(sess *session, hostLink netlink.Link, s Spec, before VFState, rec *vfRecord, undo *undoList) error {
 	pf, v := a.pfControl(sess), s.VF
 	rec.MAC = macOrZero(before.MAC)
 	rec.HostMAC = macOrZero(hostLink.Attrs().HardwareAddr)
-	if err := pf.SetVFMAC(v.PF, v.Index, v.Config.MAC); err != nil {
-		return fmt.Errorf("set mac of VF %d of PF %s through the PF: %w", v.Index, v.PF, err)
-	}
-	if err := a.setNetdevMAC(sess, v.PF, v.Index, hostLink, v.Config.MAC, v.Config.MAC); err != nil {
-		err = fmt.Errorf("set mac %s on VF netdev %s: %w", v.Config.MAC, s.Parent, err)
-		return errors.Join(err, a.restoreVFMAC(sess, rec, s.Parent))
+	err := a.linkSetMAC(sess, hostLink, v.Config.MAC)
+	switch {
+	case err == nil:
+		if err := pf.SetVFMAC(v.PF, v.Index, v.Config.MAC); err != nil {
+			err = fmt.Errorf("set mac of VF %d of PF %s through the PF: %w", v.Index, v.PF, err)
+			return errors.Join(err, a.restoreVFMAC(sess, rec, s.Parent))
+		}
+	case refusedByPF(err):
+		if err := a.setNetdevMACCleared(sess, v.PF, v.Index, hostLink, v.Config.MAC, v.Config.MAC, err); err != nil {
+			err = fmt.Errorf("set mac %s on VF netdev %s: %w", v.Config.MAC, s.Parent, err)
+			return errors.Join(err, a.restoreVFMAC(sess, rec, s.Parent))
+		}
+	default:
+		return fmt.Errorf("set mac %s on VF netdev %s: %w", v.Config.MAC, s.Parent, err)
 	}
 	undo.push(fmt.Sprintf("mac of VF %d of PF %s", v.Index, v.PF), func() error { return a.restoreVFMAC(sess, rec, s.Parent) })
 	return nil
@@ -43,9 +54,16 @@ func (a attacher) setNetdevMAC(sess *session, pfName string, index int, link net
 	if err == nil || !refusedByPF(err) {
 		return err
 	}
+	return a.setNetdevMACCleared(sess, pfName, index, link, mac, admin, err)
+}
+
+// setNetdevMACCleared is setNetdevMAC once the PF refused the VF the
+// change (refused): the PF's MAC cleared, the VF sets mac, the PF sets
+// admin (nil: none).
+func (a attacher) setNetdevMACCleared(sess *session, pfName string, index int, link netlink.Link, mac, admin net.HardwareAddr, refused error) error {
 	pf := a.pfControl(sess)
-	if err2 := pf.SetVFMAC(pfName, index, make(net.HardwareAddr, 6)); err2 != nil {
-		return errors.Join(err, fmt.Errorf("clear the PF-set mac to let the VF change its own: %w", err2))
+	if err := pf.SetVFMAC(pfName, index, make(net.HardwareAddr, 6)); err != nil {
+		return errors.Join(refused, fmt.Errorf("clear the PF-set mac to let the VF change its own: %w", err))
 	}
 	if err := a.linkSetMAC(sess, link, mac); err != nil {
 		return fmt.Errorf("with the PF-set mac cleared: %w", err)

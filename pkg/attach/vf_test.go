@@ -365,38 +365,57 @@ func TestHostVFsResetReturned(t *testing.T) {
 
 // TestVFMACOnIGB models igb's PF driver, which refuses an untrusted VF
 // any MAC change of its own once the PF set one (the SR-IOV rig showed
-// the first version of this sequence failing there): the PF's MAC is
-// cleared, the VF sets its own, the PF sets it again; DEL ends with the
-// VF's own MAC and no PF-set one, as before.
+// the first version of this sequence failing there). A VF whose PF set
+// no MAC sets its own first, then the PF sets the same (two calls; the
+// PF's first cost a refusal, a clear and two more); a VF whose PF holds
+// an admin's MAC gets the PF's MAC cleared, sets its own, and the PF sets
+// it again. DEL ends as the VF began: its own MAC and no PF-set one, or
+// the admin's.
 func TestVFMACOnIGB(t *testing.T) {
-	w := newVFWorld(t)
-	w.pf.mu.Lock()
-	st := w.pf.vfs[2]
-	st.MAC = mustMAC(w.macBefore) // igb reports the VF's own MAC when no admin set one
-	w.pf.vfs[2] = st
-	w.pf.mu.Unlock()
-	w.stateBefore = w.pf.state(2)
-	w.a.setMAC = w.pf.igbVFSetMAC(2)
-	s := vfSpecFor(w.netdev, 2, VFConfig{MAC: mustMAC("0e:72:61:00:00:0a"), VLAN: ptr(100)})
-	if _, err := attachIn(w.e, w.a, s); err != nil {
-		t.Fatalf("Attach: %v", err)
+	const mac = "0e:72:61:00:00:0a"
+	tests := []struct {
+		name       string
+		adminMAC   string // "" : igb reports the VF's own MAC, none PF-set
+		wantAttach []string
+	}{
+		{name: "no PF-set MAC", wantAttach: []string{"vf sets " + mac, "mac " + mac, "vlan 100 qos 0 proto 0x8100"}},
+		{name: "an admin's MAC", adminMAC: "02:aa:00:00:00:02", wantAttach: []string{"vf sets " + mac, "mac 00:00:00:00:00:00",
+			"vf sets " + mac, "mac " + mac, "vlan 100 qos 0 proto 0x8100"}},
 	}
-	if got := w.pf.state(2).MAC.String(); got != "0e:72:61:00:00:0a" || !w.pf.pfSet[2] {
-		t.Errorf("admin MAC %s (PF-set %v), want 0e:72:61:00:00:0a set by the PF", got, w.pf.pfSet[2])
-	}
-	if got := macIn(t, w.e.pod, "rail0"); got != "0e:72:61:00:00:0a" {
-		t.Errorf("pod netdev MAC %s, want the admin MAC", got)
-	}
-	wantAttach := []string{"mac 0e:72:61:00:00:0a", "vf sets 0e:72:61:00:00:0a", "mac 00:00:00:00:00:00", "vf sets 0e:72:61:00:00:0a",
-		"mac 0e:72:61:00:00:0a", "vlan 100 qos 0 proto 0x8100"}
-	if calls := w.pf.callLog(); !slices.Equal(calls, wantAttach) {
-		t.Errorf("calls of Attach %q, want %q", calls, wantAttach)
-	}
-	if err := detachWith(w.e, w.a, delSpec(s)); err != nil {
-		t.Fatalf("Detach: %v", err)
-	}
-	w.assertAsBefore(t, "after Detach")
-	if w.pf.pfSet[2] {
-		t.Errorf("the PF still holds an admin MAC for the VF after Detach")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newVFWorld(t)
+			w.pf.mu.Lock()
+			st := w.pf.vfs[2]
+			st.MAC = mustMAC(w.macBefore) // igb reports the VF's own MAC when no admin set one
+			if tt.adminMAC != "" {
+				st.MAC = mustMAC(tt.adminMAC)
+				w.pf.pfSet = map[int]bool{2: true}
+			}
+			w.pf.vfs[2] = st
+			w.pf.mu.Unlock()
+			w.stateBefore = w.pf.state(2)
+			w.a.setMAC = w.pf.igbVFSetMAC(2)
+			s := vfSpecFor(w.netdev, 2, VFConfig{MAC: mustMAC(mac), VLAN: ptr(100)})
+			if _, err := attachIn(w.e, w.a, s); err != nil {
+				t.Fatalf("Attach: %v", err)
+			}
+			if got := w.pf.state(2).MAC.String(); got != mac || !w.pf.pfSet[2] {
+				t.Errorf("admin MAC %s (PF-set %v), want %s set by the PF", got, w.pf.pfSet[2], mac)
+			}
+			if got := macIn(t, w.e.pod, "rail0"); got != mac {
+				t.Errorf("pod netdev MAC %s, want the admin MAC", got)
+			}
+			if calls := w.pf.callLog(); !slices.Equal(calls, tt.wantAttach) {
+				t.Errorf("calls of Attach %q, want %q", calls, tt.wantAttach)
+			}
+			if err := detachWith(w.e, w.a, delSpec(s)); err != nil {
+				t.Fatalf("Detach: %v", err)
+			}
+			w.assertAsBefore(t, "after Detach")
+			if want := tt.adminMAC != ""; w.pf.pfSet[2] != want {
+				t.Errorf("after Detach the PF holds an admin MAC for the VF: %v, want %v", w.pf.pfSet[2], want)
+			}
+		})
 	}
 }

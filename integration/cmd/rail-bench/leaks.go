@@ -54,17 +54,28 @@ func (c leakCheck) run() ([]string, error) {
 func (c leakCheck) inPods() ([]string, error) {
 	var leaks []string
 	for _, pod := range c.pods {
-		links, err := pod.Links()
+		left, err := podLinksLeft(pod)
 		if err != nil {
 			return nil, err
 		}
-		for _, l := range links {
-			if l.Name != "lo" {
-				leaks = append(leaks, fmt.Sprintf("pod %s: %s link %s left (addresses %v)", pod.Name, l.Type, l.Name, l.Addrs))
-			}
-		}
+		leaks = append(leaks, left...)
 		if err := c.node.DeletePodNetns(pod); err != nil {
 			return nil, err
+		}
+	}
+	return leaks, nil
+}
+
+// podLinksLeft lists the links other than lo in a pod.
+func podLinksLeft(pod *harness.Pod) ([]string, error) {
+	links, err := pod.Links()
+	if err != nil {
+		return nil, err
+	}
+	var leaks []string
+	for _, l := range links {
+		if l.Name != "lo" {
+			leaks = append(leaks, fmt.Sprintf("pod %s: %s link %s left (addresses %v)", pod.Name, l.Type, l.Name, l.Addrs))
 		}
 	}
 	return leaks, nil

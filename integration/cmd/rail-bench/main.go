@@ -25,6 +25,11 @@
 // files, host-local reservations, CNI cache), never on a time.
 //
 //	go run ./integration/cmd/rail-bench --bin bin [--quick] [--rounds N] [--bursts 50,100] [--burst-reps N]
+//
+// With --vf PF (make bench-sriov, in the SR-IOV rig's guest) it measures
+// instead rail in vf mode against sriov-cni + host-local (--sriov-cni, or
+// host-device + static without one) on that real PF's VFs, with the exec
+// floor and vf mode's kernel floor (the PF calls and one VF move).
 package main
 
 import (
@@ -48,6 +53,15 @@ type options struct {
 	bursts    []int  // concurrent pods per burst
 	burstReps int    // bursts of each size per side
 	warmup    int    // rounds run first and not counted
+	// The VF scenario (vf.go), on this machine's real PF instead of the
+	// simulated node: the PF's netdev ("": the simulated node), the RDMA
+	// device on it that rail's netconf selects, and the sriov-cni binary
+	// ("": host-device + static instead).
+	vf, vfRDMA, sriovCNI string
+	// railBase is a rail plugin from another build, measured in the VF
+	// scenario as a side of its own beside this tree's (an A/B in one
+	// run; "": none).
+	railBase string
 }
 
 // fullSettings are make bench's: within about five minutes on a loaded
@@ -86,6 +100,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	opt := full
 	quick := fs.Bool("quick", false, "few iterations and small bursts: proves the bench works, figures mean little")
 	fs.StringVar(&opt.bin, "bin", "bin", "directory with raild and rail (make build)")
+	fs.StringVar(&opt.vf, "vf", "", "run the VF scenario on this PF's VFs (its netdev, e.g. pf0) instead of the simulated node: rail vf vs sriov-cni (or host-device)")
+	fs.StringVar(&opt.vfRDMA, "vf-rdma", "", "with --vf: the RDMA device on the PF that rail's netconf selects (e.g. rxe0)")
+	fs.StringVar(&opt.sriovCNI, "sriov-cni", os.Getenv("SRIOV_CNI"), "with --vf: the sriov-cni binary (default $SRIOV_CNI; none: host-device + static, said so)")
+	fs.StringVar(&opt.railBase, "rail-base", "", "with --vf: a rail plugin binary of another build, measured beside this one in the same run (A/B)")
 	fs.StringVar(&opt.plugins, "plugins", "", "directory with the upstream CNI plugins (default: built once from the Go module cache)")
 	rounds := fs.Int("rounds", 0, fmt.Sprintf("sequential ADD+DEL rounds per side (default %d, quick %d)", full.rounds, quickOpt.rounds))
 	bursts := fs.String("bursts", "", fmt.Sprintf("burst sizes, comma-separated (default %s, quick %s)", joinInts(full.bursts), joinInts(quickOpt.bursts)))
@@ -94,7 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return opt, err
 	}
 	if fs.NArg() > 0 {
-		return opt, fmt.Errorf("unexpected argument %q (flags: --bin DIR, --plugins DIR, --quick, --rounds N, --bursts LIST, --burst-reps N)", fs.Arg(0))
+		return opt, fmt.Errorf("unexpected argument %q (flags: --bin DIR, --plugins DIR, --quick, --rounds N, --bursts LIST, --burst-reps N, --vf PF, --vf-rdma DEV, --sriov-cni BIN)", fs.Arg(0))
 	}
 	if *quick {
 		opt.rounds, opt.bursts, opt.burstReps, opt.warmup = quickOpt.rounds, quickOpt.bursts, quickOpt.burstReps, quickOpt.warmup

@@ -16,6 +16,9 @@ import (
 // run sets the node up, measures, checks for leaks and prints the table.
 // The error is non-nil only for a failure or a leak, never for a time.
 func run(ctx context.Context, opt options, out, log io.Writer) (retErr error) {
+	if opt.vf != "" {
+		return runVF(ctx, opt, out, log)
+	}
 	if err := checkSetup(opt); err != nil {
 		return err
 	}
@@ -73,24 +76,40 @@ func newBench(node *harness.Node, kernel *kernelFloors, pods int) (*bench, error
 
 func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error {
 	m := newMeasurer(b.sides.all())
-	started, load := time.Now(), loadAverage()
-	fds, err := b.measure(ctx, m, opt, log)
+	fds, t, err := timed(log, func() ([]string, error) { return b.measure(ctx, m, opt, log) })
 	if err != nil {
 		return err
 	}
-	took, loadAfter := time.Since(started), loadAverage()
-	fmt.Fprintf(log, "rail-bench: measured in %s; checking for leaks...\n", took.Round(time.Second))
 	leaks, err := leakCheck{node: b.node, pods: b.pods, kernel: b.sides.kernel,
 		base: baseline{node: b.before, raildFDs: harness.FDCounts(fds)}}.run()
 	if err != nil {
 		return fmt.Errorf("leak check: %w", err)
 	}
 	b.print(out, m, opt)
-	fmt.Fprintf(out, "\n%s\n", b.settings(opt, took, load, loadAfter, leaks))
+	fmt.Fprintf(out, "\n%s\n", b.settings(opt, t.took, t.loadBefore, t.loadAfter, leaks))
 	if len(leaks) > 0 {
 		return fmt.Errorf("%d leak(s):\n  %s", len(leaks), strings.Join(leaks, "\n  "))
 	}
 	return nil
+}
+
+// runSpan is how long the measuring took and the machine's load before and
+// after.
+type runSpan struct {
+	took                  time.Duration
+	loadBefore, loadAfter string
+}
+
+// timed runs measure and says how long it took (on log too).
+func timed(log io.Writer, measure func() ([]string, error)) ([]string, runSpan, error) {
+	started, load := time.Now(), loadAverage()
+	fds, err := measure()
+	if err != nil {
+		return nil, runSpan{}, err
+	}
+	t := runSpan{took: time.Since(started), loadBefore: load, loadAfter: loadAverage()}
+	fmt.Fprintf(log, "rail-bench: measured in %s; checking for leaks...\n", t.took.Round(time.Second))
+	return fds, t, nil
 }
 
 // measure verifies the sides, warms up, then runs the measured rounds, the
@@ -99,13 +118,24 @@ func (b *bench) run(ctx context.Context, opt options, out, log io.Writer) error 
 func (b *bench) measure(ctx context.Context, m *measurer, opt options, log io.Writer) ([]string, error) {
 	fmt.Fprintf(log, "rail-bench: %d warm-up and %d measured rounds over %d sides, then bursts of %s pods (×%d)...\n",
 		opt.warmup, opt.rounds, len(b.sides.all()), joinInts(opt.bursts), opt.burstReps)
-	if err := verifyAttachments(ctx, b.sides.all()); err != nil {
+	var windows []side
+	for _, sc := range b.sides.scenarios {
+		windows = append(windows, sc.upstream, sc.rail)
+	}
+	return m.all(ctx, opt, b.node.Raild.PID(), b.sides.all(), windows, log)
+}
+
+// all verifies the sides that give pods interfaces, warms up, then runs
+// the measured rounds, the bursts and raild's CPU windows of windows. It
+// returns raild's open files after the warm-up.
+func (m *measurer) all(ctx context.Context, opt options, raild int, verify, windows []side, log io.Writer) ([]string, error) {
+	if err := verifyAttachments(ctx, verify); err != nil {
 		return nil, err
 	}
 	if err := m.rounds(ctx, opt.warmup, false); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
-	fds, err := harness.OpenFDs(b.node.Raild.PID())
+	fds, err := harness.OpenFDs(raild)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +146,7 @@ func (b *bench) measure(ctx context.Context, m *measurer, opt options, log io.Wr
 	if err := m.bursts(ctx, opt.bursts, opt.burstReps); err != nil {
 		return nil, err
 	}
-	var sides []side
-	for _, sc := range b.sides.scenarios {
-		sides = append(sides, sc.upstream, sc.rail)
-	}
-	if err := m.raildWindows(ctx, b.node.Raild.PID(), sides, opt.rounds, slices.Max(opt.bursts), raildTiming(), log); err != nil {
+	if err := m.raildWindows(ctx, raild, windows, opt.rounds, slices.Max(opt.bursts), raildTiming(), log); err != nil {
 		return nil, fmt.Errorf("raild's CPU windows: %w", err)
 	}
 	return fds, nil
@@ -144,7 +170,10 @@ func (b *bench) print(out io.Writer, m *measurer, opt options) {
 		comps = append(comps, c)
 	}
 	mean, highest := idleRate(windows)
-	writeTable(out, comps, opt.bursts, exec, kernelFigures{
-		move: summarize(m.records[b.sides.kernel.move]), macvlan: summarize(m.records[b.sides.kernel.macvlan])},
-		[]time.Duration{mean, highest})
+	writeTable(out, comps, opt.bursts, exec, []kernelFloor{
+		{each: "one netdev into a netns / back (one netlink message each)", both: "into and back",
+			f: summarize(m.records[b.sides.kernel.move])},
+		{each: "one macvlan created into a netns / found and deleted there", both: "macvlan created and deleted",
+			f: summarize(m.records[b.sides.kernel.macvlan])},
+	}, []time.Duration{mean, highest})
 }

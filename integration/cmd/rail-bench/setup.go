@@ -59,10 +59,24 @@ func prepareBins(opt options, log io.Writer) (_ harness.Bins, upstream string, c
 	if err := linkPlugins(upstream, dir); err != nil {
 		return harness.Bins{}, "", nil, err
 	}
-	if err := harness.BuildPackages(dir, "./integration/cmd/"+noopPlugin); err != nil {
-		return harness.Bins{}, "", nil, fmt.Errorf("build the no-op plugin: %w", err)
+	if err := noopInto(railDir, dir); err != nil {
+		return harness.Bins{}, "", nil, err
 	}
 	return harness.Bins{Rail: railDir, Plugins: dir}, upstream, cleanup, nil
+}
+
+// noopInto puts the no-op plugin into dir: linked from the rail binaries'
+// dir when it was built there (a rig's guest has no Go toolchain), else
+// built from this repository.
+func noopInto(railDir, dir string) error {
+	built := filepath.Join(railDir, noopPlugin)
+	if info, err := os.Stat(built); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+		return os.Symlink(built, filepath.Join(dir, noopPlugin))
+	}
+	if err := harness.BuildPackages(dir, "./integration/cmd/"+noopPlugin); err != nil {
+		return fmt.Errorf("build the no-op plugin: %w", err)
+	}
+	return nil
 }
 
 // linkPlugins links every upstream plugin the bench runs into dir.

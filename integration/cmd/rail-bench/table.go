@@ -21,9 +21,11 @@ type comparison struct {
 	kernel                *figures // nil: no mode floor
 }
 
-// kernelFigures are the kernel floors of the attach modes.
-type kernelFigures struct {
-	move, macvlan figures
+// kernelFloor is one attach mode's kernel floor as the table shows it:
+// its ADD / DEL p50 under each, the whole cycle's p50 / p99 under both.
+type kernelFloor struct {
+	each, both string
+	f          figures
 }
 
 // row is one table line: the same figure for rail, upstream and the floor.
@@ -36,7 +38,7 @@ type row struct {
 
 // writeTable prints the scenarios, then the floors and raild's idle rate
 // (mean over its idle windows, highest of one), per second.
-func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, kernel kernelFigures, idle []time.Duration) {
+func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, kernel []kernelFloor, idle []time.Duration) {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, c := range comps {
@@ -139,18 +141,17 @@ func (r row) format(scenario string) string {
 
 // floorRows are the floors on their own, in the floor column, and raild's
 // idle rate.
-func floorRows(exec figures, kernel kernelFigures, idle []time.Duration) string {
+func floorRows(exec figures, kernel []kernelFloor, idle []time.Duration) string {
 	line := func(scenario, label string, v ...time.Duration) string {
 		return fmt.Sprintf("| %s | %s |  |  |  | %s |  |\n", scenario, label, values(v))
 	}
-	move, mv := kernel.move, kernel.macvlan
-	return line("**floors**", "exec: no-op plugin through libcni, ADD / DEL p50", exec.add.p50, exec.del.p50) +
-		line("", "exec: ADD+DEL, p50 / p99", exec.cycle.p50, exec.cycle.p99) +
-		line("", "kernel: one netdev into a netns / back (one netlink message each), p50", move.add.p50, move.del.p50) +
-		line("", "kernel: into and back, p50 / p99", move.cycle.p50, move.cycle.p99) +
-		line("", "kernel: one macvlan created into a netns / found and deleted there, p50", mv.add.p50, mv.del.p50) +
-		line("", "kernel: macvlan created and deleted, p50 / p99", mv.cycle.p50, mv.cycle.p99) +
-		line("**raild idle**", "raild's CPU per s with nothing happening: all idle windows / the highest one", idle...)
+	out := line("**floors**", "exec: no-op plugin through libcni, ADD / DEL p50", exec.add.p50, exec.del.p50) +
+		line("", "exec: ADD+DEL, p50 / p99", exec.cycle.p50, exec.cycle.p99)
+	for _, k := range kernel {
+		out += line("", "kernel: "+k.each+", p50", k.f.add.p50, k.f.del.p50) +
+			line("", "kernel: "+k.both+", p50 / p99", k.f.cycle.p50, k.f.cycle.p99)
+	}
+	return out + line("**raild idle**", "raild's CPU per s with nothing happening: all idle windows / the highest one", idle...)
 }
 
 func values(v []time.Duration) string {
