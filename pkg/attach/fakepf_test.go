@@ -20,6 +20,7 @@ type fakePF struct {
 	calls  []string
 	failAt int // fail the failAt-th Set call (1-based); 0 never
 	sets   int
+	reads  int // VFState calls
 	// failFrom fails every Set call from this one on (0: never), for a
 	// reset that cannot be done.
 	failFrom int
@@ -97,6 +98,7 @@ func (f *fakePF) callLog() []string {
 func (f *fakePF) VFState(pf string, vf int) (VFState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
 	if pf != f.name {
 		return VFState{}, fmt.Errorf("link %s not found: %w", pf, unix.ENODEV)
 	}

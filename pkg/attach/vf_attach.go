@@ -99,36 +99,48 @@ func (a attacher) resetVF(sess *session, rec *vfRecord) error {
 	return resetVFThrough(a.pfControl(sess), rec)
 }
 
-// resetVFThrough is resetVF through pf.
+// resetVFThrough is resetVF through pf. It reads the PF only when a
+// setting fails (vfGone): the read's reply carries every VF's state and
+// stats, which costs the PF driver more than the settings themselves.
 func resetVFThrough(pf PFControl, rec *vfRecord) error {
-	if _, err := pf.VFState(rec.PF, rec.Index); err != nil {
-		if gone(err) {
-			return nil
-		}
-		return fmt.Errorf("read VF %d of PF %s before resetting it: %w", rec.Index, rec.PF, err)
+	steps := []struct {
+		set     bool
+		setting string
+		call    func() error
+	}{
+		{rec.Trust != nil, "trust", func() error { return pf.SetVFTrust(rec.PF, rec.Index, *rec.Trust) }},
+		{rec.LinkState != nil, "link_state", func() error { return pf.SetVFLinkState(rec.PF, rec.Index, *rec.LinkState) }},
+		{rec.Rate != nil, "min_tx_rate/max_tx_rate", func() error { return pf.SetVFRate(rec.PF, rec.Index, rec.Rate.Min, rec.Rate.Max) }},
+		{rec.Spoofchk != nil, "spoofchk", func() error { return pf.SetVFSpoofchk(rec.PF, rec.Index, *rec.Spoofchk) }},
+		{rec.VLAN != nil, "vlan", func() error {
+			return pf.SetVFVLAN(rec.PF, rec.Index, rec.VLAN.VLAN, rec.VLAN.QoS, vlanProto(rec.VLAN.Proto))
+		}},
 	}
 	var errs []error
-	add := func(setting string, err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("reset %s of VF %d of PF %s: %w", setting, rec.Index, rec.PF, err))
+	for _, st := range steps {
+		if !st.set {
+			continue
+		}
+		if err := st.call(); err != nil {
+			if vfGone(pf, rec, err) {
+				return nil // nothing left to reset
+			}
+			errs = append(errs, fmt.Errorf("reset %s of VF %d of PF %s: %w", st.setting, rec.Index, rec.PF, err))
 		}
 	}
-	if rec.Trust != nil {
-		add("trust", pf.SetVFTrust(rec.PF, rec.Index, *rec.Trust))
-	}
-	if rec.LinkState != nil {
-		add("link_state", pf.SetVFLinkState(rec.PF, rec.Index, *rec.LinkState))
-	}
-	if rec.Rate != nil {
-		add("min_tx_rate/max_tx_rate", pf.SetVFRate(rec.PF, rec.Index, rec.Rate.Min, rec.Rate.Max))
-	}
-	if rec.Spoofchk != nil {
-		add("spoofchk", pf.SetVFSpoofchk(rec.PF, rec.Index, *rec.Spoofchk))
-	}
-	if rec.VLAN != nil {
-		add("vlan", pf.SetVFVLAN(rec.PF, rec.Index, rec.VLAN.VLAN, rec.VLAN.QoS, vlanProto(rec.VLAN.Proto)))
-	}
 	return errors.Join(errs...)
+}
+
+// vfGone reports whether a PF call's failure means the VF has nothing
+// left to reset: the PF or the VF is gone, as the error says or as the
+// PF, read again only then, says (a driver answers a setting of a VF that
+// is no more with EINVAL).
+func vfGone(pf PFControl, rec *vfRecord, err error) bool {
+	if gone(err) {
+		return true
+	}
+	_, rerr := pf.VFState(rec.PF, rec.Index)
+	return rerr != nil && gone(rerr)
 }
 
 // gone reports whether a PF call failed because the PF or the VF no

@@ -175,13 +175,10 @@ func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, befor
 // name, MTU and state want says. A PF or VF that is gone needs nothing.
 func (a attacher) restoreVFGUIDs(sess *session, rec *vfRecord, want hostState) error {
 	pf := a.pfControl(sess)
-	if _, err := pf.VFState(rec.PF, rec.Index); err != nil {
-		if gone(err) {
+	if err := pf.SetVFGUID(rec.PF, rec.Index, guidToRestore(rec.NodeGUID), guidToRestore(rec.PortGUID)); err != nil {
+		if vfGone(pf, rec, err) {
 			return nil
 		}
-		return fmt.Errorf("read VF %d of PF %s before restoring its GUIDs: %w", rec.Index, rec.PF, err)
-	}
-	if err := pf.SetVFGUID(rec.PF, rec.Index, guidToRestore(rec.NodeGUID), guidToRestore(rec.PortGUID)); err != nil {
 		return fmt.Errorf("reset guid of VF %d of PF %s: %w", rec.Index, rec.PF, err)
 	}
 	if _, err := a.rebindVF(sess, rec.PF, rec.Index, want); err != nil {

@@ -81,13 +81,10 @@ func (a attacher) restoreVFMAC(sess *session, rec *vfRecord, netdev string) erro
 		return nil
 	}
 	pf := a.pfControl(sess)
-	if _, err := pf.VFState(rec.PF, rec.Index); err != nil {
-		if gone(err) {
+	if err := pf.SetVFMAC(rec.PF, rec.Index, rec.MAC); err != nil {
+		if vfGone(pf, rec, err) {
 			return nil
 		}
-		return fmt.Errorf("read VF %d of PF %s before restoring its mac: %w", rec.Index, rec.PF, err)
-	}
-	if err := pf.SetVFMAC(rec.PF, rec.Index, rec.MAC); err != nil {
 		return fmt.Errorf("reset mac of VF %d of PF %s: %w", rec.Index, rec.PF, err)
 	}
 	link, err := sess.hostNL.LinkByName(netdev)
