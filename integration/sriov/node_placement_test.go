@@ -1,0 +1,68 @@
+package sriov
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/railcni/rail/pkg/api"
+)
+
+// TestNodeVFByGPU runs the product as a node runs it (containerd + NRI +
+// runc, raild on the guest's real sysfs, the chain ptp → rail in vf mode,
+// pods from crictl) and places two pods by their GPUs (the rail.dev/gpus
+// annotation): the pod of GPU 0 gets a VF of pf0 (beside it under one root
+// port), the pod of GPU 1 a VF of pf1 (behind the switch with it). Each VF
+// carries the lease's MAC and the chain's VLAN, QoS, spoofchk, trust and
+// rate as its PF reports them; each container sees its VF; the pods talk
+// over VLAN 100 on the wire. Removing the pods restores every VF.
+func TestNodeVFByGPU(t *testing.T) {
+	inGuest(t)
+	bindGPUStandIn(t)
+	addPFRxes(t)
+	before := allVFs(t)
+	n := startCRINode(t)
+	pods := []struct {
+		name, gpus string
+		pf         struct{ name, pci string }
+	}{{"gpu0", "0", rigPFs[0]}, {"gpu1", "1", rigPFs[1]}}
+	var addrs, ctrs []string
+	for _, pod := range pods {
+		id, config := n.runPod(t, pod.name, map[string]string{api.AnnotationGPUs: pod.gpus})
+		l := leaseOf(t, n.raild, id)
+		vf := l.NICs[0]
+		if got := vfPF(t, vf); got != pod.pf.pci {
+			t.Fatalf("pod %s (GPU %s) got VF %s of PF %s, want a VF of %s (%s)", pod.name, pod.gpus, vf, got, pod.pf.name, pod.pf.pci)
+		}
+		mac := api.LeaseMAC(id, l.IfName).String()
+		v, ok := vfWithMAC(t, pod.pf.name, mac)
+		if !ok {
+			t.Fatalf("no VF of %s carries the lease's MAC %s: %s", pod.pf.name, mac, pfVFs(t))
+		}
+		want := fmt.Sprintf("mac %s vlan 100 qos 3 max_tx 100 min_tx 0 spoofchk false link_state auto trust true", mac)
+		if v.String() != want {
+			t.Errorf("%s VF %d: %s, want %s", pod.pf.name, v.VF, v, want)
+		}
+		ctr := n.startContainer(t, id, config, pod.name+"-app")
+		dev := n.mustCrictl(t, "exec", ctr, "readlink", "/sys/class/net/"+l.IfName+"/device")
+		if filepath.Base(dev) != vf {
+			t.Errorf("in pod %s's container %s is %q, want the VF %s", pod.name, l.IfName, dev, vf)
+		}
+		addr, _, _ := strings.Cut(l.Address, "/")
+		addrs, ctrs = append(addrs, addr), append(ctrs, ctr)
+		t.Logf("pod %s (GPU %s): %s %s = VF %d of %s (%s)", pod.name, pod.gpus, l.IfName, l.Address, v.VF, pod.pf.name, vf)
+	}
+	if out, err := n.crictl("exec", ctrs[0], "ping", "-c", "3", "-W", "3", addrs[1]); err != nil {
+		t.Errorf("the pods cannot talk over their VFs: %v: %s", err, out)
+	} else {
+		t.Logf("ping: %s", lastLine(out))
+	}
+	n.mustCrictl(t, "rmp", "-fa")
+	if leases := raildLeases(t, n.raild); len(leases) != 0 {
+		t.Errorf("leases after the pods were removed: %+v", leases)
+	}
+	if after := allVFs(t); after != before {
+		t.Errorf("VFs after the pods were removed:\n%s\nwant as before:\n%s", after, before)
+	}
+}
