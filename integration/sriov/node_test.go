@@ -47,11 +47,19 @@ func startCRINode(t *testing.T) *criNode {
 	if n.work, err = os.MkdirTemp("/run", "rail-node-"); err != nil {
 		t.Fatal(err)
 	}
-	// the guest's root is an overlay, which cannot hold containerd's overlay snapshots
-	if _, err := run("mount", "-t", "tmpfs", "rail-node", n.work); err != nil {
+	// the guest's root is an overlay, which cannot hold containerd's overlay
+	// snapshots; only root may write there (raild's socket)
+	if _, err := run("mount", "-t", "tmpfs", "-o", "mode=0700", "rail-node", n.work); err != nil {
 		t.Fatal(err)
 	}
 	n.run = filepath.Join(n.work, "cri")
+	// containerd copies the node's /etc/hosts into each sandbox; the rig's
+	// root has none (debootstrap leaves it to the installer)
+	if _, err := os.Stat("/etc/hosts"); os.IsNotExist(err) {
+		if err := os.WriteFile("/etc/hosts", []byte("127.0.0.1\tlocalhost\n127.0.1.1\tsriov-rig\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() {
 		if _, err := run("umount", "-l", n.work); err != nil {
 			t.Error(err)

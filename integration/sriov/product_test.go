@@ -50,7 +50,7 @@ func startProduct(t *testing.T) *product {
 // the RDMA device that places the PF, unless it is there.
 func addPFRxes(t *testing.T) {
 	t.Helper()
-	if _, err := run("modprobe", "rdma_rxe"); err != nil {
+	if _, err := run("modprobe", "-a", "rdma_rxe", "ib_uverbs", "rdma_ucm"); err != nil {
 		t.Fatal(err)
 	}
 	for i, pf := range rigPFs {
