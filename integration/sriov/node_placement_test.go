@@ -1,10 +1,13 @@
 package sriov
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/railcni/rail/pkg/api"
 )
@@ -15,8 +18,9 @@ import (
 // annotation): the pod of GPU 0 gets a VF of pf0 (beside it under one root
 // port), the pod of GPU 1 a VF of pf1 (behind the switch with it). Each VF
 // carries the lease's MAC and the chain's VLAN, QoS, spoofchk, trust and
-// rate as its PF reports them; each container sees its VF; the pods talk
-// over VLAN 100 on the wire. Removing the pods restores every VF.
+// rate as its PF reports them; each container sees its VF; raild reports
+// the pod ready (rail.dev/RDMAReady) with the GPU it was placed by; the
+// pods talk over VLAN 100 on the wire. Removing the pods restores every VF.
 func TestNodeVFByGPU(t *testing.T) {
 	inGuest(t)
 	bindGPUStandIn(t)
@@ -24,16 +28,17 @@ func TestNodeVFByGPU(t *testing.T) {
 	before := allVFs(t)
 	n := startCRINode(t)
 	pods := []struct {
-		name, gpus string
-		pf         struct{ name, pci string }
-	}{{"gpu0", "0", rigPFs[0]}, {"gpu1", "1", rigPFs[1]}}
+		name string
+		gpu  int
+		pf   struct{ name, pci string }
+	}{{"gpu0", 0, rigPFs[0]}, {"gpu1", 1, rigPFs[1]}}
 	var addrs, ctrs []string
 	for _, pod := range pods {
-		id, config := n.runPod(t, pod.name, map[string]string{api.AnnotationGPUs: pod.gpus})
+		id, config := n.runPod(t, pod.name, map[string]string{api.AnnotationGPUs: strconv.Itoa(pod.gpu)})
 		l := leaseOf(t, n.raild, id)
 		vf := l.NICs[0]
 		if got := vfPF(t, vf); got != pod.pf.pci {
-			t.Fatalf("pod %s (GPU %s) got VF %s of PF %s, want a VF of %s (%s)", pod.name, pod.gpus, vf, got, pod.pf.name, pod.pf.pci)
+			t.Fatalf("pod %s (GPU %d) got VF %s of PF %s, want a VF of %s (%s)", pod.name, pod.gpu, vf, got, pod.pf.name, pod.pf.pci)
 		}
 		mac := api.LeaseMAC(id, l.IfName).String()
 		v, ok := vfWithMAC(t, pod.pf.name, mac)
@@ -49,9 +54,10 @@ func TestNodeVFByGPU(t *testing.T) {
 		if filepath.Base(dev) != vf {
 			t.Errorf("in pod %s's container %s is %q, want the VF %s", pod.name, l.IfName, dev, vf)
 		}
+		n.waitReady(t, pod.name, rigGPUs[pod.gpu].pci)
 		addr, _, _ := strings.Cut(l.Address, "/")
 		addrs, ctrs = append(addrs, addr), append(ctrs, ctr)
-		t.Logf("pod %s (GPU %s): %s %s = VF %d of %s (%s)", pod.name, pod.gpus, l.IfName, l.Address, v.VF, pod.pf.name, vf)
+		t.Logf("pod %s (GPU %d): %s %s = VF %d of %s (%s)", pod.name, pod.gpu, l.IfName, l.Address, v.VF, pod.pf.name, vf)
 	}
 	if out, err := n.crictl("exec", ctrs[0], "ping", "-c", "3", "-W", "3", addrs[1]); err != nil {
 		t.Errorf("the pods cannot talk over their VFs: %v: %s", err, out)
@@ -65,4 +71,30 @@ func TestNodeVFByGPU(t *testing.T) {
 	if after := allVFs(t); after != before {
 		t.Errorf("VFs after the pods were removed:\n%s\nwant as before:\n%s", after, before)
 	}
+}
+
+// waitReady waits until raild's readiness report of pod says ready (its
+// tracker runs every 5 s and on NRI's container starts) and checks that
+// placement used the GPU at gpuPCI.
+func (n *criNode) waitReady(t *testing.T, pod, gpuPCI string) {
+	t.Helper()
+	c := api.NewClient(n.raild.Socket, 5*time.Second)
+	var rep *api.PodReport
+	var err error
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if rep, err = c.PodReport(context.Background(), "sriov", pod); err == nil && rep.Ready {
+			break
+		}
+	}
+	if err != nil || rep == nil || !rep.Ready {
+		t.Fatalf("raild's report of pod %s: %+v, %v: want ready", pod, rep, err)
+	}
+	if len(rep.GPUs) != 1 || rep.GPUs[0].PCI != gpuPCI {
+		t.Errorf("pod %s was placed by GPUs %+v (%s), want the one at %s", pod, rep.GPUs, rep.GPUSource, gpuPCI)
+	}
+	var checks []string
+	for _, ch := range rep.Checks {
+		checks = append(checks, fmt.Sprintf("%s %s", ch.Name, ch.Status))
+	}
+	t.Logf("pod %s ready: %s", pod, strings.Join(checks, ", "))
 }

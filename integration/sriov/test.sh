@@ -35,9 +35,10 @@ if ! rig_built "$CRI"; then
 fi
 CRI_RIG=$(bash -c '. "$1/lib.sh" && echo "$RIG_DIR"' _ "$CRI")
 set +e
-# One rig at a time on this machine (two TCG guests on 2 cores time out).
+# One rig at a time on this machine (two TCG guests on 2 cores time out). A test that hangs makes
+# the test binary print every goroutine's stack and exit within the boot's 600 s.
 SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" env RAIL_SRIOV_GUEST=1 RAIL_SRIOV_BIN="/host$BIN" RAIL_SRIOV_REPO="/host$ROOT" \
-  RAIL_SRIOV_CRI_RIG="/host$CRI_RIG" "/host$BIN/sriov.test" -test.v -test.count=1 "$@"
+  RAIL_SRIOV_CRI_RIG="/host$CRI_RIG" "/host$BIN/sriov.test" -test.v -test.count=1 -test.timeout=400s "$@"
 rc=$?
 set -e
 verdict "$rc"
