@@ -14,13 +14,13 @@ import (
 
 // TestNodeVFByGPU runs the product as a node runs it (containerd + NRI +
 // runc, raild on the guest's real sysfs, the chain ptp → rail in vf mode,
-// pods from crictl) and places two pods by their GPUs (the rail.dev/gpus
+// pods from crictl) and places three pods by their GPUs (the rail.dev/gpus
 // annotation): the pod of GPU 0 gets a VF of pf0 (beside it under one root
-// port), the pod of GPU 1 a VF of pf1 (behind the switch with it). Each VF
+// port), the pods of GPU 1 VFs of pf1 (behind the switch with it). Each VF
 // carries the lease's MAC and the chain's VLAN, QoS, spoofchk, trust and
-// rate as its PF reports them; each container sees its VF; raild reports
-// the pod ready (rail.dev/RDMAReady) with the GPU it was placed by; the
-// pods talk over VLAN 100 on the wire. Removing the pods restores every VF.
+// rate as its PF reports them; a container sees its VF; raild reports the
+// pod ready (rail.dev/RDMAReady); pods on pf0's and pf1's VFs talk over
+// VLAN 100 on the wire. Removing the pods restores every VF.
 func TestNodeVFByGPU(t *testing.T) {
 	inGuest(t)
 	bindGPUStandIn(t)
@@ -31,7 +31,13 @@ func TestNodeVFByGPU(t *testing.T) {
 		name string
 		gpu  int
 		pf   struct{ name, pci string }
-	}{{"gpu0", 0, rigPFs[0]}, {"gpu1", 1, rigPFs[1]}}
+		app  bool // runs a container (the first two ping each other)
+	}{
+		// Spreading alone would give the first pod pf0 (the first PF by
+		// name, both idle) and the third pf0 (both PFs hold one VF then):
+		// only the GPUs send them to pf1.
+		{"gpu1-a", 1, rigPFs[1], true}, {"gpu0", 0, rigPFs[0], true}, {"gpu1-b", 1, rigPFs[1], false},
+	}
 	var addrs, ctrs []string
 	for _, pod := range pods {
 		id, config := n.runPod(t, pod.name, map[string]string{api.AnnotationGPUs: strconv.Itoa(pod.gpu)})
@@ -49,14 +55,16 @@ func TestNodeVFByGPU(t *testing.T) {
 		if v.String() != want {
 			t.Errorf("%s VF %d: %s, want %s", pod.pf.name, v.VF, v, want)
 		}
-		ctr := n.startContainer(t, id, config, pod.name+"-app")
-		dev := n.mustCrictl(t, "exec", ctr, "readlink", "/sys/class/net/"+l.IfName+"/device")
-		if filepath.Base(dev) != vf {
-			t.Errorf("in pod %s's container %s is %q, want the VF %s", pod.name, l.IfName, dev, vf)
+		if pod.app {
+			ctr := n.startContainer(t, id, config, pod.name+"-app")
+			dev := n.mustCrictl(t, "exec", ctr, "readlink", "/sys/class/net/"+l.IfName+"/device")
+			if filepath.Base(dev) != vf {
+				t.Errorf("in pod %s's container %s is %q, want the VF %s", pod.name, l.IfName, dev, vf)
+			}
+			addr, _, _ := strings.Cut(l.Address, "/")
+			addrs, ctrs = append(addrs, addr), append(ctrs, ctr)
 		}
-		n.waitReady(t, pod.name, rigGPUs[pod.gpu].pci)
-		addr, _, _ := strings.Cut(l.Address, "/")
-		addrs, ctrs = append(addrs, addr), append(ctrs, ctr)
+		n.waitReady(t, pod.name)
 		t.Logf("pod %s (GPU %d): %s %s = VF %d of %s (%s)", pod.name, pod.gpu, l.IfName, l.Address, v.VF, pod.pf.name, vf)
 	}
 	if out, err := n.crictl("exec", ctrs[0], "ping", "-c", "3", "-W", "3", addrs[1]); err != nil {
@@ -74,9 +82,8 @@ func TestNodeVFByGPU(t *testing.T) {
 }
 
 // waitReady waits until raild's readiness report of pod says ready (its
-// tracker runs every 5 s and on NRI's container starts) and checks that
-// placement used the GPU at gpuPCI.
-func (n *criNode) waitReady(t *testing.T, pod, gpuPCI string) {
+// tracker runs every 5 s and on NRI's container starts).
+func (n *criNode) waitReady(t *testing.T, pod string) {
 	t.Helper()
 	c := api.NewClient(n.raild.Socket, 5*time.Second)
 	var rep *api.PodReport
@@ -88,9 +95,6 @@ func (n *criNode) waitReady(t *testing.T, pod, gpuPCI string) {
 	}
 	if err != nil || rep == nil || !rep.Ready {
 		t.Fatalf("raild's report of pod %s: %+v, %v: want ready", pod, rep, err)
-	}
-	if len(rep.GPUs) != 1 || rep.GPUs[0].PCI != gpuPCI {
-		t.Errorf("pod %s was placed by GPUs %+v (%s), want the one at %s", pod, rep.GPUs, rep.GPUSource, gpuPCI)
 	}
 	var checks []string
 	for _, ch := range rep.Checks {
