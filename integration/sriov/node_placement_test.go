@@ -19,8 +19,9 @@ import (
 // port), the pods of GPU 1 VFs of pf1 (behind the switch with it). Each VF
 // carries the lease's MAC and the chain's VLAN, QoS, spoofchk, trust and
 // rate as its PF reports them; a container sees its VF; raild reports the
-// pod ready (rail.dev/RDMAReady); pods on pf0's and pf1's VFs talk over
-// VLAN 100 on the wire. Removing the pods restores every VF.
+// pod ready (rail.dev/RDMAReady) and names the GPU it was placed by; pods
+// on pf0's and pf1's VFs talk over VLAN 100 on the wire. Removing the pods
+// restores every VF.
 func TestNodeVFByGPU(t *testing.T) {
 	inGuest(t)
 	bindGPUStandIn(t)
@@ -64,7 +65,7 @@ func TestNodeVFByGPU(t *testing.T) {
 			addr, _, _ := strings.Cut(l.Address, "/")
 			addrs, ctrs = append(addrs, addr), append(ctrs, ctr)
 		}
-		n.waitReady(t, pod.name)
+		n.waitReady(t, pod.name, rigGPUs[pod.gpu].pci)
 		t.Logf("pod %s (GPU %d): %s %s = VF %d of %s (%s)", pod.name, pod.gpu, l.IfName, l.Address, v.VF, pod.pf.name, vf)
 	}
 	if out, err := n.crictl("exec", ctrs[0], "ping", "-c", "3", "-W", "3", addrs[1]); err != nil {
@@ -82,8 +83,9 @@ func TestNodeVFByGPU(t *testing.T) {
 }
 
 // waitReady waits until raild's readiness report of pod says ready (its
-// tracker runs every 5 s and on NRI's container starts).
-func (n *criNode) waitReady(t *testing.T, pod string) {
+// tracker runs every 5 s and on NRI's container starts) and checks that it
+// names the GPU at gpuPCI as the one the pod was placed by.
+func (n *criNode) waitReady(t *testing.T, pod, gpuPCI string) {
 	t.Helper()
 	c := api.NewClient(n.raild.Socket, 5*time.Second)
 	var rep *api.PodReport
@@ -95,6 +97,9 @@ func (n *criNode) waitReady(t *testing.T, pod string) {
 	}
 	if err != nil || rep == nil || !rep.Ready {
 		t.Fatalf("raild's report of pod %s: %+v, %v: want ready", pod, rep, err)
+	}
+	if len(rep.GPUs) != 1 || rep.GPUs[0].PCI != gpuPCI {
+		t.Errorf("raild's report of pod %s names GPUs %+v, want the one at %s", pod, rep.GPUs, gpuPCI)
 	}
 	var checks []string
 	for _, ch := range rep.Checks {
