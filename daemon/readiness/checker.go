@@ -69,6 +69,10 @@ func (c *Checker) rail(r Rail) []api.ReadinessCheck {
 	} else {
 		out = c.inPod(r)
 	}
+	if r.Device == "" {
+		// a vf-mode rail whose VF has no RDMA device of its own (igbvf)
+		return append(out, skip(checkPort, r.subject(), r.subject()+" has no RDMA device of its own (a VF whose driver has none): no RDMA port to check"))
+	}
 	out = append(out, c.port(r)...)
 	if r.Exclusive {
 		out = append(out, c.rdmaNetns(r))

@@ -122,9 +122,19 @@ func (r *railReadiness) rail(l ipam.Lease, m *topology.Machine, gidIndex int) re
 	mode := api.Mode(l.Mode)
 	rail := readiness.Rail{Netns: l.Netns, IfName: l.IfName, Addresses: []netip.Prefix{l.Address}, Mode: mode,
 		Exclusive: r.exclusive && mode.Exclusive(), GIDIndex: gidIndex, Placed: r.placed.of(l.Sandbox, l.IfName)}
-	if nic, ok := m.NICByName(l.NICs[0]); ok {
+	_, isVF := m.VFByPCI(l.NICs[0])
+	switch nic, ok := m.NICByName(l.NICs[0]); {
+	case ok:
 		rail.Device, rail.Port, rail.LinkLayer = nic.RDMADevice(), nic.PortNum(), nic.LinkLayer
-	} else {
+	case isVF || mode == api.ModeVF:
+		// A vf-mode lease names its VF by PCI address. A VF the host shows
+		// no RDMA device of (one its driver has none of, like igbvf, or one
+		// exclusive mode moved into the pod) has the RDMA device placement
+		// gave it, if any; its address is no RDMA device name.
+		if rail.Placed.NIC != nil && rail.Placed.NIC.RDMADevice != "" {
+			rail.Device, rail.Port = topology.ParseTarget(rail.Placed.NIC.RDMADevice)
+		}
+	default:
 		rail.Device, rail.Port = topology.ParseTarget(l.NICs[0])
 	}
 	if rail.Placed.NIC != nil && rail.Placed.NIC.LinkLayer != "" {

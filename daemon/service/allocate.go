@@ -9,6 +9,7 @@ import (
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology"
 )
 
 // Allocate returns the plan of one attachment, placing and leasing on the
@@ -262,7 +263,7 @@ func (s *Service) recordAllocation(leases []ipam.Lease, picks []placement.Pick) 
 		}
 		attrs := []any{"sandbox", l.Sandbox, "ifname", l.IfName, "pod", podName(l.PodNamespace, l.PodName, ""),
 			"pool", l.Pool, "address", l.Address.String(), "nics", l.NICs}
-		if pick, ok := pickOf(picks, l); ok {
+		if pick, ok := pickOf(picks, l, s.Machine()); ok {
 			class := placementClass(pick)
 			attrs = append(attrs, "gpus", pick.GPUs, "distance", class, "reason", pick.Reason)
 			if s.opt.Metrics != nil {
@@ -274,10 +275,22 @@ func (s *Service) recordAllocation(leases []ipam.Lease, picks []placement.Pick) 
 }
 
 // pickOf is the placement behind a lease, matched by its NIC (the
-// allocator's answer need not keep the order of the picks).
-func pickOf(picks []placement.Pick, l ipam.Lease) (placement.Pick, bool) {
+// allocator's answer need not keep the order of the picks); a vf-mode
+// lease holds its VF's PCI address, whose pick is its PF's NIC.
+func pickOf(picks []placement.Pick, l ipam.Lease, m *topology.Machine) (placement.Pick, bool) {
+	if len(l.NICs) == 0 {
+		return placement.Pick{}, false
+	}
+	name := l.NICs[0]
+	if vf, ok := m.VFByPCI(name); ok {
+		if pf, ok := m.PFByPCI(vf.PF); ok {
+			if nic, ok := m.PFNIC(pf); ok {
+				name = nic.Name
+			}
+		}
+	}
 	for _, p := range picks {
-		if len(l.NICs) > 0 && p.NIC.Name == l.NICs[0] {
+		if p.NIC.Name == name {
 			return p, true
 		}
 	}

@@ -106,6 +106,12 @@ func gpuDistances(m *topology.Machine, iface api.PlanInterface, gpus []int) []GP
 		return nil
 	}
 	nic, ok := m.NICByName(iface.NIC.RDMADevice)
+	if !ok && iface.VF != nil {
+		// a VF's distance is its PF's (one without an RDMA device of its own: igbvf)
+		if pf, found := m.PFByPCI(iface.VF.PFPCI); found {
+			nic, ok = m.PFNIC(pf)
+		}
+	}
 	if !ok {
 		return nil
 	}

@@ -32,6 +32,8 @@ type DaemonConfig struct {
 	Pools      []ipam.PoolConfig `json:"pools"`
 	// TopologyFile is raild's NCCL topology file ("" for none).
 	TopologyFile string `json:"topologyFile,omitempty"`
+	// NRI is raild's nri section (enabled, socket, memlock, ...); nil for none.
+	NRI map[string]any `json:"nri,omitempty"`
 }
 
 // RaildOptions say how to run raild.

@@ -2,7 +2,6 @@ package sriov
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	current "github.com/containernetworking/cni/pkg/types/100"
 
@@ -32,18 +30,7 @@ func startProduct(t *testing.T) *product {
 	if bin == "" {
 		t.Fatal("RAIL_SRIOV_BIN (the raild and rail binaries) is not set: run through make test-sriov")
 	}
-	if _, err := run("modprobe", "rdma_rxe"); err != nil {
-		t.Fatal(err)
-	}
-	for i, pf := range rigPFs {
-		rxe := fmt.Sprintf("rxe%d", i)
-		if _, err := os.Stat("/sys/class/infiniband/" + rxe); err == nil {
-			continue
-		}
-		if _, err := run("rdma", "link", "add", rxe, "type", "rxe", "netdev", pf.name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addPFRxes(t)
 	dir := t.TempDir()
 	r, err := harness.StartRaild(harness.RaildOptions{Bin: filepath.Join(bin, "raild"), Dir: dir, Root: "/", NodeName: "sriov-rig",
 		Config: harness.DaemonConfig{Pools: []ipam.PoolConfig{{Name: "vf", Subnet: "10.71.0.0/24"}}}})
@@ -57,6 +44,24 @@ func startProduct(t *testing.T) *product {
 		_ = r.Stop()
 	})
 	return &product{bin: bin, raild: r}
+}
+
+// addPFRxes puts an rxe on each PF's netdev (rxe0 on pf0, rxe1 on pf1),
+// the RDMA device that places the PF, unless it is there.
+func addPFRxes(t *testing.T) {
+	t.Helper()
+	if _, err := run("modprobe", "-a", "rdma_rxe", "ib_uverbs", "rdma_ucm"); err != nil {
+		t.Fatal(err)
+	}
+	for i, pf := range rigPFs {
+		rxe := fmt.Sprintf("rxe%d", i)
+		if _, err := os.Stat("/sys/class/infiniband/" + rxe); err == nil {
+			continue
+		}
+		if _, err := run("rdma", "link", "add", rxe, "type", "rxe", "netdev", pf.name); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // netconf is a NAD's config for vf mode on the PF of rxe, with sriov-cni's keys.
@@ -90,7 +95,7 @@ func (p *product) cni(command, sandbox, netns string, conf []byte) (*current.Res
 // vfWithMAC finds the VF of pf whose admin MAC is mac.
 func vfWithMAC(t *testing.T, pf string, mac string) (vfInfo, bool) {
 	t.Helper()
-	for vf := range vfsPerPF {
+	for vf := range numVFs(t, pf) {
 		if v := readVF(t, pf, vf); v.Address == mac {
 			return v, true
 		}
@@ -103,7 +108,7 @@ func pfVFs(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	for _, pf := range rigPFs {
-		for vf := range vfsPerPF {
+		for vf := range numVFs(t, pf.name) {
 			fmt.Fprintf(&b, "%s vf %d: %s\n", pf.name, vf, readVF(t, pf.name, vf))
 		}
 	}
@@ -115,7 +120,7 @@ func allVFs(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	for _, pf := range rigPFs {
-		for vf := range vfsPerPF {
+		for vf := range numVFs(t, pf.name) {
 			fmt.Fprintf(&b, "%s vf %d: %s; netdev %s\n", pf.name, vf, readVF(t, pf.name, vf), netdevState(t, pf.pci, vf))
 		}
 	}
@@ -124,11 +129,7 @@ func allVFs(t *testing.T) string {
 
 func (p *product) leases(t *testing.T) []api.Lease {
 	t.Helper()
-	leases, err := api.NewClient(p.raild.Socket, 5*time.Second).Leases(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return leases
+	return raildLeases(t, p.raild)
 }
 
 // TestProductVFPods: raild and the rail plugin give two pods VFs of the

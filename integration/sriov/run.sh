@@ -5,10 +5,16 @@
 #
 #   sudo ./run.sh CMD [ARGS...]          e.g. ./run.sh bash /run/sriov-rig/tests/all.sh
 #
-#   pcie.0 ─┬─ rp1 (pcie-root-port, chassis 1) ── pf0: igb  ─┐
+#   pcie.0 ─┬─ rp1 (pcie-root-port, chassis 1) ─┬─ 00.0 pf0: igb  ─┐
+#           │                                    └─ 00.1 gpu0: bochs-display (class 0x0300)
 #           └─ rp2 (pcie-root-port, chassis 2) ── sw0: x3130-upstream
 #                   ├─ sw0p0 (xio3130-downstream, chassis 3) ── pf1: igb ─┼─ QEMU hub 0 (one "wire"
-#                   └─ sw0p1 (xio3130-downstream, chassis 4) ── pf2: igb ─┘  that nothing else joins)
+#                   ├─ sw0p1 (xio3130-downstream, chassis 4) ── pf2: igb ─┘  that nothing else joins)
+#                   └─ sw0p2 (xio3130-downstream, chassis 5) ── gpu1: bochs-display (class 0x0300)
+#
+# gpu0 and gpu1 are display-class PCI functions with no driver (the guest has no udev to load
+# one): the GPUs' places in the real PCIe tree, gpu0 beside pf0 under its root port, gpu1 behind
+# the switch with pf1 and pf2. The product tests bind them to a stand-in for the nvidia driver.
 #
 # The guest's / is the rig's trixie root (read-only 9p + tmpfs overlay: iproute2 6.15, rdma-core 56,
 # perftest). This directory's tests/ is at /run/sriov-rig/tests in the guest; files the job writes
@@ -88,7 +94,7 @@ QEMU_ARGS=(
   -nodefaults -no-user-config -no-reboot -display none
   -machine q35 "${ACCEL[@]}" -smp "${SRIOV_RIG_CPUS:-2}" -m "${SRIOV_RIG_MEM:-1536}"
   -kernel /boot/sriov-rig/vmlinux -initrd "/boot/sriov-rig/${RIG_INITRD##*/}"
-  -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off ${SRIOV_RIG_APPEND:-}"
+  -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off pci=noari ${SRIOV_RIG_APPEND:-}"
   -chardev file,id=kcon,path=/run/sriov-rig/console.log -serial chardev:kcon
   -chardev stdio,id=jobout,signal=off -serial chardev:jobout
   -fsdev local,id=rootfs,path=/,security_model=none,readonly=on,multidevs=remap
@@ -97,13 +103,16 @@ QEMU_ARGS=(
   -device virtio-9p-pci,fsdev=jobfs,mount_tag=jobfs,bus=pcie.0,addr=0x3
   # PCIe topology: pf0 on a root port; pf1, pf2 behind a switch on another root port
   -device pcie-root-port,id=rp1,bus=pcie.0,addr=0x4,chassis=1,slot=1
-  -device igb,id=pf0,bus=rp1,netdev=wire0,mac=52:54:00:5a:00:00,romfile=
+  -device igb,id=pf0,bus=rp1,addr=0x0.0,multifunction=on,netdev=wire0,mac=52:54:00:5a:00:00,romfile=
+  -device bochs-display,id=gpu0,bus=rp1,addr=0x0.1,vgamem=4M,romfile=
   -device pcie-root-port,id=rp2,bus=pcie.0,addr=0x5,chassis=2,slot=2
   -device x3130-upstream,id=sw0,bus=rp2
   -device xio3130-downstream,id=sw0p0,bus=sw0,addr=0x0,chassis=3,slot=0
   -device igb,id=pf1,bus=sw0p0,netdev=wire1,mac=52:54:00:5a:00:01,romfile=
   -device xio3130-downstream,id=sw0p1,bus=sw0,addr=0x1,chassis=4,slot=0
   -device igb,id=pf2,bus=sw0p1,netdev=wire2,mac=52:54:00:5a:00:02,romfile=
+  -device xio3130-downstream,id=sw0p2,bus=sw0,addr=0x2,chassis=5,slot=0
+  -device bochs-display,id=gpu1,bus=sw0p2,vgamem=4M,romfile=
   -netdev hubport,id=wire0,hubid=0 -netdev hubport,id=wire1,hubid=0 -netdev hubport,id=wire2,hubid=0
 )
 if [ "${SRIOV_RIG_HOST:-0}" = 1 ]; then

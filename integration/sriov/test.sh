@@ -19,9 +19,26 @@ if ! (cd "$ROOT" && CGO_ENABLED=0 go test -c -o "$BIN/sriov.test" ./integration/
   verdict 1
   exit 1
 fi
+# The node tests run containerd, runc, crictl and the CNI plugins of the CRI rig (built once per
+# machine by integration/cri/setup.sh, as make test-vm uses it); the guest reads them under /host.
+CRI=$ROOT/integration/cri
+# shellcheck source=../vm/product.sh
+. "$ROOT/integration/vm/product.sh" # rig_built
+if ! rig_built "$CRI"; then
+  echo "test-sriov: building the CRI rig (integration/cri/setup.sh)" >&2
+  if ! flock /var/lock/rail-rig-build.lock bash "$CRI/setup.sh" >"$BIN/cri-setup.log" 2>&1; then
+    tail -20 "$BIN/cri-setup.log" >&2
+    echo "test-sriov: the CRI rig could not be built" >&2
+    verdict 125
+    exit 125
+  fi
+fi
+CRI_RIG=$(bash -c '. "$1/lib.sh" && echo "$RIG_DIR"' _ "$CRI")
 set +e
-# One rig at a time on this machine (two TCG guests on 2 cores time out).
-SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" env RAIL_SRIOV_GUEST=1 RAIL_SRIOV_BIN="/host$BIN" "/host$BIN/sriov.test" -test.v -test.count=1 "$@"
+# One rig at a time on this machine (two TCG guests on 2 cores time out). A test that hangs makes
+# the test binary print every goroutine's stack and exit within the boot's 600 s.
+SRIOV_RIG_HOST=1 flock /tmp/rail-rig.lock bash "$HERE/run.sh" env RAIL_SRIOV_GUEST=1 RAIL_SRIOV_BIN="/host$BIN" RAIL_SRIOV_REPO="/host$ROOT" \
+  RAIL_SRIOV_CRI_RIG="/host$CRI_RIG" "/host$BIN/sriov.test" -test.v -test.count=1 -test.timeout=400s "$@"
 rc=$?
 set -e
 verdict "$rc"
