@@ -16,6 +16,7 @@ type Input struct {
 	GPUs      []int
 	Mode      api.Mode
 	NICs      []string           // selector: names or PCI addresses (empty: any)
+	Device    string             // selector: the kubelet's device (Multus' deviceID), a PCI address ("": none)
 	Rail      *int               // selector: rail index
 	LinkLayer topology.LinkLayer // selector: "" for any
 	PoolNICs  []string           // the chosen pool's NIC binding, names (empty: any)
@@ -130,6 +131,13 @@ func (n *Node) allowed(in Input) ([]string, error) {
 	var sets [][]string
 	if len(in.NICs) > 0 {
 		names, err := n.resolveNames(in.NICs, "nics")
+		if err != nil {
+			return nil, err
+		}
+		sets = append(sets, names)
+	}
+	if in.Device != "" {
+		names, err := n.resolveNames([]string{in.Device}, "deviceID (the device the kubelet allocated for the NAD's resourceName)")
 		if err != nil {
 			return nil, err
 		}

@@ -75,9 +75,9 @@ func (n *Node) ChooseVFs(in Input, use Use) ([]VFPick, error) {
 	return picks, nil
 }
 
-// pinnedVFs splits the selector of in: the names that are VF PCI
-// addresses (a NAD's deviceID: the VF the SR-IOV device plugin allocated)
-// pin those VFs, which the pod then gets or nothing; the rest select PFs.
+// pinnedVFs splits the selector of in: the device and the names that are
+// VF PCI addresses (a NAD's deviceID: the VF the SR-IOV device plugin
+// allocated) pin those VFs, which the pod then gets or nothing; the rest select PFs.
 // nil when the selector names no VF.
 func (n *Node) pinnedVFs(in Input) (map[string]bool, Input) {
 	var pinned map[string]bool
@@ -91,6 +91,13 @@ func (n *Node) pinnedVFs(in Input) (map[string]bool, Input) {
 			continue
 		}
 		rest = append(rest, id)
+	}
+	if vf, ok := n.Machine.VFByPCI(in.Device); ok {
+		if pinned == nil {
+			pinned = map[string]bool{}
+		}
+		pinned[vf.PCI] = true
+		in.Device = ""
 	}
 	if pinned != nil {
 		in.NICs = rest

@@ -200,7 +200,7 @@ func (s *Service) place(req api.AllocateRequest, pool string, input placement.In
 }
 
 func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
-	in := placement.Input{GPUs: gpus, Mode: req.Mode, NICs: req.Selector.NICs, Rail: req.Selector.Rail,
+	in := placement.Input{GPUs: gpus, Mode: req.Mode, NICs: req.Selector.NICs, Device: req.Selector.Device, Rail: req.Selector.Rail,
 		LinkLayer: req.Selector.LinkLayer, MaxNICs: req.MaxNICs, VFPerGPU: req.Mode == api.ModeVF && s.vfPerGPU(req, pool)}
 	if args := req.CNIArgs; args != nil {
 		if len(args.NICs) > 0 {

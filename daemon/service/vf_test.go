@@ -150,27 +150,44 @@ func TestVFNoFreeVFCodes(t *testing.T) {
 
 // TestVFPinnedByDeviceID: a NAD whose resourceName is an SR-IOV device
 // plugin pool gets the allocated VF's PCI address from Multus (deviceID,
-// the selector): the pod gets exactly that VF, or a refusal that says why.
+// the selector's Device; a plugin before it sent it in nics): the pod gets
+// exactly that VF, or a refusal that says why and names deviceID when the
+// device is no NIC or VF of the node.
 func TestVFPinnedByDeviceID(t *testing.T) {
-	svc, spec := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
-	far := spec.PFs[5].VFs[2].PCI  // a VF of a PF far from GPU 0
-	vfio := spec.PFs[6].VFs[3].PCI // bound to vfio-pci
-	ask := func(sandbox, device string) (*api.Plan, error) {
-		req := allocReq(sandbox, "0")
-		req.Mode, req.Selector.NICs = api.ModeVF, []string{strings.ToUpper(device)}
-		return svc.Allocate(context.Background(), req)
-	}
-	plan, err := ask("a", far)
-	if err != nil || plan.Interfaces[0].VF.PCI != far {
-		t.Fatalf("Allocate = %+v, %v; want exactly VF %s", plan, err, far)
-	}
-	var apiErr *api.Error
-	if _, err := ask("b", far); !errors.As(err, &apiErr) || apiErr.Code != api.CodeTryAgainLater {
-		t.Fatalf("the same VF for another pod: %v, want code 11 (held)", err)
-	}
-	if _, err := ask("c", vfio); !errors.As(err, &apiErr) || apiErr.Code != api.CodeNoNIC ||
-		!strings.Contains(apiErr.Error(), vfio+" bound to vfio-pci") {
-		t.Fatalf("a vfio-pci VF: %v, want no NIC naming it", err)
+	for _, via := range []string{"device", "nics"} {
+		t.Run(via, func(t *testing.T) {
+			svc, spec := newService(t, "h100x8-cx7x8-sriov", onePool(), nil)
+			far := spec.PFs[5].VFs[2].PCI  // a VF of a PF far from GPU 0
+			vfio := spec.PFs[6].VFs[3].PCI // bound to vfio-pci
+			ask := func(sandbox, device string) (*api.Plan, error) {
+				req := allocReq(sandbox, "0")
+				req.Mode = api.ModeVF
+				if via == "device" {
+					req.Selector.Device = strings.ToLower(device)
+				} else {
+					req.Selector.NICs = []string{strings.ToUpper(device)}
+				}
+				return svc.Allocate(context.Background(), req)
+			}
+			plan, err := ask("a", far)
+			if err != nil || plan.Interfaces[0].VF.PCI != far {
+				t.Fatalf("Allocate = %+v, %v; want exactly VF %s", plan, err, far)
+			}
+			var apiErr *api.Error
+			if _, err := ask("b", far); !errors.As(err, &apiErr) || apiErr.Code != api.CodeTryAgainLater {
+				t.Fatalf("the same VF for another pod: %v, want code 11 (held)", err)
+			}
+			if _, err := ask("c", vfio); !errors.As(err, &apiErr) || apiErr.Code != api.CodeNoNIC ||
+				!strings.Contains(apiErr.Error(), vfio+" bound to vfio-pci") {
+				t.Fatalf("a vfio-pci VF: %v, want no NIC naming it", err)
+			}
+			field := map[string]string{"device": "deviceID", "nics": "nics"}[via]
+			if _, err := ask("d", "0000:ee:00.0"); err == nil || !strings.Contains(err.Error(), field) ||
+				(via == "device" && strings.Contains(err.Error(), "nics:")) ||
+				!strings.Contains(strings.ToLower(err.Error()), "0000:ee:00.0") {
+				t.Fatalf("a device the node does not have: %v, want an error naming %s and the address", err, field)
+			}
+		})
 	}
 }
 

@@ -25,6 +25,10 @@ const (
 type Selector struct {
 	// NICs are RDMA device names (mlx5_0) or PCI addresses.
 	NICs []string `json:"nics,omitempty"`
+	// Device is the PCI address of the device the kubelet allocated the
+	// pod through the NAD's resourceName (Multus' deviceID): that NIC, or
+	// that SR-IOV VF, is the pod's. Errors about it name deviceID.
+	Device string `json:"device,omitempty"`
 	// Rail picks the NIC carrying this rail index.
 	Rail *int `json:"rail,omitempty"`
 	// LinkLayer narrows the NICs to one link layer; empty accepts both.

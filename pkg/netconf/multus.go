@@ -3,6 +3,7 @@ package netconf
 import (
 	"strings"
 
+	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -56,13 +57,11 @@ func (c *Rail) DeviceNIC() string {
 	return topology.NormalizePCI(c.Device())
 }
 
-// SelectorNICs is the NIC selector of this attachment: the device the
-// kubelet allocated when Multus passed a PCI one, else the netconf's nics.
-func (c *Rail) SelectorNICs() []string {
-	if nic := c.DeviceNIC(); nic != "" {
-		return []string{nic}
-	}
-	return c.NICs
+// Selector is the NIC selector of this attachment: the netconf's nics,
+// rail and linkLayer, and the PCI device Multus passed (which chooses the
+// NIC or VF: the netconf may not name nics beside it, checkDevice).
+func (c *Rail) Selector() api.Selector {
+	return api.Selector{NICs: c.NICs, Device: c.DeviceNIC(), Rail: c.Rail, LinkLayer: c.LinkLayer}
 }
 
 // checkDevice refuses device keys that disagree, and a PCI device beside

@@ -23,28 +23,28 @@ func TestLoadRailUnderMultus(t *testing.T) {
 	tests := []struct {
 		name      string
 		conf      string
-		wantCode  uint   // 0: accepted
-		wantText  string // in the error
-		wantDev   string // Device()
-		wantNIC   string // DeviceNIC()
-		wantNICs  []string
-		wantCNIPo string // cni-args pool
+		wantCode  uint     // 0: accepted
+		wantText  string   // in the error
+		wantDev   string   // Device()
+		wantNIC   string   // DeviceNIC()
+		wantNICs  []string // Selector().NICs; Selector().Device is wantNIC
+		wantCNIPo string   // cni-args pool
 	}{
 		{name: "SR-IOV VF: deviceID and pciBusID", conf: nadConf(`"deviceID":"0000:19:00.2","pciBusID":"0000:19:00.2"`),
-			wantDev: "0000:19:00.2", wantNIC: "0000:19:00.2", wantNICs: []string{"0000:19:00.2"}},
+			wantDev: "0000:19:00.2", wantNIC: "0000:19:00.2"},
 		{name: "PCI in capitals is normalized", conf: nadConf(`"deviceID":"0000:3B:02.1","pciBusID":"0000:3b:02.1"`),
-			wantDev: "0000:3B:02.1", wantNIC: "0000:3b:02.1", wantNICs: []string{"0000:3b:02.1"}},
+			wantDev: "0000:3B:02.1", wantNIC: "0000:3b:02.1"},
 		{name: "cni-args beside the device", conf: nadConf(`"deviceID":"0000:19:00.2","pciBusID":"0000:19:00.2","args":{"cni":{"pool":"prefill"}}`),
-			wantDev: "0000:19:00.2", wantNIC: "0000:19:00.2", wantNICs: []string{"0000:19:00.2"}, wantCNIPo: "prefill"},
+			wantDev: "0000:19:00.2", wantNIC: "0000:19:00.2", wantCNIPo: "prefill"},
 		{name: "rail's own device plugin share: no NIC", conf: nadConf(`"deviceID":"rdma-3","pciBusID":"rdma-3"`),
 			wantDev: "rdma-3"},
 		{name: "GPU UUID: no NIC, the netconf's nics stay", conf: `{"name":"n","type":"rail","nics":["mlx5_1"],"deviceID":"GPU-00000000-0000-0000-0000-000000000001","pciBusID":"GPU-00000000-0000-0000-0000-000000000001"}`,
 			wantDev: "GPU-00000000-0000-0000-0000-000000000001", wantNICs: []string{"mlx5_1"}},
 		{name: "runtimeConfig capabilities deviceID and CNIDeviceInfoFile",
 			conf:    nadConf(`"capabilities":{"deviceID":true,"CNIDeviceInfoFile":true},"runtimeConfig":{"deviceID":"0000:19:00.3","CNIDeviceInfoFile":"/var/run/k8s.cni.cncf.io/devinfo/cni/x-net1"}`),
-			wantDev: "0000:19:00.3", wantNIC: "0000:19:00.3", wantNICs: []string{"0000:19:00.3"}},
+			wantDev: "0000:19:00.3", wantNIC: "0000:19:00.3"},
 		{name: "the resource's device wins over runtimeConfig's", conf: nadConf(`"deviceID":"0000:19:00.2","pciBusID":"0000:19:00.2","runtimeConfig":{"deviceID":"0000:19:00.3"}`),
-			wantDev: "0000:19:00.2", wantNIC: "0000:19:00.2", wantNICs: []string{"0000:19:00.2"}},
+			wantDev: "0000:19:00.2", wantNIC: "0000:19:00.2"},
 		{name: "no device: nothing changes", conf: nadConf(`"nics":["mlx5_0"]`), wantNICs: []string{"mlx5_0"}},
 		{name: "device and nics both choose the NIC", conf: nadConf(`"nics":["mlx5_0"],"deviceID":"0000:19:00.2","pciBusID":"0000:19:00.2"`),
 			wantCode: types.ErrInvalidNetworkConfig, wantText: `"nics"`},
@@ -64,9 +64,10 @@ func TestLoadRailUnderMultus(t *testing.T) {
 			if !wantError(t, err, tt.wantCode, tt.wantText) {
 				return
 			}
-			if conf.Device() != tt.wantDev || conf.DeviceNIC() != tt.wantNIC || !slices.Equal(conf.SelectorNICs(), tt.wantNICs) {
-				t.Errorf("device %q, NIC %q, selector %v; want %q, %q, %v",
-					conf.Device(), conf.DeviceNIC(), conf.SelectorNICs(), tt.wantDev, tt.wantNIC, tt.wantNICs)
+			sel := conf.Selector()
+			if conf.Device() != tt.wantDev || conf.DeviceNIC() != tt.wantNIC || sel.Device != tt.wantNIC || !slices.Equal(sel.NICs, tt.wantNICs) {
+				t.Errorf("device %q, NIC %q, selector %+v; want %q, %q, nics %v",
+					conf.Device(), conf.DeviceNIC(), sel, tt.wantDev, tt.wantNIC, tt.wantNICs)
 			}
 			if tt.wantCNIPo != "" && (conf.CNIArgs() == nil || conf.CNIArgs().Pool != tt.wantCNIPo) {
 				t.Errorf("cni-args %+v, want pool %s", conf.CNIArgs(), tt.wantCNIPo)

@@ -79,7 +79,7 @@ func allocateRequest(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Resul
 		Sandbox: args.ContainerID, Netns: args.Netns, CNIIfName: args.IfName, Network: conf.Name,
 		PodNamespace: keys.Namespace, PodName: keys.Name, PodUID: keys.UID,
 		Mode: conf.Mode, Pool: conf.Pool,
-		Selector:    api.Selector{NICs: conf.SelectorNICs(), Rail: conf.Rail, LinkLayer: conf.LinkLayer},
+		Selector:    conf.Selector(),
 		Annotations: conf.Annotations(), CNIArgs: conf.CNIArgs(),
 		Chained: chained, IfPrefix: conf.IfPrefix, MaxNICs: conf.MaxNICs, MaxDistance: conf.MaxClass,
 		IfNames: conf.IfNames, UnresolvedGPUs: conf.UnresolvedGPUs,

@@ -40,16 +40,17 @@ func TestAddUnderMultus(t *testing.T) {
 		conf      []byte
 		wantCode  uint
 		wantText  string   // in the error
-		wantNICs  []string // the selector raild was asked with
+		wantNICs  []string // the selector's nics raild was asked with
+		wantDev   string   // and its device
 		wantAsked bool
 	}{
 		{name: "cni-args and a PCI device: that NIC, the pod's pool", conf: multusConf(nil, merge(device, cniArgs)),
-			wantNICs: []string{"0000:19:00.2"}, wantAsked: true},
+			wantDev: "0000:19:00.2", wantAsked: true},
 		{name: "a share of rail's own device plugin: the placement chooses", conf: multusConf(map[string]any{"nics": []string{"mlx5_1"}},
 			map[string]any{"deviceID": "rdma-4", "pciBusID": "rdma-4"}), wantNICs: []string{"mlx5_1"}, wantAsked: true},
 		{name: "runtimeConfig capabilities", conf: multusConf(map[string]any{"capabilities": map[string]bool{"deviceID": true, "CNIDeviceInfoFile": true}},
 			map[string]any{"runtimeConfig": map[string]any{"deviceID": "0000:19:00.3", "CNIDeviceInfoFile": "/var/run/k8s.cni.cncf.io/devinfo/cni/x"}}),
-			wantNICs: []string{"0000:19:00.3"}, wantAsked: true},
+			wantDev: "0000:19:00.3", wantAsked: true},
 		{name: "a user's unknown key still refused", conf: multusConf(map[string]any{"macvlanmode": "private"}, device),
 			wantCode: types.ErrUnsupportedField, wantText: "macvlanmode"},
 		{name: "device beside the NAD's nics", conf: multusConf(map[string]any{"nics": []string{"mlx5_0"}}, device),
@@ -72,8 +73,8 @@ func TestAddUnderMultus(t *testing.T) {
 				return
 			}
 			req := raild.asked[0]
-			if !slices.Equal(req.Selector.NICs, tt.wantNICs) || req.CNIIfName != "net1" || req.Chained || req.PodName != "p" {
-				t.Errorf("asked raild %+v; want selector %v for net1, not chained, pod p", req, tt.wantNICs)
+			if !slices.Equal(req.Selector.NICs, tt.wantNICs) || req.Selector.Device != tt.wantDev || req.CNIIfName != "net1" || req.Chained || req.PodName != "p" {
+				t.Errorf("asked raild %+v; want selector nics %v, device %q for net1, not chained, pod p", req, tt.wantNICs, tt.wantDev)
 			}
 			if !strings.Contains(out.String(), `"name": "net1"`) || !strings.Contains(out.String(), "10.77.0.9/24") {
 				t.Errorf("result %s: want net1 with 10.77.0.9/24", out)
