@@ -156,6 +156,12 @@ func (k *kernelWatch) follow(snap *Snapshot) []string {
 			continue // asked again at the next snapshot; the timer's rescan is the safety net
 		case there:
 			k.names[name] = ev.Index
+			if _, known := k.states[ev.Index]; !known {
+				// as it is now: a change since the snapshot was read
+				// passed (no state was compared), and one before the
+				// link was watched is read again (newly)
+				k.states[ev.Index] = linkSeen{name: ev.Name, state: ev.State}
+			}
 		default:
 			k.names[name] = 0
 		}
