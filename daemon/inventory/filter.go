@@ -195,6 +195,26 @@ func (f *eventFilter) unseen(index int) {
 	f.vfs.links.unseen(index)
 }
 
+// remembered says that what the filter remembers of the event's link
+// (classify has just taken the event in) is the event's name and state,
+// and that another event the same would ask for nothing: a NIC's netdev
+// (its memory decides), or a VF's netdev that asked nothing of the NICs.
+func (f *eventFilter) remembered(ev LinkEvent, c concern) bool {
+	if ev.Index <= 0 || ev.Gone || ev.Lost {
+		return false
+	}
+	now := linkSeen{name: ev.Name, state: ev.State}
+	nic, inNIC := f.links.last[ev.Index]
+	vf, inVF := f.vfs.links.last[ev.Index]
+	switch {
+	case inNIC:
+		return nic == now && (!inVF || vf == now)
+	case inVF:
+		return vf == now && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0
+	}
+	return false
+}
+
 // follow rebuilds the netdev map when a new snapshot was published: every
 // netdev of its NICs, those a pod holds named as on the host.
 func (f *eventFilter) follow(snap *Snapshot) {

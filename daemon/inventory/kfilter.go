@@ -61,10 +61,15 @@ type watchList struct {
 	// parents: the kernel names a link's parent device, so a new link
 	// without one is no NIC; false: every new link passes.
 	parents bool
+	// states are the last states raild read of watched links, by
+	// ifindex: an RTM_NEWLINK of one that differs from it in none of the
+	// fields a LinkEvent follows (its name and LinkState) is dropped.
+	states map[int]linkSeen
 }
 
 // linkFilter is the program for w, or an error when it is longer than
-// maxFilter.
+// maxFilter. When the state comparisons (w.states) make it longer, it is
+// the program without them: every event of a watched link passes.
 func linkFilter(w watchList) ([]bpf.Instruction, error) {
 	keys := make([]uint32, 0, len(w.indexes))
 	for _, index := range w.indexes {
@@ -72,28 +77,48 @@ func linkFilter(w watchList) ([]bpf.Instruction, error) {
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	tree := indexTree(keys)
-	prog := []bpf.Instruction{
-		bpf.LoadExtension{Num: bpf.ExtLen},
-		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: minLink, SkipFalse: 7}, // too short: drop
-		bpf.LoadAbsolute{Off: offType, Size: 2},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_NEWLINK), SkipFalse: 2},
-		bpf.LoadAbsolute{Off: offChange, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: newLink, SkipTrue: 5, SkipFalse: 1}, // a new link; else by its ifindex
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_DELLINK), SkipFalse: 2},
-		bpf.LoadAbsolute{Off: offIndex, Size: 4},
-		bpf.Jump{Skip: 3}, // to the tree of ifindexes
-		bpf.RetConstant{Val: 0},
-		bpf.RetConstant{Val: keepAll},
-		bpf.Jump{Skip: uint32(len(tree))}, // to the new link's checks
+	tree := indexTree(keys, nil)
+	var states []bpf.Instruction
+	if len(w.states) > 0 {
+		states = indexTree(keys, stateBlocks(w.states))
 	}
-	prog = append(prog, tree...)
-	prog = append(prog, newLinkChecks(w, tree)...)
+	prog := filterProgram(w, tree, states)
+	if len(prog) > maxFilter && len(states) > 0 {
+		prog = filterProgram(w, tree, nil)
+	}
 	if len(prog) > maxFilter {
 		return nil, fmt.Errorf("a filter of %d links and %d names takes %d instructions, more than %d",
 			len(w.indexes), len(w.names), len(prog), maxFilter)
 	}
 	return prog, nil
+}
+
+// filterProgram lays the program out: tree passes a link's departure,
+// states an RTM_NEWLINK of a link that is not new (a watched link's
+// change; none: tree passes it too), then the new link's checks.
+func filterProgram(w watchList, tree, states []bpf.Instruction) []bpf.Instruction {
+	toStates := uint32(5 + len(tree))
+	if len(states) == 0 {
+		toStates = 5
+	}
+	prog := []bpf.Instruction{
+		bpf.LoadExtension{Num: bpf.ExtLen},
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: minLink, SkipFalse: 7}, // too short: drop
+		bpf.LoadAbsolute{Off: offType, Size: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_NEWLINK), SkipFalse: 4},
+		bpf.LoadAbsolute{Off: offChange, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: newLink, SkipTrue: 6}, // a new link
+		bpf.LoadAbsolute{Off: offIndex, Size: 4},
+		bpf.Jump{Skip: toStates}, // a change: to the states
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_DELLINK), SkipTrue: 1},
+		bpf.RetConstant{Val: 0},
+		bpf.LoadAbsolute{Off: offIndex, Size: 4},
+		bpf.Jump{Skip: 1},                               // a departure: to the tree
+		bpf.Jump{Skip: uint32(len(tree) + len(states))}, // to the new link's checks
+	}
+	prog = append(prog, tree...)
+	prog = append(prog, states...)
+	return append(prog, newLinkChecks(w, tree)...)
 }
 
 // newLinkChecks pass a new link that could be a NIC (see the top): one of
@@ -159,25 +184,48 @@ func nameCheck(name string) []bpf.Instruction {
 }
 
 // indexTree is a sorted jump tree over keys (the ifindex as loaded is in
-// A): pass when A is one of them, drop otherwise. Each node compares
+// A): drop when A is none of them; when it is one, pass, or run the
+// key's block when blocks has one (a block returns). Each node compares
 // with its middle key and jumps over its left half (an unconditional
 // jump, so no branch exceeds a conditional jump's 255); each leaf tests
-// up to leafSize keys and returns.
-func indexTree(keys []uint32) []bpf.Instruction {
+// up to leafSize keys.
+func indexTree(keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruction {
 	if len(keys) <= leafSize {
-		leaf := make([]bpf.Instruction, 0, len(keys)+2)
-		for i, k := range keys {
-			leaf = append(leaf, bpf.JumpIf{Cond: bpf.JumpEqual, Val: k, SkipTrue: uint8(len(keys) - i)})
-		}
-		return append(leaf, bpf.RetConstant{Val: 0}, bpf.RetConstant{Val: keepAll})
+		return indexLeaf(keys, blocks)
 	}
 	mid := len(keys) / 2
-	left, right := indexTree(keys[:mid]), indexTree(keys[mid:])
+	left, right := indexTree(keys[:mid], blocks), indexTree(keys[mid:], blocks)
 	node := []bpf.Instruction{
 		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: keys[mid], SkipFalse: 1},
 		bpf.Jump{Skip: uint32(len(left))},
 	}
 	return append(append(node, left...), right...)
+}
+
+// indexLeaf tests keys one by one: a key without a block passes, one
+// with runs it, none drops.
+func indexLeaf(keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruction {
+	var passing, blocked []uint32
+	for _, k := range keys {
+		if _, has := blocks[k]; has {
+			blocked = append(blocked, k)
+		} else {
+			passing = append(passing, k)
+		}
+	}
+	var leaf []bpf.Instruction
+	for _, k := range blocked {
+		block := blocks[k]
+		leaf = append(leaf,
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: k, SkipTrue: 1},
+			bpf.Jump{Skip: uint32(len(block))}, // not k: over its block
+		)
+		leaf = append(leaf, block...)
+	}
+	for i, k := range passing {
+		leaf = append(leaf, bpf.JumpIf{Cond: bpf.JumpEqual, Val: k, SkipTrue: uint8(len(passing) - i)})
+	}
+	return append(leaf, bpf.RetConstant{Val: 0}, bpf.RetConstant{Val: keepAll})
 }
 
 // asLoaded32 is v as a classic BPF word load reads it from a field the

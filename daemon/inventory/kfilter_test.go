@@ -181,6 +181,11 @@ func runFilter(t *testing.T, prog []bpf.Instruction, msg []byte) uint32 {
 			}
 		case bpf.TAX:
 			x = a
+		case bpf.ALUOpConstant:
+			if ins.Op != bpf.ALUOpAnd {
+				t.Fatalf("ALU operation %v", ins.Op)
+			}
+			a &= ins.Val
 		case bpf.Jump:
 			pc += int(ins.Skip)
 		case bpf.JumpIf:
@@ -190,6 +195,8 @@ func runFilter(t *testing.T, prog []bpf.Instruction, msg []byte) uint32 {
 				yes = a == ins.Val
 			case bpf.JumpGreaterOrEqual:
 				yes = a >= ins.Val
+			case bpf.JumpNotEqual:
+				yes = a != ins.Val
 			default:
 				t.Fatalf("condition %v", ins.Cond)
 			}

@@ -35,30 +35,44 @@ type kernelWatch struct {
 	awaited []string       // the names last given to it (sorted)
 	tried   bool           // applied was given
 	filter  bool           // a filter is set (not too many links, no failure)
-	added   []int          // ifindexes watched since the reader last took them
+	added   []int          // ifindexes watched since the reader last took them (or whose state went unverified)
 	failed  error          // the last failure to set the filter (every event is read then)
+	// states are the last states the reader remembers of watched links
+	// (see kstate.go); applied holds those last given.
+	states        map[int]linkSeen
+	appliedStates map[int]linkSeen
+	// stats and failedOnce: the filter's health, counted and logged
+	// (Watch.FilterFailed) on its first failure.
+	stats      *counters
+	onFail     func(error)
+	failedOnce bool
 
 	// left are the upper devices the loop's last settleUppers found
 	// gone (the loop's alone).
 	left map[int]bool
 }
 
-func newKernelWatch(src kernelFiltered, parents bool) *kernelWatch {
-	return &kernelWatch{src: src, parents: parents, names: map[string]int{}, links: map[int]int{}}
+func newKernelWatch(src kernelFiltered, parents bool, stats *counters, onFail func(error)) *kernelWatch {
+	return &kernelWatch{src: src, parents: parents, names: map[string]int{}, links: map[int]int{},
+		states: map[int]linkSeen{}, stats: stats, onFail: onFail}
 }
 
 // saw takes in what one classified event teaches and applies the filter.
 // The reader calls it for every event, before passing its concern on,
 // and drops the concern when saw says so: the departure of an upper
 // device no longer watched, which the loop found gone already (the event
-// was on its way when the filter stopped watching it).
-func (k *kernelWatch) saw(ev LinkEvent, c concern) (keep bool) {
+// was on its way when the filter stopped watching it). remembered says
+// that the reader's memory of the link now holds this event's name and
+// state, and an event the same would ask for nothing: the filter drops
+// those (see kstate.go).
+func (k *kernelWatch) saw(ev LinkEvent, c concern, remembered bool) (keep bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	switch {
 	case ev.Lost:
 		k.version = 0 // the loop's full rescan resolves the names again
 		clear(k.names)
+		clear(k.states)
 		return true
 	case ev.Index <= 0:
 		return true
@@ -69,6 +83,7 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern) (keep bool) {
 			}
 		}
 		delete(k.links, ev.Index)
+		delete(k.states, ev.Index)
 		if k.names[ev.Name] == ev.Index {
 			k.names[ev.Name] = 0
 		}
@@ -79,9 +94,39 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern) (keep bool) {
 		if _, upper := c.uppers[ev.Index]; !upper && !c.none() {
 			k.links[ev.Index] = 0
 		} // an upper device is watched once the loop finds it stays (settleUppers)
+		seen := linkSeen{name: ev.Name, state: ev.State}
+		if last, known := k.states[ev.Index]; remembered && (!known || last != seen) {
+			k.states[ev.Index] = seen
+			k.apply()
+			k.verify(ev.Index, seen)
+			return true
+		} else if !remembered {
+			delete(k.states, ev.Index)
+		}
 	}
 	k.apply()
 	return true
+}
+
+// verify asks the kernel for a link whose new state the filter was just
+// given: an event of it between the change and the program's
+// replacement was compared with its older state, and one changing it
+// back was dropped. The read the change asks for comes after this, so the
+// inventory sees the link as it is; but the reader's memory, and the
+// filter, would hold a state the link no longer has, and drop its next
+// change to it. When the link is not as seen, both forget it: its next
+// event passes and is taken as a change. mu is held.
+func (k *kernelWatch) verify(index int, seen linkSeen) {
+	if !k.filter {
+		return
+	}
+	now, there, err := k.src.link(index, "")
+	if err == nil && there && (linkSeen{name: now.Name, state: now.State}) == seen {
+		return
+	}
+	delete(k.states, index)
+	k.added = append(k.added, index)
+	k.apply()
 }
 
 // follow resolves the netdev names of a snapshot not resolved before and
@@ -111,6 +156,12 @@ func (k *kernelWatch) follow(snap *Snapshot) []string {
 			continue // asked again at the next snapshot; the timer's rescan is the safety net
 		case there:
 			k.names[name] = ev.Index
+			if _, known := k.states[ev.Index]; !known {
+				// as it is now: a change since the snapshot was read
+				// passed (no state was compared), and one before the
+				// link was watched is read again (newly)
+				k.states[ev.Index] = linkSeen{name: ev.Name, state: ev.State}
+			}
 		default:
 			k.names[name] = 0
 		}
@@ -195,11 +246,17 @@ func (k *kernelWatch) apply() {
 	slices.Sort(want)
 	want = slices.Compact(want)
 	slices.Sort(awaited)
-	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) {
+	for index := range k.states {
+		if _, watched := slices.BinarySearch(want, index); !watched {
+			delete(k.states, index)
+		}
+	}
+	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) && maps.Equal(k.states, k.appliedStates) {
 		return // as it is (or, too many or failing, as it was)
 	}
-	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents})
+	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents, states: maps.Clone(k.states)})
 	k.failed = err
+	k.health(filter, err)
 	if k.filter { // without a filter before, nothing was dropped
 		for _, index := range want {
 			if _, had := slices.BinarySearch(k.applied, index); !had {
@@ -208,6 +265,21 @@ func (k *kernelWatch) apply() {
 		}
 	}
 	k.applied, k.awaited, k.tried, k.filter = want, awaited, true, filter
+	k.appliedStates = maps.Clone(k.states)
+}
+
+// health counts whether a filter is set, and a failure to set one,
+// reported once: every event is read then, as without a filter.
+func (k *kernelWatch) health(filter bool, err error) {
+	k.stats.linkFilter.Store(filter)
+	if err == nil {
+		return
+	}
+	k.stats.filterFailures.Add(1)
+	if !k.failedOnce && k.onFail != nil {
+		k.failedOnce = true
+		k.onFail(err)
+	}
 }
 
 // netdevsConcern is what reads the NICs and VFs of these netdev names

@@ -23,11 +23,18 @@ type Stats struct {
 	// no NIC's (a pod's veth, a bridge, someone's macvlan): they cost
 	// their reading and one lookup.
 	Events, Ignored uint64
+	// LinkFilter says that the kernel filter on the link-event socket is
+	// set (kfilter.go); false: every link event is read (too many links
+	// for one, the socket refused it, or no link events).
+	LinkFilter bool
+	// LinkFilterFailures are the times the socket refused the filter.
+	LinkFilterFailures uint64
 }
 
 // counters are Stats as they are counted.
 type counters struct {
-	fullRescans, deviceReads, pfReads, vfReads, published, events, ignored atomic.Uint64
+	fullRescans, deviceReads, pfReads, vfReads, published, events, ignored, filterFailures atomic.Uint64
+	linkFilter                                                                             atomic.Bool
 }
 
 // Stats reads the counters.
@@ -36,5 +43,6 @@ func (inv *Inventory) Stats() Stats {
 	return Stats{
 		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), PFReads: c.pfReads.Load(), VFReads: c.vfReads.Load(), Published: c.published.Load(),
 		Events: c.events.Load(), Ignored: c.ignored.Load(),
+		LinkFilter: c.linkFilter.Load(), LinkFilterFailures: c.filterFailures.Load(),
 	}
 }

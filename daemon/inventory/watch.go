@@ -30,6 +30,10 @@ type Watch struct {
 	Published func(*Snapshot)
 	// Failed, if set, gets every rescan error (the last snapshot stays).
 	Failed func(error)
+	// FilterFailed, if set, gets the first failure to set the kernel
+	// filter on the Events socket: every link event is read from then on
+	// (Stats.LinkFilter says whether one is set).
+	FilterFailed func(error)
 }
 
 // concernBuffer is how many classified events may wait for the loop.
@@ -45,7 +49,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 	}
 	var kernel *kernelWatch
 	if src, ok := w.Events.(kernelFiltered); ok {
-		kernel = newKernelWatch(src, inv.linksDescribed && kernelNamesParents())
+		kernel = newKernelWatch(src, inv.linksDescribed && kernelNamesParents(), &inv.stats, w.FilterFailed)
 	}
 	// watched has the kernel filter follow a new snapshot's netdevs; the
 	// events of one it did not watch until now may have been dropped, so
@@ -129,7 +133,7 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 				}
 			}
 			c := inv.classify(filter, ev)
-			if kernel != nil && !kernel.saw(ev, c) {
+			if kernel != nil && !kernel.saw(ev, c, filter.remembered(ev, c)) {
 				return
 			}
 			if c.none() {

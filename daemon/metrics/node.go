@@ -24,6 +24,11 @@ type NodeState struct {
 	Version uint64
 	NICs    []NICState
 	PFs     []PFState
+	// LinkFilter: the kernel filter on raild's link-event socket is set;
+	// false: raild reads every link event of the node.
+	LinkFilter bool
+	// LinkFilterFailures are the times the socket refused the filter.
+	LinkFilterFailures uint64
 }
 
 // NodeSource gives the current snapshot's state.
@@ -36,6 +41,8 @@ var (
 	pfVFsDesc       = prometheus.NewDesc("rail_pf_vfs", "VFs an SR-IOV PF has enabled (sriov_numvfs).", []string{"pf", "nic"}, nil)
 	pfVFsMaxDesc    = prometheus.NewDesc("rail_pf_vfs_max", "VFs an SR-IOV PF can have (sriov_totalvfs).", []string{"pf", "nic"}, nil)
 	pfVFsUsedDesc   = prometheus.NewDesc("rail_pf_vfs_used", "VFs of an SR-IOV PF that pods hold.", []string{"pf", "nic"}, nil)
+	linkFilterDesc  = prometheus.NewDesc("rail_link_filter_active", "1 when the kernel filter on raild's link-event socket is set; 0: raild reads every link event of the node (too many links for one, the socket refused it, or no link events).", nil, nil)
+	linkFilterFails = prometheus.NewDesc("rail_link_filter_failures_total", "Times the link-event socket refused raild's kernel filter.", nil, nil)
 	pfVFsLeakedDesc = prometheus.NewDesc("rail_pf_vfs_leaked", "VFs of an SR-IOV PF that carry a pod's admin MAC no lease owns, or share an admin MAC.", []string{"pf", "nic"}, nil)
 )
 
@@ -54,11 +61,15 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pfVFsMaxDesc
 	ch <- pfVFsUsedDesc
 	ch <- pfVFsLeakedDesc
+	ch <- linkFilterDesc
+	ch <- linkFilterFails
 }
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	state := c.source()
 	ch <- prometheus.MustNewConstMetric(nodeVersionDesc, prometheus.GaugeValue, float64(state.Version))
+	ch <- prometheus.MustNewConstMetric(linkFilterDesc, prometheus.GaugeValue, oneIf(state.LinkFilter))
+	ch <- prometheus.MustNewConstMetric(linkFilterFails, prometheus.CounterValue, float64(state.LinkFilterFailures))
 	for _, n := range state.NICs {
 		ch <- prometheus.MustNewConstMetric(nicActiveDesc, prometheus.GaugeValue, oneIf(n.Active), n.Name)
 		ch <- prometheus.MustNewConstMetric(nicInPodDesc, prometheus.GaugeValue, oneIf(n.InPod), n.Name)

@@ -15,7 +15,13 @@ func TestWatchNode(t *testing.T) {
 		state NodeState
 		want  string
 	}{
-		{"one NIC down, one in a pod", NodeState{Version: 7, NICs: []NICState{{Name: "mlx5_0", Active: true, InPod: true}, {Name: "mlx5_1"}}}, `
+		{"one NIC down, one in a pod", NodeState{Version: 7, NICs: []NICState{{Name: "mlx5_0", Active: true, InPod: true}, {Name: "mlx5_1"}}, LinkFilter: true}, `
+# HELP rail_link_filter_active 1 when the kernel filter on raild's link-event socket is set; 0: raild reads every link event of the node (too many links for one, the socket refused it, or no link events).
+# TYPE rail_link_filter_active gauge
+rail_link_filter_active 1
+# HELP rail_link_filter_failures_total Times the link-event socket refused raild's kernel filter.
+# TYPE rail_link_filter_failures_total counter
+rail_link_filter_failures_total 0
 # HELP rail_inventory_version Version of raild's current snapshot of the node (raised by each rescan).
 # TYPE rail_inventory_version gauge
 rail_inventory_version 7
@@ -28,8 +34,14 @@ rail_nic_active{nic="mlx5_1"} 0
 rail_nic_in_pod{nic="mlx5_0"} 1
 rail_nic_in_pod{nic="mlx5_1"} 0
 `},
-		{"an SR-IOV PF with 2 of 4 VFs held, one with none enabled", NodeState{Version: 1, PFs: []PFState{
-			{PCI: "0000:19:00.0", NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2, Leaked: 1}, {PCI: "0000:b9:00.0", NIC: "mlx5_7", Total: 4}}}, `
+		{"an SR-IOV PF with 2 of 4 VFs held, one with none enabled; the filter refused", NodeState{Version: 1, PFs: []PFState{
+			{PCI: "0000:19:00.0", NIC: "mlx5_0", Total: 4, Enabled: 4, Used: 2, Leaked: 1}, {PCI: "0000:b9:00.0", NIC: "mlx5_7", Total: 4}}, LinkFilterFailures: 3}, `
+# HELP rail_link_filter_active 1 when the kernel filter on raild's link-event socket is set; 0: raild reads every link event of the node (too many links for one, the socket refused it, or no link events).
+# TYPE rail_link_filter_active gauge
+rail_link_filter_active 0
+# HELP rail_link_filter_failures_total Times the link-event socket refused raild's kernel filter.
+# TYPE rail_link_filter_failures_total counter
+rail_link_filter_failures_total 3
 # HELP rail_inventory_version Version of raild's current snapshot of the node (raised by each rescan).
 # TYPE rail_inventory_version gauge
 rail_inventory_version 1
@@ -56,7 +68,7 @@ rail_pf_vfs_leaked{nic="mlx5_7",pf="0000:b9:00.0"} 0
 			m := New(func() []api.PoolStatus { return nil })
 			m.WatchNode(func() NodeState { return tt.state })
 			err := testutil.GatherAndCompare(m.Registry, strings.NewReader(tt.want), "rail_inventory_version", "rail_nic_active", "rail_nic_in_pod",
-				"rail_pf_vfs", "rail_pf_vfs_max", "rail_pf_vfs_used", "rail_pf_vfs_leaked")
+				"rail_pf_vfs", "rail_pf_vfs_max", "rail_pf_vfs_used", "rail_pf_vfs_leaked", "rail_link_filter_active", "rail_link_filter_failures_total")
 			if err != nil {
 				t.Fatal(err)
 			}

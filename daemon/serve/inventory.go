@@ -43,6 +43,9 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 				"fullRescans", stats.FullRescans, "deviceReads", stats.DeviceReads, "linkEvents", stats.Events, "ignored", stats.Ignored)
 		},
 		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "error", err) },
+		FilterFailed: func(err error) {
+			log.Warn("the kernel filter on the link-event socket cannot be set: every link event is read (rail_link_filter_active 0)", "error", err)
+		},
 	}
 	if events, err := inventory.LinkEvents(netns.None()); err != nil {
 		log.Warn("no link events: the node is rescanned on the timer only", "every", rescanInterval, "error", err)
@@ -101,7 +104,9 @@ func leaseHolders(leases []ipam.Lease) map[string]string {
 func nodeState(inv *inventory.Inventory, leaked func() []topology.LeakedVF) metrics.NodeSource {
 	return func() metrics.NodeState {
 		snap := inv.Current()
-		state := metrics.NodeState{Version: snap.Version, NICs: make([]metrics.NICState, 0, len(snap.Machine.NICs))}
+		stats := inv.Stats()
+		state := metrics.NodeState{Version: snap.Version, NICs: make([]metrics.NICState, 0, len(snap.Machine.NICs)),
+			LinkFilter: stats.LinkFilter, LinkFilterFailures: stats.LinkFilterFailures}
 		for _, nic := range snap.Machine.NICs {
 			_, inPod := snap.InPod[nic.Name]
 			state.NICs = append(state.NICs, metrics.NICState{Name: nic.Name, Active: nic.State == topology.PortActive, InPod: inPod})
