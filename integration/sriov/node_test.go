@@ -2,7 +2,6 @@ package sriov
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -136,26 +135,13 @@ func (n *criNode) script(name string, env ...string) error {
 // crictl runs crictl against the node and returns its trimmed stdout;
 // stderr is part of the error.
 func (n *criNode) crictl(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(n.rig, "bin/crictl"),
-		append([]string{"--config", filepath.Join(n.run, "crictl.yaml")}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return strings.TrimSpace(string(out)), fmt.Errorf("crictl %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(string(out)), nil
+	return harness.Crictl{RigDir: n.rig, RunDir: n.run}.Run(args...)
 }
 
+// mustCrictl is crictl that fails the test on error.
 func (n *criNode) mustCrictl(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := n.crictl(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return harness.Crictl{RigDir: n.rig, RunDir: n.run}.Must(t, args...)
 }
 
 // writeJSON writes v as JSON into the node's directory and returns the path.

@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -125,30 +125,16 @@ func (n *guestNode) leases(t *testing.T) []api.Lease {
 	return leases
 }
 
-// crictl runs crictl against the node and returns trimmed stdout; stderr
-// is part of the error.
+// crictl runs crictl against the node and returns its trimmed stdout;
+// stderr is part of the error.
 func (n *guestNode) crictl(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(n.rig, "bin/crictl"),
-		append([]string{"--config", filepath.Join(n.run, "crictl.yaml")}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return strings.TrimSpace(string(out)), fmt.Errorf("crictl %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(string(out)), nil
+	return harness.Crictl{RigDir: n.rig, RunDir: n.run}.Run(args...)
 }
 
 // mustCrictl is crictl that fails the test on error.
 func (n *guestNode) mustCrictl(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := n.crictl(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return harness.Crictl{RigDir: n.rig, RunDir: n.run}.Must(t, args...)
 }
 
 // writeJSONFile writes v as JSON into dir/name and returns the path.
