@@ -191,6 +191,12 @@ const gatherFor = 20 * time.Millisecond
 // message waiting, waits gatherFor for the rest of the burst, reads
 // those, and only then sleeps on the socket again.
 func (l *NetlinkLinks) Run(ctx context.Context, handle func(LinkEvent)) {
+	l.RunBatches(ctx, handle, func() {})
+}
+
+// RunBatches is Run that also calls batchEnd after each batch of events
+// it read (what one wake-up found, then what the gather found).
+func (l *NetlinkLinks) RunBatches(ctx context.Context, handle func(LinkEvent), batchEnd func()) {
 	defer l.asks.close()
 	defer l.file.Close()
 	stop := context.AfterFunc(ctx, func() { _ = l.file.Close() }) // wakes the read below
@@ -209,6 +215,7 @@ func (l *NetlinkLinks) Run(ctx context.Context, handle func(LinkEvent)) {
 		if err != nil || failed {
 			return // closed, or the socket failed
 		}
+		batchEnd()
 		gather.Reset(gatherFor)
 		select {
 		case <-ctx.Done():
@@ -218,13 +225,17 @@ func (l *NetlinkLinks) Run(ctx context.Context, handle func(LinkEvent)) {
 		// What came meanwhile, read under the file's own reference to the
 		// descriptor (a close from ctx cannot slip a reused one in), and
 		// never waiting: the callback says it is done whatever it read.
+		var read int
 		err = conn.Read(func(fd uintptr) bool {
-			_, ok := drain(int(fd), buf, handle)
-			failed = !ok
+			n, ok := drain(int(fd), buf, handle)
+			read, failed = n, !ok
 			return true
 		})
 		if err != nil || failed {
 			return
+		}
+		if read > 0 {
+			batchEnd()
 		}
 	}
 }

@@ -55,7 +55,8 @@ func TestFilterRefusedIsTold(t *testing.T) {
 	const changes = 4
 	for i := range changes {
 		reads := inv.Stats().DeviceReads
-		events <- LinkEvent{Name: "ens1f0np0", Index: 5, State: LinkState{Flags: followedFlags, MTU: 1500 + i}}
+		// a new ifindex each time (the netdev re-created): a new watched set, offered again
+		events <- LinkEvent{Name: "ens1f0np0", Index: 5 + i, State: LinkState{Flags: followedFlags, MTU: 1500 + i}}
 		deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
 		for inv.Stats().DeviceReads == reads {
 			if time.Now().After(deadline) {

@@ -28,6 +28,14 @@ const offFlags = unix.NLMSG_HDRLEN + 8
 // stateBlocks are the comparisons of each link's state, by its ifindex
 // as loaded; a link whose block would be too long for the program's
 // jumps has none (its every event passes).
+// maxStateLinks bounds the links given states: a state block takes some
+// 40 instructions, and a program over the filter's bound falls back to
+// none at all, rebuilt with every event. A node's NICs fit; on a node
+// whose VFs are watched too (each moved by another plugin's pods) the
+// links beyond pass every event of theirs, as without states, and cost
+// no program per event.
+const maxStateLinks = 16
+
 func stateBlocks(states map[int]linkSeen) map[uint32][]bpf.Instruction {
 	blocks := make(map[uint32][]bpf.Instruction, len(states))
 	for index, seen := range states {

@@ -41,6 +41,13 @@ type kernelWatch struct {
 	// (see kstate.go); applied holds those last given.
 	states        map[int]linkSeen
 	appliedStates map[int]linkSeen
+	// batched: the reader tells the end of each batch of events it read
+	// (flushStates), and states learned within a batch are given to the
+	// kernel then, not one program per event: a PF's VFs moving in and
+	// out of pods change a state with every event. pending are those
+	// states, checked against the kernel once given.
+	batched bool
+	pending map[int]linkSeen
 	// stats and failedOnce: the filter's health, counted and logged
 	// (Watch.FilterFailed) on its first failure.
 	stats      *counters
@@ -54,7 +61,7 @@ type kernelWatch struct {
 
 func newKernelWatch(src kernelFiltered, parents bool, stats *counters, onFail func(error)) *kernelWatch {
 	return &kernelWatch{src: src, parents: parents, names: map[string]int{}, links: map[int]int{},
-		states: map[int]linkSeen{}, stats: stats, onFail: onFail}
+		states: map[int]linkSeen{}, pending: map[int]linkSeen{}, stats: stats, onFail: onFail}
 }
 
 // saw takes in what one classified event teaches and applies the filter.
@@ -73,6 +80,7 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern, remembered bool) (keep bool) 
 		k.version = 0 // the loop's full rescan resolves the names again
 		clear(k.names)
 		clear(k.states)
+		clear(k.pending)
 		return true
 	case ev.Index <= 0:
 		return true
@@ -84,6 +92,7 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern, remembered bool) (keep bool) 
 		}
 		delete(k.links, ev.Index)
 		delete(k.states, ev.Index)
+		delete(k.pending, ev.Index)
 		if k.names[ev.Name] == ev.Index {
 			k.names[ev.Name] = 0
 		}
@@ -95,13 +104,22 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern, remembered bool) (keep bool) 
 			k.links[ev.Index] = 0
 		} // an upper device is watched once the loop finds it stays (settleUppers)
 		seen := linkSeen{name: ev.Name, state: ev.State}
-		if last, known := k.states[ev.Index]; remembered && (!known || last != seen) {
+		// A state is given when the link's name is resolved (follow) and
+		// kept up to date here: a link that arrived since (a VF back from
+		// another plugin's pod) gets none, so its events cost no program.
+		if last, known := k.states[ev.Index]; remembered && known && last != seen {
 			k.states[ev.Index] = seen
+			if k.batched {
+				k.pending[ev.Index] = seen
+				k.install(false)
+				return true
+			}
 			k.apply()
 			k.verify(ev.Index, seen)
 			return true
 		} else if !remembered {
 			delete(k.states, ev.Index)
+			delete(k.pending, ev.Index)
 		}
 	}
 	k.apply()
@@ -160,7 +178,7 @@ func (k *kernelWatch) follow(snap *Snapshot) []string {
 				// as it is now: a change since the snapshot was read
 				// passed (no state was compared), and one before the
 				// link was watched is read again (newly)
-				k.states[ev.Index] = linkSeen{name: ev.Name, state: ev.State}
+				k.keepState(ev.Index, linkSeen{name: ev.Name, state: ev.State})
 			}
 		default:
 			k.names[name] = 0
@@ -233,7 +251,68 @@ func (k *kernelWatch) takeAdded() []int {
 
 // apply sets the filter to the watched ifindexes if they changed. mu is
 // held.
-func (k *kernelWatch) apply() {
+func (k *kernelWatch) apply() { k.install(true) }
+
+// keepState records seen as index's state, unless maxStateLinks other
+// links have states: false then (every event of index passes).
+func (k *kernelWatch) keepState(index int, seen linkSeen) bool {
+	if _, known := k.states[index]; !known && len(k.states) >= maxStateLinks {
+		return false
+	}
+	k.states[index] = seen
+	return true
+}
+
+// flushStates ends a batch of events: the states learned in it go to the
+// kernel in one program, and each is checked against the kernel's link
+// (an event that changed a link back to what the program held was dropped
+// before the program knew the change): a link that is not as its state
+// says is forgotten by the reader and handed to handle as it is now, an
+// event of its own, so the loop reads it. At most three rounds.
+func (k *kernelWatch) flushStates(handle func(LinkEvent)) {
+	for range 3 {
+		now := k.givePending()
+		if len(now) == 0 {
+			return
+		}
+		for _, ev := range now {
+			handle(ev)
+		}
+	}
+}
+
+// givePending installs the pending states and returns the links the
+// kernel shows otherwise, as they are now.
+func (k *kernelWatch) givePending() []LinkEvent {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.pending) == 0 {
+		return nil
+	}
+	k.install(true)
+	var now []LinkEvent
+	for index, seen := range k.pending {
+		if !k.filter {
+			break
+		}
+		ev, there, err := k.src.link(index, "")
+		if err == nil && there && (linkSeen{name: ev.Name, state: ev.State}) == seen {
+			continue
+		}
+		delete(k.states, index)
+		k.added = append(k.added, index)
+		if err == nil && there {
+			now = append(now, ev)
+		}
+	}
+	clear(k.pending)
+	k.install(true)
+	return now
+}
+
+// install gives the kernel the watched links, with the states the reader
+// remembers (withStates) or, within a batch, those given last.
+func (k *kernelWatch) install(withStates bool) {
 	want := slices.Sorted(maps.Keys(k.links))
 	var awaited []string
 	for name, index := range k.names {
@@ -249,12 +328,18 @@ func (k *kernelWatch) apply() {
 	for index := range k.states {
 		if _, watched := slices.BinarySearch(want, index); !watched {
 			delete(k.states, index)
+			delete(k.pending, index)
 		}
 	}
-	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) && maps.Equal(k.states, k.appliedStates) {
+	states := k.states
+	if !withStates {
+		states = maps.Clone(k.appliedStates)
+		maps.DeleteFunc(states, func(index int, _ linkSeen) bool { _, kept := k.states[index]; return !kept })
+	}
+	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) && maps.Equal(states, k.appliedStates) {
 		return // as it is (or, too many or failing, as it was)
 	}
-	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents, states: maps.Clone(k.states)})
+	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents, states: maps.Clone(states)})
 	k.failed = err
 	k.health(filter, err)
 	if k.filter { // without a filter before, nothing was dropped
@@ -265,7 +350,7 @@ func (k *kernelWatch) apply() {
 		}
 	}
 	k.applied, k.awaited, k.tried, k.filter = want, awaited, true, filter
-	k.appliedStates = maps.Clone(k.states)
+	k.appliedStates = maps.Clone(states)
 }
 
 // health counts whether a filter is set, and a failure to set one,

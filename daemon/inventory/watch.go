@@ -126,7 +126,7 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 		if kernel != nil {
 			kernel.follow(inv.Current())
 		}
-		src.Run(ctx, func(ev LinkEvent) {
+		handle := func(ev LinkEvent) {
 			if kernel != nil {
 				for _, index := range kernel.takeAdded() {
 					filter.unseen(index)
@@ -143,9 +143,21 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 			case out <- c:
 			case <-ctx.Done():
 			}
-		})
+		}
+		if batches, ok := src.(batchSource); ok && kernel != nil {
+			kernel.batched = true
+			batches.RunBatches(ctx, handle, func() { kernel.flushStates(handle) })
+			return
+		}
+		src.Run(ctx, handle)
 	}()
 	return out
+}
+
+// batchSource is a LinkSource that says where each batch of events it
+// read ends (NetlinkLinks).
+type batchSource interface {
+	RunBatches(ctx context.Context, handle func(LinkEvent), batchEnd func())
 }
 
 // classify counts the event and says what it asks.
