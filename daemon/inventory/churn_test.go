@@ -88,17 +88,20 @@ func TestChurnBesideCostsNoRescan(t *testing.T) {
 		t.Errorf("%d of %d events ignored, want all", after.Ignored-before.Ignored, after.Events-before.Events)
 	}
 
-	// A macvlan on the NIC in the node's own netns is an upper device of
-	// it there (the NIC is then the node's own): the NIC is read again.
+	// A macvlan set up on the NIC in the node's own netns is an upper
+	// device of it there (the NIC is then the node's own): the NIC is
+	// read again.
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name, attrs.ParentIndex = base+"-mh", parent.Attrs().Index
-	must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}))
+	host := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
+	must(t, h.LinkAdd(host))
+	must(t, h.LinkSetUp(host))
 	deadline = time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
 	for inv.Stats().DeviceReads == after.DeviceReads && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if inv.Stats().DeviceReads == after.DeviceReads {
-		t.Error("a macvlan on the NIC in the node's netns did not make the inventory read the NIC")
+		t.Error("a macvlan set up on the NIC in the node's netns did not make the inventory read the NIC")
 	}
 }
 
