@@ -22,14 +22,17 @@ func TestChurnBesideCostsNoRescan(t *testing.T) {
 	ns, h := testNetns(t)
 	podNS, podH := namedNetns(t, fmt.Sprintf("ry-inv-%d-pod", os.Getpid()))
 	base := fmt.Sprintf("rych%d", os.Getpid()%100000)
-	nic := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "n"}, PeerName: base + "p"}
+	// the stand-in's peer sits in the pod's netns: in the host's, it
+	// would be a link on the NIC (IFLA_LINK), as an upper device is, and
+	// its late carrier events would pass the filter while it is up
+	nic := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: base + "n"}, PeerName: base + "p", PeerNamespace: netlink.NsFd(int(podNS))}
 	root, _ := fakeNode(t, fakesys.Options{Netdevs: map[string]string{"mlx5_0": nic.Name}})
 	inv := watching(t, ns, root, Watch{Settle: 5 * time.Millisecond, FollowUp: 20 * time.Millisecond})
 	must(t, h.LinkAdd(nic))
 	must(t, h.LinkSetUp(nic))
-	peer, err := h.LinkByName(nic.PeerName)
+	peer, err := podH.LinkByName(nic.PeerName)
 	must(t, err)
-	must(t, h.LinkSetUp(peer))
+	must(t, podH.LinkSetUp(peer))
 	// The kernel's link watch sends the stand-in's operational state
 	// later, up to seconds while other links churn: wait for it, so it
 	// is not counted against the churn.
@@ -88,17 +91,20 @@ func TestChurnBesideCostsNoRescan(t *testing.T) {
 		t.Errorf("%d of %d events ignored, want all", after.Ignored-before.Ignored, after.Events-before.Events)
 	}
 
-	// A macvlan on the NIC in the node's own netns is an upper device of
-	// it there (the NIC is then the node's own): the NIC is read again.
+	// A macvlan set up on the NIC in the node's own netns is an upper
+	// device of it there (the NIC is then the node's own): the NIC is
+	// read again.
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name, attrs.ParentIndex = base+"-mh", parent.Attrs().Index
-	must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}))
+	host := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
+	must(t, h.LinkAdd(host))
+	must(t, h.LinkSetUp(host))
 	deadline = time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
 	for inv.Stats().DeviceReads == after.DeviceReads && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if inv.Stats().DeviceReads == after.DeviceReads {
-		t.Error("a macvlan on the NIC in the node's netns did not make the inventory read the NIC")
+		t.Error("a macvlan set up on the NIC in the node's netns did not make the inventory read the NIC")
 	}
 }
 

@@ -18,6 +18,10 @@ type LinkEvent struct {
 	Name  string // the link's name now
 	Index int    // its ifindex in the netns (0: not known)
 	Gone  bool   // deleted, or moved to another netns (RTM_DELLINK)
+	// New says the link has just arrived: registered in the netns or
+	// moved into it (the kernel's ifi_change of all ones); false for a
+	// change of a link that was there.
+	New bool
 	// State is the link's attributes that a NIC's record follows.
 	State LinkState
 	// Lower is the link this one sits on in the same netns (a macvlan's

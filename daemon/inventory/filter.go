@@ -171,7 +171,7 @@ func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 	}
 	if device, upper := f.links.byIndex[ev.Lower]; upper && ev.Lower > 0 {
 		// an upper device of a NIC's, in this netns
-		seen := upperSeen{device: device, lower: ev.Lower, cameFirst: !ev.Gone, goneNow: ev.Gone}
+		seen := upperSeen{device: device, lower: ev.Lower, cameFirst: ev.New, goneNow: ev.Gone}
 		return concern{uppers: map[int]upperSeen{ev.Index: seen}, first: ev.Name, events: 1}
 	}
 	if ev.Gone {

@@ -132,8 +132,11 @@ func describe(c concern) string {
 // host netns, then moved into its pod) asks for no read; one that stays,
 // or one that was there before the burst and leaves, asks for the NIC.
 func TestBurstOfUpperDevices(t *testing.T) {
-	came := func(i int) LinkEvent { return LinkEvent{Name: fmt.Sprintf("mv%d", i), Index: 50 + i, Lower: 5} }
-	went := func(i int) LinkEvent { ev := came(i); ev.Gone = true; return ev }
+	came := func(i int) LinkEvent {
+		return LinkEvent{Name: fmt.Sprintf("mv%d", i), Index: 50 + i, Lower: 5, New: true}
+	}
+	went := func(i int) LinkEvent { ev := came(i); ev.Gone, ev.New = true, false; return ev }
+	changed := func(i int) LinkEvent { ev := came(i); ev.New = false; return ev }
 	tests := []struct {
 		name   string
 		burst  []LinkEvent
@@ -145,6 +148,8 @@ func TestBurstOfUpperDevices(t *testing.T) {
 		{"came and stayed", []LinkEvent{came(1)}, []string{"mlx5_1"}, false},
 		{"one came and went, another came", []LinkEvent{came(1), went(1), came(2)}, []string{"mlx5_1"}, false},
 		{"was there before and went", []LinkEvent{went(1)}, []string{"mlx5_1"}, false},
+		{"was there before, changed and went", []LinkEvent{changed(1), went(1)}, []string{"mlx5_1"}, false},
+		{"was there before and changed", []LinkEvent{changed(1)}, []string{"mlx5_1"}, false},
 		{"went, then came back", []LinkEvent{went(1), came(1)}, []string{"mlx5_1"}, false},
 		{"came and went, and the NIC changed", []LinkEvent{came(1), {Name: "ibp30s0", Index: 5, State: LinkState{MTU: 4000}}, went(1)},
 			[]string{"mlx5_1"}, false},

@@ -21,9 +21,14 @@ import (
 //     kernel's IFLA_PARENT_DEV_NAME, Linux 5.16 on: the `device` of
 //     sysfs; every new link on older kernels), one named as a snapshot's
 //     netdev that is not in the netns now (a NIC back from a pod, a
-//     stand-in), or an upper device of a watched link (IFLA_LINK);
+//     stand-in);
+//   - an RTM_NEWLINK, new or not, of an upper device of a watched link
+//     (IFLA_LINK) that is up (IFF_UP in ifi_flags): one that arrives up
+//     or is set up in this netns;
 // and drops everything else: a pod's host veth coming, going up, getting
-// its carrier, leaving; someone's macvlan moved out; every other message.
+// its carrier, leaving; a down upper device of a NIC's coming and moved
+// out (upstream macvlan's), or left down on it (read at the next full
+// rescan); every other message.
 //
 // Netlink's fields are in the host's byte order and a classic BPF load
 // reads big-endian, so each constant is compared as the load sees it
@@ -77,14 +82,13 @@ func linkFilter(w watchList) ([]bpf.Instruction, error) {
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	tree := indexTree(keys, nil)
-	var states []bpf.Instruction
+	var blocks map[uint32][]bpf.Instruction
 	if len(w.states) > 0 {
-		states = indexTree(keys, stateBlocks(w.states))
+		blocks = stateBlocks(w.states)
 	}
-	prog := filterProgram(w, tree, states)
-	if len(prog) > maxFilter && len(states) > 0 {
-		prog = filterProgram(w, tree, nil)
+	prog := filterProgram(w, keys, blocks)
+	if len(prog) > maxFilter && len(blocks) > 0 {
+		prog = filterProgram(w, keys, nil)
 	}
 	if len(prog) > maxFilter {
 		return nil, fmt.Errorf("a filter of %d links and %d names takes %d instructions, more than %d",
@@ -93,14 +97,24 @@ func linkFilter(w watchList) ([]bpf.Instruction, error) {
 	return prog, nil
 }
 
-// filterProgram lays the program out: tree passes a link's departure,
-// states an RTM_NEWLINK of a link that is not new (a watched link's
-// change; none: tree passes it too), then the new link's checks.
-func filterProgram(w watchList, tree, states []bpf.Instruction) []bpf.Instruction {
-	toStates := uint32(5 + len(tree))
-	if len(states) == 0 {
-		toStates = 5
-	}
+// missMark marks, while a program is laid out, the changes tree's
+// "not a watched link": filterProgram makes each a jump to the upper
+// check. No block returns it.
+const missMark = 0xfffffffe
+
+// filterProgram lays the program out: the changes tree takes an
+// RTM_NEWLINK of a link that is not new (a watched link's change, run
+// through its state block when blocks has one); the new link's checks
+// follow, then the upper check, which a change of a link not watched
+// jumps to and the new link's checks fall into: it passes an upper
+// device of a watched link that is up. Its tree of the watched links
+// also passes a link's departure.
+func filterProgram(w watchList, keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruction {
+	changes := indexTree(keys, blocks, bpf.RetConstant{Val: missMark})
+	checks := newLinkChecks(w)
+	upper := upperCheck()
+	tree := indexTree(keys, nil, bpf.RetConstant{Val: 0})
+	const head = 13
 	prog := []bpf.Instruction{
 		bpf.LoadExtension{Num: bpf.ExtLen},
 		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: minLink, SkipFalse: 7}, // too short: drop
@@ -109,22 +123,29 @@ func filterProgram(w watchList, tree, states []bpf.Instruction) []bpf.Instructio
 		bpf.LoadAbsolute{Off: offChange, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: newLink, SkipTrue: 6}, // a new link
 		bpf.LoadAbsolute{Off: offIndex, Size: 4},
-		bpf.Jump{Skip: toStates}, // a change: to the states
+		bpf.Jump{Skip: 5}, // a change: to the changes tree
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_DELLINK), SkipTrue: 1},
 		bpf.RetConstant{Val: 0},
 		bpf.LoadAbsolute{Off: offIndex, Size: 4},
-		bpf.Jump{Skip: 1},                               // a departure: to the tree
-		bpf.Jump{Skip: uint32(len(tree) + len(states))}, // to the new link's checks
+		bpf.Jump{Skip: uint32(1 + len(changes) + len(checks) + len(upper))}, // a departure: to the tree
+		bpf.Jump{Skip: uint32(len(changes))},                                // to the new link's checks
 	}
-	prog = append(prog, tree...)
-	prog = append(prog, states...)
-	return append(prog, newLinkChecks(w, tree)...)
+	prog = append(prog, changes...)
+	prog = append(prog, checks...)
+	toUpper := len(prog)
+	for i := head; i < head+len(changes); i++ {
+		if prog[i] == (bpf.RetConstant{Val: missMark}) {
+			prog[i] = bpf.Jump{Skip: uint32(toUpper - i - 1)}
+		}
+	}
+	prog = append(prog, upper...)
+	return append(prog, tree...)
 }
 
 // newLinkChecks pass a new link that could be a NIC (see the top): one of
-// the names, one with a parent device, an upper device of a watched link
-// (tree ends it).
-func newLinkChecks(w watchList, tree []bpf.Instruction) []bpf.Instruction {
+// the names, one with a parent device; any other goes on to the upper
+// check after them.
+func newLinkChecks(w watchList) []bpf.Instruction {
 	if !w.parents {
 		return []bpf.Instruction{bpf.RetConstant{Val: keepAll}}
 	}
@@ -139,18 +160,30 @@ func newLinkChecks(w watchList, tree []bpf.Instruction) []bpf.Instruction {
 	)
 	prog = append(prog, names...)
 	prog = append(prog, findAttr(iflaParentDevName)...)
-	prog = append(prog,
+	return append(prog,
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},
 		bpf.RetConstant{Val: keepAll}, // a parent device: could be a NIC
 	)
+}
+
+// upperCheck passes a link that is up (IFF_UP) and has a lower link
+// (IFLA_LINK) when the tree of the watched links that follows it finds
+// that lower link: an upper device of a NIC's that arrives up or is set
+// up. A down one (upstream macvlan's, made down and moved into a pod) is
+// dropped, new or changed.
+func upperCheck() []bpf.Instruction {
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offFlags, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: asLoaded32(unix.IFF_UP), SkipTrue: 1},
+		bpf.RetConstant{Val: 0}, // down
+	}
 	prog = append(prog, findAttr(unix.IFLA_LINK)...)
-	prog = append(prog,
+	return append(prog,
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipFalse: 1},
 		bpf.RetConstant{Val: 0}, // no lower link
 		bpf.TAX{},
 		bpf.LoadIndirect{Off: unix.SizeofRtAttr, Size: 4},
 	)
-	return append(prog, tree...)
 }
 
 // findAttr has the kernel find the link message's attribute of type
@@ -184,17 +217,17 @@ func nameCheck(name string) []bpf.Instruction {
 }
 
 // indexTree is a sorted jump tree over keys (the ifindex as loaded is in
-// A): drop when A is none of them; when it is one, pass, or run the
+// A): run miss when A is none of them; when it is one, pass, or run the
 // key's block when blocks has one (a block returns). Each node compares
 // with its middle key and jumps over its left half (an unconditional
 // jump, so no branch exceeds a conditional jump's 255); each leaf tests
 // up to leafSize keys.
-func indexTree(keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruction {
+func indexTree(keys []uint32, blocks map[uint32][]bpf.Instruction, miss bpf.Instruction) []bpf.Instruction {
 	if len(keys) <= leafSize {
-		return indexLeaf(keys, blocks)
+		return indexLeaf(keys, blocks, miss)
 	}
 	mid := len(keys) / 2
-	left, right := indexTree(keys[:mid], blocks), indexTree(keys[mid:], blocks)
+	left, right := indexTree(keys[:mid], blocks, miss), indexTree(keys[mid:], blocks, miss)
 	node := []bpf.Instruction{
 		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: keys[mid], SkipFalse: 1},
 		bpf.Jump{Skip: uint32(len(left))},
@@ -203,8 +236,8 @@ func indexTree(keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruc
 }
 
 // indexLeaf tests keys one by one: a key without a block passes, one
-// with runs it, none drops.
-func indexLeaf(keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruction {
+// with runs it, none runs miss.
+func indexLeaf(keys []uint32, blocks map[uint32][]bpf.Instruction, miss bpf.Instruction) []bpf.Instruction {
 	var passing, blocked []uint32
 	for _, k := range keys {
 		if _, has := blocks[k]; has {
@@ -225,7 +258,7 @@ func indexLeaf(keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruc
 	for i, k := range passing {
 		leaf = append(leaf, bpf.JumpIf{Cond: bpf.JumpEqual, Val: k, SkipTrue: uint8(len(passing) - i)})
 	}
-	return append(leaf, bpf.RetConstant{Val: 0}, bpf.RetConstant{Val: keepAll})
+	return append(leaf, miss, bpf.RetConstant{Val: keepAll})
 }
 
 // asLoaded32 is v as a classic BPF word load reads it from a field the

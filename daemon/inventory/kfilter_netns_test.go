@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"sync"
@@ -106,6 +107,8 @@ func TestKernelFilterDrops(t *testing.T) {
 		veth := outside(base+"v", base+"p")
 		mv := netlink.NewLinkAttrs()
 		mv.Name, mv.ParentIndex = base+"mv", index(nic.Name)
+		mvUp := netlink.NewLinkAttrs()
+		mvUp.Name, mvUp.ParentIndex, mvUp.Flags = base+"mu", index(nic.Name), net.FlagUp
 		steps := []struct {
 			name   string
 			do     func()
@@ -133,9 +136,18 @@ func TestKernelFilterDrops(t *testing.T) {
 			}, []string{"-" + base + "in"}, nil},
 			{"a link of an awaited name made", func() { must(t, h.LinkAdd(outside(awaited, awaited+"p"))) },
 				[]string{awaited}, []string{awaited}},
-			{"a macvlan made on the watched NIC", func() { must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: mv, Mode: netlink.MACVLAN_MODE_BRIDGE})) },
-				[]string{mv.Name}, []string{mv.Name, nic.Name}}, // and the NIC's upper device changed
-			{"the watched NIC's MTU changed", func() { must(t, h.LinkSetMTU(nic, mtu-100)) }, []string{nic.Name}, []string{nic.Name}},
+			{"a macvlan made on the watched NIC, down", func() { must(t, h.LinkAdd(&netlink.Macvlan{LinkAttrs: mv, Mode: netlink.MACVLAN_MODE_BRIDGE})) },
+				[]string{mv.Name}, map[bool][]string{false: {mv.Name, nic.Name}, true: {nic.Name}}[parents]}, // the NIC's upper device changed
+			{"the macvlan set up, and down again", func() { // down before its carrier's event, which would come later
+				must(t, h.LinkSetUp(&netlink.Macvlan{LinkAttrs: mv}))
+				must(t, h.LinkSetDown(&netlink.Macvlan{LinkAttrs: mv}))
+			}, []string{mv.Name}, []string{mv.Name}},
+			{"a macvlan made up on the watched NIC, and deleted", func() {
+				up := &netlink.Macvlan{LinkAttrs: mvUp, Mode: netlink.MACVLAN_MODE_BRIDGE}
+				must(t, h.LinkAdd(up))
+				must(t, h.LinkDel(up)) // before its carrier's event, which would come later
+			}, []string{"-" + mvUp.Name, mvUp.Name}, []string{mvUp.Name, nic.Name}}, // and the NIC's upper device changed
+			{"the watched NIC's MTU changed", func() { must(t, h.LinkSetMTU(nic, map[bool]int{false: 1300, true: 1200}[parents])) }, []string{nic.Name}, []string{nic.Name}},
 			{"the watched NIC renamed", func() { must(t, h.LinkSetName(nic, renamed)); nic.Name = renamed },
 				[]string{renamed}, []string{renamed}},
 		}

@@ -17,6 +17,7 @@ type kernelLink struct {
 	typ    uint16
 	index  int32
 	change uint32
+	flags  uint32 // ifi_flags
 	name   string
 	lower  int32  // IFLA_LINK, 0 none
 	parent string // IFLA_PARENT_DEV_NAME, "" none
@@ -33,6 +34,7 @@ func (m kernelLink) bytes() []byte {
 	}
 	b := linkMessage(m.typ, m.index, attrs...)
 	binary.NativeEndian.PutUint32(b[offChange:], m.change)
+	binary.NativeEndian.PutUint32(b[offFlags:], m.flags)
 	return b
 }
 
@@ -62,8 +64,19 @@ func TestLinkFilter(t *testing.T) {
 		{"a new link of an awaited name, shorter", watched, added(kernelLink{index: 901, name: "ens1f0v"}).bytes(), false},
 		{"a new link of an awaited name, longer", watched, added(kernelLink{index: 901, name: "ens1f0v33"}).bytes(), false},
 		{"a new stand-in of an awaited name", watched, added(kernelLink{index: 902, name: "ryinv99a"}).bytes(), true},
-		{"a new upper device of a watched NIC", watched, added(kernelLink{index: 903, name: "mv7", lower: nic}).bytes(), true},
-		{"a new upper device of another link", watched, added(kernelLink{index: 903, name: "mv7", lower: veth}).bytes(), false},
+		{"a new upper device of a watched NIC, up", watched, added(kernelLink{index: 903, flags: unix.IFF_UP, name: "mv7", lower: nic}).bytes(), true},
+		{"a new upper device of a watched NIC, down (upstream macvlan's)", watched, added(kernelLink{index: 903, flags: unix.IFF_BROADCAST, name: "mv7", lower: nic}).bytes(), false},
+		{"an upper device of a watched NIC set up", watched, kernelLink{typ: unix.RTM_NEWLINK, index: 903, change: unix.IFF_UP, flags: unix.IFF_UP | unix.IFF_BROADCAST, name: "mv7", lower: nic}.bytes(), true},
+		{"an upper device of a watched NIC changed, down", watched, kernelLink{typ: unix.RTM_NEWLINK, index: 903, flags: unix.IFF_BROADCAST, name: "mv7", lower: nic}.bytes(), false},
+		{"an upper device of a watched NIC leaves, not watched", watched, kernelLink{typ: unix.RTM_DELLINK, index: 903, change: newLink, flags: unix.IFF_UP, name: "mv7", lower: nic}.bytes(), false},
+		{"a new upper device of another link, up", watched, added(kernelLink{index: 903, flags: unix.IFF_UP, name: "mv7", lower: veth}).bytes(), false},
+		{"an upper device of another link set up", watched, kernelLink{typ: unix.RTM_NEWLINK, index: 903, change: unix.IFF_UP, flags: unix.IFF_UP, name: "mv7", lower: veth}.bytes(), false},
+		{"an up link without a lower link changed", watched, kernelLink{typ: unix.RTM_NEWLINK, index: veth, change: unix.IFF_UP, flags: unix.IFF_UP, name: "veth1a2b"}.bytes(), false},
+		{"a watched upper device's change, down", watched, kernelLink{typ: unix.RTM_NEWLINK, index: upper, change: unix.IFF_UP, name: "mv0", lower: nic}.bytes(), true},
+		{"an upper device of a watched NIC set up, state blocks", watchList{indexes: []int{nic, upper}, parents: true, states: map[int]linkSeen{nic: {name: "ens1f0np0"}}},
+			kernelLink{typ: unix.RTM_NEWLINK, index: 903, change: unix.IFF_UP, flags: unix.IFF_UP, name: "mv7", lower: nic}.bytes(), true},
+		{"an upper device of a watched NIC changed down, state blocks", watchList{indexes: []int{nic, upper}, parents: true, states: map[int]linkSeen{nic: {name: "ens1f0np0"}}},
+			kernelLink{typ: unix.RTM_NEWLINK, index: 903, flags: unix.IFF_BROADCAST, name: "mv7", lower: nic}.bytes(), false},
 		{"a new link without a parent, parents not told", watchList{indexes: []int{nic}}, added(kernelLink{index: veth, name: "veth1a2b"}).bytes(), true},
 		{"a watched NIC, parents not told", watchList{indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: nic}.bytes(), true},
 		{"an unwatched link, parents not told", watchList{indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: veth}.bytes(), false},
@@ -197,6 +210,8 @@ func runFilter(t *testing.T, prog []bpf.Instruction, msg []byte) uint32 {
 				yes = a >= ins.Val
 			case bpf.JumpNotEqual:
 				yes = a != ins.Val
+			case bpf.JumpBitsSet:
+				yes = a&ins.Val != 0
 			default:
 				t.Fatalf("condition %v", ins.Cond)
 			}

@@ -214,11 +214,13 @@ func (k *kernelWatch) upperLeft(index, lower int) bool {
 	return !stays
 }
 
-// settleUppers marks the upper devices that c saw arrive, and not leave,
-// as left when they are gone now: the filter drops the departure of one
-// it does not watch yet (moved into a pod right after it was made, as
-// upstream macvlan does), and it watches one only once it stayed past
-// its burst, so another plugin's macvlans cost no program change.
+// settleUppers marks the upper devices that c saw, and not leave, as left
+// when they are gone now: the filter drops the departure of one it does
+// not watch yet (set up and moved into a pod right after, or moved once
+// down: the filter passes an upper device only when it is up), and it
+// watches one only once it stayed past its burst, so another plugin's
+// macvlans cost no program change. One seen changing (set up after it
+// arrived down) is watched from then on as one seen arriving.
 //
 // Its departure may also have been on its way to the loop while it was
 // asked after: the departure of an upper device the last call found gone
@@ -229,7 +231,7 @@ func (k *kernelWatch) settleUppers(c *concern) {
 		switch {
 		case !u.cameFirst && u.goneNow && k.left[index]:
 			delete(c.uppers, index)
-		case u.cameFirst && !u.goneNow && k.upperLeft(index, u.lower):
+		case !u.goneNow && k.upperLeft(index, u.lower):
 			u.goneNow = true
 			c.uppers[index] = u
 			left[index] = true

@@ -39,6 +39,7 @@ func parseLink(b []byte, gone bool) (LinkEvent, bool) {
 	ev := LinkEvent{
 		Index: int(int32(binary.NativeEndian.Uint32(b[4:8]))),
 		Gone:  gone,
+		New:   !gone && binary.NativeEndian.Uint32(b[12:16]) == newLink,
 	}
 	ev.State.Flags = binary.NativeEndian.Uint32(b[8:12]) & followedFlags
 	parent, otherNetns := 0, false
