@@ -36,15 +36,15 @@ func (o *offering) link(index int, name string) (LinkEvent, bool, error) {
 // TestKernelWatchBatchesStates: within a batch of events, a watched NIC's
 // new states cost no program each; the batch's end gives them in one and
 // checks them against the kernel, handing on as an event of its own a
-// link the kernel shows otherwise. A link that arrived after its name was
-// resolved (a VF back from another plugin's pod) gets no state, so its
-// events cost no program.
+// link the kernel shows otherwise. A VF's netdev (moved into pods and
+// back by other plugins) gets no state, so its events cost no program.
 func TestKernelWatchBatchesStates(t *testing.T) {
 	nic := LinkEvent{Name: "ens1", Index: 7, State: LinkState{Flags: followedFlags, MTU: 1500}}
 	src := &offering{links: map[string]LinkEvent{"ens1": nic}}
 	k := newKernelWatch(src, true, &counters{}, nil)
 	k.batched = true
-	snap := &Snapshot{Version: 1, Machine: &topology.Machine{NICs: []topology.NIC{{Name: "mlx5_0", Netdev: "ens1"}, {Name: "mlx5_1", Netdev: "ens2"}}}}
+	snap := &Snapshot{Version: 1, Machine: &topology.Machine{NICs: []topology.NIC{{Name: "mlx5_0", Netdev: "ens1"}, {Name: "mlx5_1", Netdev: "ens2"}},
+		PFs: []topology.PF{{PCI: "0000:01:00.0", Netdev: "ens1", VFs: []topology.VF{{Index: 0, PCI: "0000:01:00.1", Netdev: "ens2"}}}}}}
 	k.follow(snap)
 	base := src.offers
 
@@ -75,14 +75,14 @@ func TestKernelWatchBatchesStates(t *testing.T) {
 		t.Fatalf("handed %v, want the NIC as the kernel shows it: %v", handed, nic)
 	}
 
-	// ens2 came after follow resolved it as absent: watched, no state
+	// ens2, a VF's netdev (moved by another plugin's pods): watched, no state
 	before := src.offers
-	arrived := LinkEvent{Name: "ens2", Index: 9, State: LinkState{Flags: followedFlags, MTU: 1500}}
+	arrived := LinkEvent{Name: "ens2", Index: 9, New: true, State: LinkState{Flags: followedFlags, MTU: 1500}}
 	k.saw(arrived, concern{devices: []string{"mlx5_1"}, first: "ens2", events: 1}, true)
 	afterArrival := src.offers
 	for mtu := 1501; mtu <= 1503; mtu++ {
 		ev := arrived
-		ev.State.MTU = mtu
+		ev.New, ev.State.MTU = false, mtu
 		k.saw(ev, concern{devices: []string{"mlx5_1"}, first: "ens2", events: 1}, true)
 		k.flushStates(func(LinkEvent) {})
 	}

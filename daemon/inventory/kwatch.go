@@ -48,6 +48,9 @@ type kernelWatch struct {
 	// states, checked against the kernel once given.
 	batched bool
 	pending map[int]linkSeen
+	// vfNames are the VF netdevs the snapshots named: they get no state
+	// (keepState).
+	vfNames map[string]bool
 	// stats and failedOnce: the filter's health, counted and logged
 	// (Watch.FilterFailed) on its first failure.
 	stats      *counters
@@ -61,7 +64,7 @@ type kernelWatch struct {
 
 func newKernelWatch(src kernelFiltered, parents bool, stats *counters, onFail func(error)) *kernelWatch {
 	return &kernelWatch{src: src, parents: parents, names: map[string]int{}, links: map[int]int{},
-		states: map[int]linkSeen{}, pending: map[int]linkSeen{}, stats: stats, onFail: onFail}
+		states: map[int]linkSeen{}, pending: map[int]linkSeen{}, vfNames: map[string]bool{}, stats: stats, onFail: onFail}
 }
 
 // saw takes in what one classified event teaches and applies the filter.
@@ -104,10 +107,7 @@ func (k *kernelWatch) saw(ev LinkEvent, c concern, remembered bool) (keep bool) 
 			k.links[ev.Index] = 0
 		} // an upper device is watched once the loop finds it stays (settleUppers)
 		seen := linkSeen{name: ev.Name, state: ev.State}
-		// A state is given when the link's name is resolved (follow) and
-		// kept up to date here: a link that arrived since (a VF back from
-		// another plugin's pod) gets none, so its events cost no program.
-		if last, known := k.states[ev.Index]; remembered && known && last != seen {
+		if last, known := k.states[ev.Index]; remembered && (known && last != seen || !known && k.keepState(ev.Index, seen)) {
 			k.states[ev.Index] = seen
 			if k.batched {
 				k.pending[ev.Index] = seen
@@ -159,6 +159,14 @@ func (k *kernelWatch) follow(snap *Snapshot) []string {
 	}
 	k.version = snap.Version
 	netdevs := snapshotNetdevs(snap)
+	// kept across snapshots: a VF in a pod has no netdev in the snapshot
+	for _, pf := range snap.Machine.PFs {
+		for _, vf := range pf.VFs {
+			if vf.Netdev != "" {
+				k.vfNames[vf.Netdev] = true
+			}
+		}
+	}
 	for name := range k.names {
 		if !slices.Contains(netdevs, name) {
 			delete(k.names, name)
@@ -255,10 +263,13 @@ func (k *kernelWatch) takeAdded() []int {
 // held.
 func (k *kernelWatch) apply() { k.install(true) }
 
-// keepState records seen as index's state, unless maxStateLinks other
-// links have states: false then (every event of index passes).
+// keepState records seen as index's state, unless it is a VF's netdev or
+// maxStateLinks other links have states: false then (every event of
+// index passes). A VF's events are those of its moves into pods and back
+// (host-device, sriov-cni, rail's vf mode), each a real change: a state
+// would cost a new program with each of them and drop none.
 func (k *kernelWatch) keepState(index int, seen linkSeen) bool {
-	if _, known := k.states[index]; !known && len(k.states) >= maxStateLinks {
+	if _, known := k.states[index]; !known && (len(k.states) >= maxStateLinks || k.vfNames[seen.name]) {
 		return false
 	}
 	k.states[index] = seen
