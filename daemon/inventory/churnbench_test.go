@@ -121,28 +121,42 @@ func TestChurnNeighbour(t *testing.T) {
 	for i := range pods {
 		switch kind {
 		case "veth":
-			veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("%s-%dh", prefix, i)},
-				PeerName: fmt.Sprintf("%s-%dp", prefix, i), PeerNamespace: netlink.NsFd(int(podNS))}
-			must(t, host.LinkAdd(veth))
-			must(t, host.LinkSetUp(veth))
-			peer, err := pod.LinkByName(veth.PeerName)
-			must(t, err)
-			must(t, pod.LinkSetUp(peer))
-			must(t, host.LinkDel(veth))
+			vethPod(t, host, pod, podNS, fmt.Sprintf("%s-%dh", prefix, i), fmt.Sprintf("%s-%dp", prefix, i))
 		case "macvlan":
 			parent, err := host.LinkByName(nicName)
 			must(t, err)
-			attrs := netlink.NewLinkAttrs()
-			attrs.Name, attrs.ParentIndex = fmt.Sprintf("%s-m%d", prefix, i), parent.Attrs().Index
-			mv := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
-			must(t, host.LinkAdd(mv))
-			must(t, host.LinkSetNsFd(mv, int(podNS)))
-			moved, err := pod.LinkByName(attrs.Name)
-			must(t, err)
-			must(t, pod.LinkSetUp(moved))
-			must(t, pod.LinkDel(moved))
+			macvlanPod(t, host, pod, podNS, parent.Attrs().Index, fmt.Sprintf("%s-m%d", prefix, i))
 		default:
 			t.Fatalf("unknown churn %q", kind)
 		}
 	}
+}
+
+// vethPod is what ptp-like plugins do for a pod: a veth pair whose peer
+// is in the pod netns, both up, then deleted.
+func vethPod(t testing.TB, host, pod *netlink.Handle, podNS netns.NsHandle, name, peer string) {
+	t.Helper()
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: peer, PeerNamespace: netlink.NsFd(int(podNS))}
+	must(t, host.LinkAdd(veth))
+	must(t, host.LinkSetUp(veth))
+	p, err := pod.LinkByName(peer)
+	must(t, err)
+	must(t, pod.LinkSetUp(p))
+	must(t, host.LinkDel(veth))
+}
+
+// macvlanPod is what upstream macvlan does for a pod: a child of the
+// parent made down in the host netns, moved into the pod, set up there,
+// then deleted.
+func macvlanPod(t testing.TB, host, pod *netlink.Handle, podNS netns.NsHandle, parent int, name string) {
+	t.Helper()
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.ParentIndex = name, parent
+	mv := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
+	must(t, host.LinkAdd(mv))
+	must(t, host.LinkSetNsFd(mv, int(podNS)))
+	moved, err := pod.LinkByName(name)
+	must(t, err)
+	must(t, pod.LinkSetUp(moved))
+	must(t, pod.LinkDel(moved))
 }

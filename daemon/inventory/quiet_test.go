@@ -72,14 +72,7 @@ func TestKernelFilterQuietsChurn(t *testing.T) {
 
 	const pods, macvlans = 100, 30
 	for i := range pods {
-		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("%sv%d", base, i)},
-			PeerName: fmt.Sprintf("%sp%d", base, i), PeerNamespace: netlink.NsFd(int(podNS))}
-		must(t, h.LinkAdd(veth))
-		must(t, h.LinkSetUp(veth))
-		peer, err := podH.LinkByName(veth.PeerName)
-		must(t, err)
-		must(t, podH.LinkSetUp(peer))
-		must(t, h.LinkDel(veth))
+		vethPod(t, h, podH, podNS, fmt.Sprintf("%sv%d", base, i), fmt.Sprintf("%sp%d", base, i))
 	}
 	sent := mark(base + "v")
 	vethPhase := waitQuiet(t, inv)
@@ -91,15 +84,7 @@ func TestKernelFilterQuietsChurn(t *testing.T) {
 	parent, err := h.LinkByName(nic.Name)
 	must(t, err)
 	for i := range macvlans {
-		attrs := netlink.NewLinkAttrs()
-		attrs.Name, attrs.ParentIndex = fmt.Sprintf("%sm%d", base, i), parent.Attrs().Index
-		mv := &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}
-		must(t, h.LinkAdd(mv))
-		must(t, h.LinkSetNsFd(mv, int(podNS)))
-		moved, err := podH.LinkByName(attrs.Name)
-		must(t, err)
-		must(t, podH.LinkSetUp(moved))
-		must(t, podH.LinkDel(moved))
+		macvlanPod(t, h, podH, podNS, parent.Attrs().Index, fmt.Sprintf("%sm%d", base, i))
 	}
 	mark(base + "m")
 	after := waitQuiet(t, inv)
