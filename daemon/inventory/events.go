@@ -41,25 +41,6 @@ type LinkSource interface {
 	Run(ctx context.Context, handle func(LinkEvent))
 }
 
-// Chan is a LinkSource of the events sent on a channel (a test's, or any
-// other feed); it ends when the channel closes.
-type Chan <-chan LinkEvent
-
-// Run hands on every event received until the channel closes or ctx ends.
-func (c Chan) Run(ctx context.Context, handle func(LinkEvent)) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-c:
-			if !ok {
-				return
-			}
-			handle(ev)
-		}
-	}
-}
-
 // subscribeBuffer is the socket buffer asked for the subscription: bursts
 // of link events (a hundred pods at once) wait there, not in raild.
 const subscribeBuffer = 4 << 20

@@ -12,9 +12,8 @@ type Watch struct {
 	// Interval is the periodic rescan of the whole node (0: none): the
 	// safety net for what no link event tells.
 	Interval time.Duration
-	// Events are link changes (LinkEvents; Chan for a feed of one's
-	// own). Each is classified in the source's own goroutine as it is
-	// read: only those about a NIC's netdev, an upper device on one, or a
+	// Events are link changes (LinkEvents, or any LinkSource). Each is
+	// classified in the source's own goroutine as it is read: only those about a NIC's netdev, an upper device on one, or a
 	// new link that could be a NIC's reach the loop, and cause a read of
 	// the RDMA devices concerned, not of the whole node; a burst of them
 	// causes one.

@@ -106,7 +106,7 @@ func attachIn(t *testing.T, host, pod string, s attach.Spec) {
 	}
 	defer hostNS.Close()
 	var attachErr error
-	if err := hostNS.Do(func(ns.NetNS) error { _, attachErr = attach.Attach(pod, s); return nil }); err != nil {
+	if err := hostNS.Do(func(ns.NetNS) error { _, attachErr = attach.AttachAll(pod, []attach.Spec{s}); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if attachErr != nil {

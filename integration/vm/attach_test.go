@@ -48,10 +48,11 @@ func TestAttachMoveCarriesRDMADevice(t *testing.T) {
 				Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.0.5/24")}, MTU: 1300,
 				RDMADevice: dev, RDMAExclusive: true}
 
-			res, err := attach.Attach(pod.Path(), spec)
+			all, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 			if err != nil {
 				t.Fatalf("Attach: %v", err)
 			}
+			res := all[0].Result
 			if res.Name != "rail0" || res.MTU != 1300 {
 				t.Errorf("Attach result %+v, want rail0 with MTU 1300", res)
 			}
@@ -124,7 +125,7 @@ func TestAttachMoveOfRxeNetdev(t *testing.T) {
 			spec := attach.Spec{Mode: attach.ModeMove, Parent: nic, Name: "rail0",
 				Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.1.5/24")}, RDMADevice: dev, RDMAExclusive: tt.exclusive}
 
-			_, err := attach.Attach(pod.Path(), spec)
+			_, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 			if tt.wantErr == nil && err != nil {
 				t.Fatalf("Attach: %v", err)
 			}
@@ -159,7 +160,7 @@ func TestAttachMoveRDMARefusedInSharedMode(t *testing.T) {
 	spec := attach.Spec{Mode: attach.ModeMove, Parent: nic, Name: "rail0",
 		Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.2.5/24")}, RDMADevice: dev, RDMAExclusive: true}
 
-	_, err := attach.Attach(pod.Path(), spec)
+	_, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 	if !errors.Is(err, unix.EOPNOTSUPP) {
 		t.Fatalf("Attach = %v, want the kernel's EOPNOTSUPP for an RDMA move in shared mode", err)
 	}

@@ -74,7 +74,7 @@ func newRDMAPod(t *testing.T, parent, addr string) rdmaPod {
 	t.Helper()
 	p := rdmaPod{netns: newNetns(t), addr: netip.MustParsePrefix(addr), dev: uniqueName(t, "rxp")}
 	spec := attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0", Addresses: []netip.Prefix{p.addr}}
-	if _, err := attach.Attach(p.netns.Path(), spec); err != nil {
+	if _, err := attach.AttachAll(p.netns.Path(), []attach.Spec{spec}); err != nil {
 		t.Fatalf("attach macvlan of %s: %v", parent, err)
 	}
 	t.Cleanup(func() {

@@ -121,8 +121,10 @@ func (e *testEnv) inHost(f func() error) error {
 func (e *testEnv) attach(s Spec) (Result, error) {
 	var res Result
 	err := e.inHost(func() error {
-		var err error
-		res, err = Attach(e.pod.Path(), s)
+		got, err := AttachAll(e.pod.Path(), []Spec{s})
+		if err == nil {
+			res = got[0].Result
+		}
 		return err
 	})
 	return res, err
