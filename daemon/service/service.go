@@ -183,7 +183,7 @@ func (u leaseUse) Range(fn func(nic string, h placement.Holder)) {
 	})
 }
 
-// reportReleased counts and logs released leases.
+// logReleased counts and logs released leases.
 func (s *Service) logReleased(released []ipam.Lease, why string) {
 	for _, l := range released {
 		if s.opt.Metrics != nil {
