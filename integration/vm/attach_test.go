@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -38,7 +39,7 @@ func TestAttachMoveCarriesRDMADevice(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			nic := useGuestNIC(t)
 			rxeNetdev, _ := addVethPair(t)
-			dev := uniqueName(t, "rxa")
+			dev := netnstest.UniqueName(t, "rxa")
 			guest := rdmaHandle(t, nil)
 			addRxe(t, guest, dev, rxeNetdev)
 			setMTU(t, nic, 1400)
@@ -116,7 +117,7 @@ func TestAttachMoveOfRxeNetdev(t *testing.T) {
 				t.Skipf("case for the %s boot", tt.boot)
 			}
 			nic := useGuestNIC(t)
-			dev := uniqueName(t, "rxn")
+			dev := netnstest.UniqueName(t, "rxn")
 			guest := rdmaHandle(t, nil)
 			addRxe(t, guest, dev, nic)
 			before := hostLinkState(t, nic)
@@ -152,7 +153,7 @@ func TestAttachMoveRDMARefusedInSharedMode(t *testing.T) {
 	requireBoot(t, rdma.NetnsShared)
 	nic, _ := addVethPair(t)
 	rxeNetdev, _ := addVethPair(t)
-	dev := uniqueName(t, "rxr")
+	dev := netnstest.UniqueName(t, "rxr")
 	guest := rdmaHandle(t, nil)
 	addRxe(t, guest, dev, rxeNetdev)
 	before := hostLinkState(t, nic)
