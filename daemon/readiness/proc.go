@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/railcni/rail/daemon/process"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -115,10 +116,12 @@ func (c *Checker) container(ctr Container) []api.ReadinessCheck {
 }
 
 // holdsDevice reports whether the container's root has the device node as
-// a char device with the injected numbers (numbers 0:0 are not compared).
+// a char device with the injected numbers (numbers 0:0 are not compared):
+// the node the container would open, links resolved inside its root (a
+// link to the node's /dev is not the device).
 func holdsDevice(procDir string, d Device) bool {
-	var st unix.Stat_t
-	if err := unix.Stat(filepath.Join(procDir, "root", d.Path), &st); err != nil {
+	st, err := process.StatInRoot(filepath.Join(procDir, "root"), d.Path)
+	if err != nil {
 		return false
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
