@@ -55,7 +55,7 @@ func TestDeviceNodesJudgedInContainerRoot(t *testing.T) {
 			} else {
 				must(t, os.Symlink(strings.ReplaceAll(tt.link, "HOST", host), node))
 			}
-			got := checker(t, machine(t, "lab-1x1"), proc.root).container(Container{Name: "app", Pid: 100, Devices: []Device{uverbs}})
+			got := checker(t, machine(t, "lab-1x1"), proc.root).container(Container{Name: "app", Pid: 100, Start: proc.start(100), Devices: []Device{uverbs}})
 			if len(got) != 1 || got[0].Name != checkDevices || got[0].Status != tt.want {
 				t.Fatalf("checks %+v; want device-nodes %s", got, tt.want)
 			}

@@ -196,7 +196,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
-			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Log: log})
+			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Proc: cfg.Readiness.ProcRoot, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
