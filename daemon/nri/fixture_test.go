@@ -1,13 +1,13 @@
 package nri
 
 import (
-	"path/filepath"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"

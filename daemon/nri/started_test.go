@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	nriapi "github.com/containerd/nri/pkg/api"
@@ -54,9 +54,9 @@ func TestContainerRecords(t *testing.T) {
 	uverbs0 := DeviceRecord{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192}
 	cm := DeviceRecord{Path: "/dev/infiniband/rdma_cm", Major: 10, Minor: 58}
 	tests := []struct {
-		name     string
-		leases   func(*fakeState)
-		run      func(ctx context.Context, p *Plugin)
+		name   string
+		leases func(*fakeState)
+		run    func(ctx context.Context, p *Plugin)
 		// procs are the processes running (pid → start time), as
 		// /proc/<pid>/stat shows them below the machine's root.
 		procs    map[int]uint64
