@@ -69,3 +69,15 @@ func mknod(t *testing.T, path string, d Device) {
 		t.Skipf("mknod %s (needs root): %v", path, err)
 	}
 }
+
+// TestNetnsNotANamespace: a rail whose netns path names a FIFO (a pod's
+// netns replaced) fails its interface check as gone; the check never
+// opens the FIFO (it waited for a writer forever, and raild's loop with it).
+func TestNetnsNotANamespace(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "netns")
+	must(t, unix.Mkfifo(fifo, 0o600))
+	got := checker(t, machine(t, "lab-1x1"), t.TempDir()).inPod(Rail{Netns: fifo, IfName: "rail0"})
+	if len(got) != 1 || got[0].Status != api.CheckFail || got[0].Reason != ReasonNetnsGone || !strings.Contains(got[0].Message, "not a network namespace") {
+		t.Fatalf("checks %+v; want %s naming it no netns", got, ReasonNetnsGone)
+	}
+}
