@@ -31,6 +31,8 @@ type ContainerView struct {
 	MemlockHard   uint64
 	MemlockErr    error
 	Env           []string // NCCL_* and UCX_* (nil when unreadable)
+	// ReadErr: the read did not finish in time; nothing else is known.
+	ReadErr error
 }
 
 // View reads a container's process; a container that has not started
@@ -75,7 +77,10 @@ func (c *Checker) View(ctr Container) ContainerView {
 // container checks one container from its own view.
 func (c *Checker) container(ctr Container) []api.ReadinessCheck {
 	subject := "container " + ctr.Name
-	v := c.View(ctr)
+	v := c.reads.view(ctr)
+	if v.ReadErr != nil {
+		return []api.ReadinessCheck{skip(checkDevices, subject, fmt.Sprintf("%s: %v", subject, v.ReadErr))}
+	}
 	if !v.Exists {
 		why := "has not started yet"
 		if ctr.Pid > 0 {
