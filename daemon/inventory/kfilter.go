@@ -21,7 +21,10 @@ import (
 //     kernel's IFLA_PARENT_DEV_NAME, Linux 5.16 on: the `device` of
 //     sysfs; every new link on older kernels), one named as a snapshot's
 //     netdev that is not in the netns now (a NIC back from a pod, a
-//     stand-in);
+//     stand-in); on a machine whose sysfs is not the kernel's (raild's
+//     --root: a fake machine, its NICs' netdevs stand-ins without a
+//     parent device), only those named: the snapshot's netdevs not in
+//     the netns and the netdevs that sysfs gives a `device`;
 //   - an RTM_NEWLINK, new or not, of an upper device of a watched link
 //     (IFLA_LINK) that is up (IFF_UP in ifi_flags): one that arrives up
 //     or is set up in this netns;
@@ -64,8 +67,12 @@ type watchList struct {
 	indexes []int    // links by ifindex (order and repeats do not matter)
 	names   []string // new links of these names
 	// parents: the kernel names a link's parent device, so a new link
-	// without one is no NIC; false: every new link passes.
+	// without one is no NIC; false: every new link passes, unless byName.
 	parents bool
+	// byName: the sysfs raild reads is not the kernel's (a fake
+	// machine), so the kernel's parent devices say nothing of its NICs: a
+	// new link passes only when names holds its name.
+	byName bool
 	// states are the last states raild read of watched links, by
 	// ifindex: an RTM_NEWLINK of one that differs from it in none of the
 	// fields a LinkEvent follows (its name and LinkState) is dropped.
@@ -143,10 +150,10 @@ func filterProgram(w watchList, keys []uint32, blocks map[uint32][]bpf.Instructi
 }
 
 // newLinkChecks pass a new link that could be a NIC (see the top): one of
-// the names, one with a parent device; any other goes on to the upper
-// check after them.
+// the names, one with a parent device (unless w.byName); any other goes
+// on to the upper check after them.
 func newLinkChecks(w watchList) []bpf.Instruction {
-	if !w.parents {
+	if !w.parents && !w.byName {
 		return []bpf.Instruction{bpf.RetConstant{Val: keepAll}}
 	}
 	var names []bpf.Instruction
@@ -159,6 +166,9 @@ func newLinkChecks(w watchList) []bpf.Instruction {
 		bpf.TAX{},
 	)
 	prog = append(prog, names...)
+	if w.byName {
+		return prog
+	}
 	prog = append(prog, findAttr(iflaParentDevName)...)
 	return append(prog,
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},

@@ -26,6 +26,12 @@ type kernelWatch struct {
 	// parents: a new link without a parent device is no NIC (the sysfs
 	// read is the kernel's own, and the kernel names parent devices).
 	parents bool
+	// sysNetdevs, on a machine whose sysfs is not the kernel's (a fake
+	// one: nil on the kernel's own), lists the netdevs that sysfs could
+	// take for NICs'; a new link then passes only when named (byName in
+	// kfilter.go): a snapshot's netdev not in the netns, or one of these
+	// that no snapshot names (extra, read at each snapshot).
+	sysNetdevs func() []string
 
 	mu      sync.Mutex
 	version uint64         // the snapshot whose names were resolved
@@ -33,6 +39,8 @@ type kernelWatch struct {
 	links   map[int]int    // ifindex of a link that concerned the inventory -> its lower (an upper device's NIC's), else 0
 	applied []int          // the ifindexes last given to the source (sorted)
 	awaited []string       // the names last given to it (sorted)
+	extra   []string       // sysNetdevs not in the last snapshot (sorted)
+	netdevs []string       // the last snapshot's netdevs (sorted)
 	tried   bool           // applied was given
 	filter  bool           // a filter is set (not too many links, no failure)
 	added   []int          // ifindexes watched since the reader last took them (or whose state went unverified)
@@ -159,6 +167,8 @@ func (k *kernelWatch) follow(snap *Snapshot) []string {
 	}
 	k.version = snap.Version
 	netdevs := snapshotNetdevs(snap)
+	k.netdevs = netdevs
+	k.readExtra()
 	// kept across snapshots: a VF in a pod has no netdev in the snapshot
 	for _, pf := range snap.Machine.PFs {
 		for _, vf := range pf.VFs {
@@ -201,6 +211,39 @@ func (k *kernelWatch) follow(snap *Snapshot) []string {
 		}
 	}
 	return newly
+}
+
+// readExtra reads which netdevs the fake machine's sysfs has that the
+// last snapshot does not name. mu is held.
+func (k *kernelWatch) readExtra() {
+	if k.sysNetdevs == nil {
+		return
+	}
+	k.extra = slices.DeleteFunc(k.sysNetdevs(), func(name string) bool {
+		_, named := slices.BinarySearch(k.netdevs, name)
+		return named
+	})
+}
+
+// sysChanged takes in that the fake machine's sysfs gained netdevs: the
+// filter passes their new links from now on. Those already in the netns
+// came while it did not (their arrival may have been dropped): they are
+// returned, for the loop to read the machine again.
+func (k *kernelWatch) sysChanged() (present []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	before := k.extra
+	k.readExtra()
+	k.apply()
+	for _, name := range k.extra {
+		if slices.Contains(before, name) {
+			continue
+		}
+		if _, there, err := k.src.link(0, name); err != nil || there {
+			present = append(present, name)
+		}
+	}
+	return present
 }
 
 // upperLeft says whether an upper device seen arriving on the NIC of
@@ -337,7 +380,9 @@ func (k *kernelWatch) install(withStates bool) {
 	}
 	slices.Sort(want)
 	want = slices.Compact(want)
+	awaited = append(awaited, k.extra...)
 	slices.Sort(awaited)
+	awaited = slices.Compact(awaited)
 	for index := range k.states {
 		if _, watched := slices.BinarySearch(want, index); !watched {
 			delete(k.states, index)
@@ -352,7 +397,8 @@ func (k *kernelWatch) install(withStates bool) {
 	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) && maps.Equal(states, k.appliedStates) {
 		return // as it is (or, too many or failing, as it was)
 	}
-	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents, states: maps.Clone(states)})
+	filter, err := k.src.watch(watchList{indexes: want, names: awaited, parents: k.parents, byName: k.sysNetdevs != nil,
+		states: maps.Clone(states)})
 	k.failed = err
 	k.health(filter, err)
 	if k.filter { // without a filter before, nothing was dropped
