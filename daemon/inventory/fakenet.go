@@ -9,7 +9,7 @@ import (
 )
 
 // fakeNetWatch follows a fake machine's /sys/class/net (raild --root):
-// there the kernel filter passes a new link only when named (kfilter.go),
+// there the kernel filter passes a new link only when named (daemon/linkfilter),
 // and a netdev the fake tree gains while raild runs (a VF made by writing
 // sriov_numvfs, as the harness models it) is named from then on. On a
 // real node the kernel names parent devices and this watch is not made.

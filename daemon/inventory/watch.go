@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/railcni/rail/daemon/linkfilter"
 )
 
 // Watch says what triggers a rescan.
@@ -12,9 +14,8 @@ type Watch struct {
 	// Interval is the periodic rescan of the whole node (0: none): the
 	// safety net for what no link event tells.
 	Interval time.Duration
-	// Events are link changes (LinkEvents; Chan for a feed of one's
-	// own). Each is classified in the source's own goroutine as it is
-	// read: only those about a NIC's netdev, an upper device on one, or a
+	// Events are link changes (LinkEvents, or any LinkSource). Each is
+	// classified in the source's own goroutine as it is read: only those about a NIC's netdev, an upper device on one, or a
 	// new link that could be a NIC's reach the loop, and cause a read of
 	// the RDMA devices concerned, not of the whole node; a burst of them
 	// causes one.
@@ -49,8 +50,8 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		defer t.Stop()
 		tick = t.C
 	}
-	var kernel *kernelWatch
-	if src, ok := w.Events.(kernelFiltered); ok {
+	var kernel *linkfilter.Watch
+	if src, ok := w.Events.(linkfilter.Source); ok {
 		kernel = newKernelWatch(src, inv.linksDescribed && kernelNamesParents(), &inv.stats, w.FilterFailed)
 	}
 	var fakeNet *fakeNetWatch
@@ -61,9 +62,10 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 			w.FilterFailed(fmt.Errorf("every new link is read: %w", err))
 		}
 		if err == nil {
-			kernel.sysNetdevs = inv.sys.DeviceNetdevs
+			kernel.ByName(inv.sys.DeviceNetdevs)
 		}
 	}
+	uppers := upperSettler{k: kernel}
 	// watched has the kernel filter follow a new snapshot's netdevs; the
 	// events of one it did not watch until now may have been dropped, so
 	// its NIC or VF is read again.
@@ -71,10 +73,10 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		if kernel == nil {
 			return
 		}
-		if names := kernel.follow(inv.Current()); len(names) > 0 {
+		if names := followSnapshot(kernel, inv.Current()); len(names) > 0 {
 			c := netdevsConcern(inv.Current(), names)
 			inv.read("links newly watched: "+c.first, c.devices, nil, c.vfs, w)
-			kernel.follow(inv.Current())
+			followSnapshot(kernel, inv.Current())
 		}
 	}
 	concerns := inv.classified(ctx, w.Events, kernel)
@@ -92,7 +94,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 			inv.rescan("rescan timer", w)
 			watched()
 		case <-fakeNet.notices():
-			if names := kernel.sysChanged(); len(names) > 0 {
+			if names := kernel.SysChanged(); len(names) > 0 {
 				inv.rescan("netdevs the fake machine gained, already there: "+strings.Join(names, ","), w)
 				watched()
 			}
@@ -113,7 +115,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 				continue
 			}
 			if kernel != nil {
-				kernel.settleUppers(&c)
+				uppers.settle(&c)
 			}
 			if c.settled() {
 				continue // upper devices that came and went within the burst
@@ -133,7 +135,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 // when the source ends (ctx ended, or it failed); nil without a source.
 // With a kernel watch, the kernel's filter follows what the events teach,
 // replaced before the event's concern is passed on.
-func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *kernelWatch) <-chan concern {
+func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *linkfilter.Watch) <-chan concern {
 	if src == nil {
 		return nil
 	}
@@ -142,16 +144,16 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 	go func() {
 		defer close(out)
 		if kernel != nil {
-			kernel.follow(inv.Current())
+			followSnapshot(kernel, inv.Current())
 		}
 		handle := func(ev LinkEvent) {
 			if kernel != nil {
-				for _, index := range kernel.takeAdded() {
+				for _, index := range kernel.TakeAdded() {
 					filter.unseen(index)
 				}
 			}
 			c := inv.classify(filter, ev)
-			if kernel != nil && !kernel.saw(ev, c, filter.remembered(ev, c)) {
+			if kernel != nil && !kernel.Saw(filterEvent(ev, c, filter.remembered(ev, c))) {
 				return
 			}
 			if c.none() {
@@ -163,8 +165,8 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 			}
 		}
 		if batches, ok := src.(batchSource); ok && kernel != nil {
-			kernel.batched = true
-			batches.RunBatches(ctx, handle, func() { kernel.flushStates(handle) })
+			kernel.Batched()
+			batches.RunBatches(ctx, handle, func() { kernel.FlushStates(func(l linkfilter.Link) { handle(linkEvent(l)) }) })
 			return
 		}
 		src.Run(ctx, handle)
