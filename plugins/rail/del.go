@@ -92,7 +92,7 @@ func (p *plugin) delSpecs(conf *netconf.Rail, args *skel.CmdArgs, prev *current.
 		return nil, nil
 	}
 	specs := specsFromPrevResult(conf, args, prev)
-	owned, err := p.links.OwnedBy(netnsPath, attach.Owner{Sandbox: args.ContainerID, Attachment: args.IfName, Network: conf.Name})
+	owned, err := p.links.OwnedBy(netnsPath, attach.Owner{Sandbox: args.ContainerID, CNIIfName: args.IfName, Network: conf.Name})
 	if err != nil {
 		return nil, err
 	}
