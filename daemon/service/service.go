@@ -56,6 +56,10 @@ type Options struct {
 	// DRAHeld are the NICs DRA NIC drivers gave the node's pods: placement
 	// never takes them, and ADD records its own pod's (nil: none known).
 	DRAHeld *podinfo.DRAHeld
+	// DRAClaims are the Rail devices a pod's prepared DRA claims hold
+	// (nil: Rail is no DRA driver here); a pod holding some gets exactly
+	// those at ADD (draclaims.go).
+	DRAClaims DRAClaims
 	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
 	// with every reconcile (nil: neither, as on a node without SR-IOV).
 	HostVFs HostVFs
