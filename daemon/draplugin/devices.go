@@ -36,6 +36,7 @@ const (
 	attrFunction   = "function" // pf, vf, sf, bond, virtual
 	attrModes      = "modes"    // the attach modes the device serves, comma-separated
 	attrPF         = "pfPCI"    // a VF's PF
+	attrShared     = "shared"   // bool: several claims may share it (the DeviceClasses select on it)
 	capSlots       = "slots"
 	capBandwidth   = "bandwidth"
 )
@@ -333,6 +334,8 @@ func (b builder) device(e Entry, n topology.NIC, pci string) resourcev1.Device {
 	}
 	b.setString(&d, attrFunction, function(n))
 	b.setString(&d, attrModes, api.ModeList(e.Modes))
+	shared := e.Kind == KindShared
+	d.Attributes[b.qualified(attrShared)] = resourcev1.DeviceAttribute{BoolValue: &shared}
 	return d
 }
 

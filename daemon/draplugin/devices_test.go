@@ -100,6 +100,9 @@ func TestBuild(t *testing.T) {
 			if !ok || c.Value.Value() != slots || c.RequestPolicy == nil || c.RequestPolicy.Default.Value() != 1 {
 				t.Errorf("%s: slots capacity %+v, want %d with default 1", dev, c, slots)
 			}
+			if a := d.Attributes["rail.dev/shared"]; a.BoolValue == nil || !*a.BoolValue {
+				t.Errorf("%s: rail.dev/shared %+v, want true", dev, a)
+			}
 			if cat.Entries[dev].Kind != KindShared {
 				t.Errorf("%s: kind %s", dev, cat.Entries[dev].Kind)
 			}
@@ -108,6 +111,9 @@ func TestBuild(t *testing.T) {
 	exclusive := func(dev string) check {
 		return func(t *testing.T, _ *topology.Machine, cat Catalog) {
 			d := find(t, cat, dev)
+			if a := d.Attributes["rail.dev/shared"]; a.BoolValue == nil || *a.BoolValue {
+				t.Errorf("%s: rail.dev/shared %+v, want false", dev, a)
+			}
 			if d.AllowMultipleAllocations != nil || len(d.Capacity) > 0 {
 				t.Errorf("%s: exclusive device with multiple allocations or capacity: %+v", dev, d)
 			}

@@ -171,6 +171,12 @@ func (s *Service) NICHolders() map[string]string {
 	return holders
 }
 
+// NICUses calls fn for each pod interface a lease holds a NIC for (a
+// VF's lease by the VF's PCI address), as placement sees them.
+func (s *Service) NICUses(fn func(nic string, h placement.Holder)) {
+	s.alloc.ReadNICs(func(use ipam.NICUse) { leaseUse{use}.Range(fn) })
+}
+
 // leaseUse is placement's view of the NICs' use: the allocator's index of
 // the leases naming each NIC, those being written included.
 type leaseUse struct{ use ipam.NICUse }
