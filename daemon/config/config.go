@@ -155,8 +155,8 @@ func (c *Config) Finish() error {
 	}
 	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
 		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
-	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.checkDRA(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkPoolVFs(), c.checkGPUSettings(),
-		c.checkDRANICDrivers(), c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish())
+	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkPoolVFs(), c.checkGPUSettings(),
+		c.checkDRANICDrivers(), c.checkDRA(), c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish())
 	return errors.Join(errs...)
 }
 
