@@ -80,13 +80,17 @@ func TestChartDRA(t *testing.T) {
 		"resourceslices":        {"list", "watch", "create", "update", "delete"},
 		"resourceclaims":        {"get"},
 		"resourceclaims/status": {"patch"},
+		"resourceclaims/driver": {"associated-node:patch"},
 	} {
 		if !slices.Equal(got[res], want) {
 			t.Errorf("RBAC on %s: %v, want exactly %v", res, got[res], want)
 		}
 	}
-	if len(got) != 3 {
-		t.Errorf("RBAC on resource.k8s.io: %v, want only slices, claims and claims' status", got)
+	if len(got) != 4 {
+		t.Errorf("RBAC on resource.k8s.io: %v, want only slices, claims, claims' status and its driver's entries", got)
+	}
+	if !strings.Contains(docs["ClusterRole/raild-default"], "resourceNames: [rail.dev]") {
+		t.Error("resourceclaims/driver is not limited to Rail's driver")
 	}
 	ds := docs["DaemonSet/raild"]
 	for _, s := range []string{"mountPath: /var/lib/kubelet/plugins_registry", "mountPath: /var/lib/kubelet/plugins/rail.dev",
