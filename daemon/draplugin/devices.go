@@ -9,7 +9,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -90,13 +89,22 @@ type NodeView struct {
 	Machine   *topology.Machine
 	Protected map[string]topology.Protection
 	Rails     map[string]int
-	Limits    placement.Limits
+	Limits    Limits
 	Uses      []Use
 	// ClaimPods are the pods (namespace/name) holding a Rail claim: their
 	// leases are the claims' own, not a use outside DRA.
 	ClaimPods map[string]bool
 	// Others maps a PCI address to the other driver publishing it.
 	Others map[string]string
+}
+
+// Limits are the node's own bounds (config, node class), as placement
+// applies them: the NICs rail may give here and the modes it serves
+// (empty: any); Source names where they come from, for reasons.
+type Limits struct {
+	NICs   []string // names or PCI addresses
+	Modes  []api.Mode
+	Source string
 }
 
 // Catalog is the node's devices as one NodeView gives them.

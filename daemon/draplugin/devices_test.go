@@ -9,7 +9,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/dynamic-resource-allocation/deviceattribute"
 
-	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
@@ -209,7 +208,7 @@ func TestBuild(t *testing.T) {
 					t.Errorf("bandwidth %+v, want 400G", c)
 				}
 			}}},
-		{name: "move only: exclusive devices", machine: "h100x8-cx7x4", view: NodeView{Limits: placement.Limits{Modes: []api.Mode{api.ModeMove}}},
+		{name: "move only: exclusive devices", machine: "h100x8-cx7x4", view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeMove}}},
 			checks: []check{published(cx7x4...), exclusive("mlx5-2")}},
 		{name: "exclusivePorts wins over the shared modes", machine: "h100x8-cx7x4", cfg: Config{ExclusivePorts: true},
 			checks: []check{exclusive("mlx5-0")}},
@@ -219,9 +218,9 @@ func TestBuild(t *testing.T) {
 					t.Errorf("modes %q", got)
 				}
 			}}},
-		{name: "macvlan only: IB ports fit no mode", machine: "h100x8-cx7x4", view: NodeView{Limits: placement.Limits{Modes: []api.Mode{api.ModeMacvlan}, Source: "config"}},
+		{name: "macvlan only: IB ports fit no mode", machine: "h100x8-cx7x4", view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeMacvlan}, Source: "config"}},
 			checks: []check{published(), left("mlx5_0", "no mode the node serves fits a InfiniBand port")}},
-		{name: "the node's nics list", machine: "h100x8-cx7x4", view: NodeView{Limits: placement.Limits{NICs: []string{"mlx5_1"}, Source: "config"}},
+		{name: "the node's nics list", machine: "h100x8-cx7x4", view: NodeView{Limits: Limits{NICs: []string{"mlx5_1"}, Source: "config"}},
 			checks: []check{published("mlx5-1"), left("mlx5_0", "not in the node's nics list")}},
 		{name: "a down port is tainted", machine: "down-bond",
 			checks: []check{tainted("mlx5-1", "rail.dev/port-down"), untainted("mlx5-0")}},
@@ -234,14 +233,14 @@ func TestBuild(t *testing.T) {
 				"mlx5_bond_0": {LAG: true, Reasons: []topology.ProtectReason{{Kind: topology.ProtectBondMaster, Detail: "bond0"}}},
 				"mlx5_0":      {Reasons: []topology.ProtectReason{{Kind: topology.ProtectAddress, Detail: "10.0.0.1/24"}}}}},
 			checks: []check{published("mlx5-1", "mlx5-bond-0"), shared("mlx5-bond-0", 8), left("mlx5_0", "protected")}},
-		{name: "protected NICs in move mode", machine: "down-bond", view: NodeView{Limits: placement.Limits{Modes: []api.Mode{api.ModeMove}},
+		{name: "protected NICs in move mode", machine: "down-bond", view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeMove}},
 			Protected: map[string]topology.Protection{"mlx5_bond_0": {LAG: true, Reasons: []topology.ProtectReason{{Kind: topology.ProtectBondMaster, Detail: "bond0"}}}}},
 			checks: []check{left("mlx5_bond_0", "move never takes the node's bond"), exclusive("mlx5-0")}},
 		{name: "a NIC another driver publishes is left out", machine: "h100x8-cx7x4",
 			checks: []check{published("mlx5-1", "mlx5-2", "mlx5-3"), left("mlx5_0", "published by DRA driver dra.net")}},
 		{name: "unless publishNICsOf names the driver", machine: "h100x8-cx7x4", cfg: Config{PublishNICsOf: []string{"dra.net"}},
 			checks: []check{published(cx7x4...)}},
-		{name: "taken by a pod outside DRA", machine: "h100x8-cx7x4", view: NodeView{Limits: placement.Limits{Modes: []api.Mode{api.ModeMove}},
+		{name: "taken by a pod outside DRA", machine: "h100x8-cx7x4", view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeMove}},
 			Uses:      []Use{{NIC: "mlx5_2", Pod: "ml/old", Mode: api.ModeMove}, {NIC: "mlx5_3", Pod: "ml/claimed", Mode: api.ModeMove}},
 			ClaimPods: map[string]bool{"ml/claimed": true}},
 			checks: []check{tainted("mlx5-2", "rail.dev/taken"), untainted("mlx5-3")}},
@@ -269,7 +268,7 @@ func TestBuild(t *testing.T) {
 				}
 			}}},
 		{name: "vf mode: a device per attachable VF, the PF's port none", machine: "h100x8-cx7x8-sriov",
-			view: NodeView{Limits: placement.Limits{Modes: []api.Mode{api.ModeVF}}},
+			view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeVF}}},
 			checks: []check{left("mlx5_0", "no mode the node serves fits"), left("mlx5_8", "an SR-IOV VF"), func(t *testing.T, m *topology.Machine, cat Catalog) {
 				if len(cat.Devices) != 27 {
 					t.Errorf("%d VF devices, want 27 (7 PFs × 4, one bound to vfio-pci): %v", len(cat.Devices), names(cat.Devices))
@@ -285,10 +284,10 @@ func TestBuild(t *testing.T) {
 				}
 			}, left(vfioVF(t, "h100x8-cx7x8-sriov"), "vfio-pci")}},
 		{name: "vf mode: a VF held outside DRA is taken, one held by a claim's pod stays without its netdev", machine: "h100x8-cx7x8-sriov",
-			view: NodeView{Limits: placement.Limits{Modes: []api.Mode{api.ModeVF}}},
+			view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeVF}}},
 			checks: []check{func(t *testing.T, m *topology.Machine, _ Catalog) {
 				vfs := m.PFs[1].VFs
-				view := NodeView{Machine: m, Limits: placement.Limits{Modes: []api.Mode{api.ModeVF}}, ClaimPods: map[string]bool{"ml/c": true},
+				view := NodeView{Machine: m, Limits: Limits{Modes: []api.Mode{api.ModeVF}}, ClaimPods: map[string]bool{"ml/c": true},
 					Uses: []Use{{NIC: vfs[0].PCI, Pod: "ml/x", Mode: api.ModeVF}, {NIC: vfs[1].PCI, Pod: "ml/c", Mode: api.ModeVF}}}
 				view.Machine.PFs[1].VFs[1].Netdev = "" // in the pod
 				cat := Build(settled(t, Config{}), view, false, false)

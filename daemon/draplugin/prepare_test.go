@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
 
-	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -28,7 +27,7 @@ func newPlugin(t *testing.T, m *topology.Machine, modes []api.Mode, dir string) 
 		t.Fatal(err)
 	}
 	p, err := New(Options{Node: testNode, Claims: claims, Pools: func() []string { return []string{"rdma", "vfs"} },
-		View: func() NodeView { return NodeView{Machine: m, Limits: placement.Limits{Modes: modes}} }})
+		View: func() NodeView { return NodeView{Machine: m, Limits: Limits{Modes: modes}} }})
 	if err != nil {
 		t.Fatal(err)
 	}

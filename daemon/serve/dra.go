@@ -77,7 +77,8 @@ func newDRAPlugin(d draDriver, log *slog.Logger) (*draplugin.Plugin, error) {
 	if driver == "" {
 		driver = draplugin.DefaultDriverName
 	}
-	lim := limits(d.cfg)
+	l := limits(d.cfg)
+	lim := draplugin.Limits{NICs: l.NICs, Modes: l.Modes, Source: l.Source}
 	view := func() draplugin.NodeView {
 		snap := d.inv.Current()
 		v := draplugin.NodeView{Machine: snap.Machine, Protected: snap.Protected, Rails: d.rails, Limits: lim}
