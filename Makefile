@@ -9,6 +9,10 @@ GOFLAGS_BUILD := -trimpath -ldflags "-s -w"
 STATICCHECK_VERSION := v0.8.2
 RAIL_TOOLS ?= $(HOME)/.cache/rail-tools
 STATICCHECK := $(RAIL_TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+DEADCODE_VERSION := v0.52.0
+DEADCODE := $(RAIL_TOOLS)/deadcode-$(DEADCODE_VERSION)/deadcode
+# Packages for tests, which no binary needs reach: integration/, a folder named *test, fakesys.
+TEST_PACKAGES := ^(integration/|([^:]*/)?[a-z]*test/|pkg/topology/fakesys/)
 
 # One image name everywhere: the Helm chart's appVersion, the kustomize base and the README use it too
 # (integration/k8s checks that they agree).
@@ -80,15 +84,22 @@ bench-sriov:
 bench-micro:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...
 
-# gofmt, go vet, staticcheck (pinned) and the import rules of DESIGN.md (integration/importrules).
-lint: $(STATICCHECK)
+# gofmt, go vet, staticcheck (pinned), dead code (deadcode, pinned: a function no binary reaches, outside
+# the packages for tests, is removed or moved into the tests that use it), and the import table and
+# folder map of docs/architecture.md (integration/importrules).
+lint: $(STATICCHECK) $(DEADCODE)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	@all=$$($(DEADCODE) ./...) || exit 1; out=$$(echo "$$all" | grep -Ev '$(TEST_PACKAGES)' || true); \
+	  if [ -n "$$out" ]; then echo "dead code (no binary reaches it: remove it, or move a test's helper into its tests):"; echo "$$out"; exit 1; fi
 	$(GO) test -count=1 ./integration/importrules/
 
 $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(DEADCODE):
+	GOBIN=$(dir $@) $(GO) install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
 
 image:
 	docker build -t $(IMAGE) .

@@ -138,9 +138,7 @@ func TestReadinessDRAPods(t *testing.T) {
 // driver's uverbs node and raild's memlock; False naming the driver when
 // the node is missing, and when the port goes down.
 func TestDRAPodCondition(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: a netns and device nodes")
-	}
+	netnstest.RequireRoot(t, "creates a netns and device nodes")
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

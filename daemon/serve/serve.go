@@ -114,7 +114,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer alloc.Close()
 	adoptLeases(inv, alloc, cfg.StateDir, log.With("component", "inventory"))
 	machine := inv.Machine()
-	rails, err := placement.RailIndexWithout(cfg.Rails.NICs, cfg.UseAffinityRails(), machine, topology.Unplaceable(inv.Protected()))
+	rails, err := placement.RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), machine, topology.Unplaceable(inv.Protected()))
 	if err != nil {
 		return err
 	}

@@ -93,3 +93,33 @@ func (s *Service) vfPerGPU(req api.AllocateRequest, pool string) bool {
 	}
 	return false
 }
+
+// vfSweep is vf mode's sweep on the service's leases (see sriov.Sweep).
+func (s *Service) vfSweep() *sriov.Sweep {
+	w := &sriov.Sweep{Host: s.opt.HostVFs, OwnPFs: s.opt.OwnPFs, Machine: s.Machine, Rescan: s.opt.Rescan, Log: s.log,
+		Holding: func(fn func(map[string]string)) {
+			s.alloc.ReadNICs(func(use ipam.NICUse) { fn(heldVFs(use)) })
+		}}
+	if s.opt.Metrics != nil {
+		w.Count = func(pf, why string) { s.opt.Metrics.VFResets.WithLabelValues(pf, why).Inc() }
+	}
+	return w
+}
+
+// heldVFs names the pods holding each NIC or VF PCI address a lease names.
+func heldVFs(use ipam.NICUse) map[string]string {
+	holders := map[string]string{}
+	use.Range(func(nic string, l *ipam.Lease) {
+		holders[topology.NormalizePCI(nic)] = podName(l.PodNamespace, l.PodName, l.Sandbox)
+		holders[nic] = podName(l.PodNamespace, l.PodName, l.Sandbox)
+	})
+	return holders
+}
+
+// LeakedVFs is what the last VF sweep found (see sriov.Sweep.Run).
+func (s *Service) LeakedVFs() []topology.LeakedVF {
+	if s.sweep == nil {
+		return nil
+	}
+	return s.sweep.Leaked()
+}

@@ -80,15 +80,6 @@ func DiscoverWith(root string, opt Options) (*Machine, error) {
 	return m, nil
 }
 
-// NewMachine builds a Machine from devices described elsewhere (a test, a
-// saved report) and indexes it for selection. GPU indices are kept as
-// given; NICs keep their order.
-func NewMachine(gpus []GPU, nics []NIC) *Machine {
-	m := &Machine{GPUs: gpus, NICs: nics}
-	m.idx = m.newIndex()
-	return m
-}
-
 // index holds what selection needs, computed once per machine.
 type index struct {
 	class  [][]Class  // [gpu position][nic position]
