@@ -29,12 +29,19 @@ func baseRBAC(t *testing.T) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rbacOf(t, data)
+}
+
+// rbacOf reads raild's ClusterRole and ClusterRoleBinding from rendered manifests.
+func rbacOf(t *testing.T, data []byte) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
+	t.Helper()
 	var role *rbacv1.ClusterRole
 	var binding *rbacv1.ClusterRoleBinding
 	for _, doc := range strings.Split(string(data), "\n---") {
 		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			t.Fatalf("kustomize base: %v", err)
+		err := yaml.Unmarshal([]byte(doc), &meta)
+		if err != nil {
+			t.Fatalf("rendered manifests: %v", err)
 		}
 		switch meta.Kind {
 		case "ClusterRole":
@@ -45,11 +52,11 @@ func baseRBAC(t *testing.T) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 			err = yaml.Unmarshal([]byte(doc), binding)
 		}
 		if err != nil {
-			t.Fatalf("kustomize base %s: %v", meta.Kind, err)
+			t.Fatalf("rendered manifests, %s: %v", meta.Kind, err)
 		}
 	}
 	if role == nil || binding == nil || len(binding.Subjects) != 1 {
-		t.Fatal("kustomize base has no ClusterRole and ClusterRoleBinding for raild's service account")
+		t.Fatal("no ClusterRole and ClusterRoleBinding for raild's service account in the manifests")
 	}
 	return role, binding
 }

@@ -2,6 +2,8 @@ package kapi_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,19 +12,25 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/railcni/rail/daemon/draplugin"
+	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/daemon/readiness"
 	"github.com/railcni/rail/integration/kapi"
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
-// TestRailDRADriverOnARealAPIServer: the slice Rail's driver builds for
-// the down-bond machine passes the API server's validation as published
-// (v1.36: nothing dropped, so the down port keeps its taint and the
-// shared ports their consumable capacity), and a claim's status.devices
-// entry it applies is accepted for an allocated device.
+// TestRailDRADriverOnARealAPIServer: raild's driver, as raild's service
+// account with the RBAC the chart renders under dra.enabled (and its
+// node in the token, as a bound pod token carries it), publishes the
+// slice it builds for the down-bond machine, which passes the API
+// server's validation as built (v1.36: nothing dropped, so the down port
+// keeps its taint and the shared ports their consumable capacity), and
+// applies a claim's status.devices entry for a device allocated on its
+// node (resourceclaims/driver associated-node:patch).
 func TestRailDRADriverOnARealAPIServer(t *testing.T) {
 	s := kapi.Start(t)
 	ctx := context.Background()
@@ -30,6 +38,7 @@ func TestRailDRADriverOnARealAPIServer(t *testing.T) {
 	if _, err := kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: draNode}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	driverKube := chartDRAClients(t, s)
 	root := filepath.Join(t.TempDir(), "root")
 	if _, err := fakesys.Write(root, "down-bond", fakesys.Options{}); err != nil {
 		t.Fatal(err)
@@ -42,7 +51,7 @@ func TestRailDRADriverOnARealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := draplugin.New(draplugin.Options{Node: draNode, Kube: kube, Claims: claims,
+	p, err := draplugin.New(draplugin.Options{Node: draNode, Kube: driverKube, Claims: claims,
 		Config: draplugin.Config{KubeletDir: filepath.Join(t.TempDir(), "kubelet"), SharedBandwidth: true},
 		View:   func() draplugin.NodeView { return draplugin.NodeView{Machine: m} },
 		Attachments: func(string, string, string) []draplugin.Attachment {
@@ -127,3 +136,37 @@ func TestRailDRADriverOnARealAPIServer(t *testing.T) {
 }
 
 func ptrUID(s string) *types.UID { u := types.UID(s); return &u }
+
+// chartDRAClients are raild's service account's clients with the chart's
+// RBAC for dra.enabled (helm from the rig's bin dir), on node draNode.
+func chartDRAClients(t *testing.T, s *kapi.Server) kubernetes.Interface {
+	t.Helper()
+	helm := filepath.Join(os.Getenv(kapi.EnvBin), "helm")
+	t.Setenv("HELM_CACHE_HOME", t.TempDir())
+	t.Setenv("HELM_CONFIG_HOME", t.TempDir())
+	out, err := exec.Command(helm, "template", "rail", filepath.Join("..", "..", "manifests", "helm", "rail"), "-n", "rail-system",
+		"--set", "dra.enabled=true").Output()
+	if err != nil {
+		t.Fatalf("helm template --set dra.enabled=true: %v", err)
+	}
+	role, binding := rbacOf(t, out)
+	ctx := context.Background()
+	sa := binding.Subjects[0]
+	if _, err := s.Clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sa.Namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clients.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clients.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(s.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
+		Extra: map[string][]string{"authentication.kubernetes.io/node-name": {draNode}}}
+	clients, err := kubeclient.New(cfg, "rail-dra-driver-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clients.Kube
+}
