@@ -61,6 +61,22 @@ func rbacOf(t *testing.T, data []byte) (*rbacv1.ClusterRole, *rbacv1.ClusterRole
 	return role, binding
 }
 
+// bindRBAC creates the service account's namespace, the role and the binding.
+func bindRBAC(t *testing.T, s *kapi.Server, role *rbacv1.ClusterRole, binding *rbacv1.ClusterRoleBinding) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: binding.Subjects[0].Namespace}}
+	if _, err := s.Clients.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clients.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clients.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDRAWithTheChartsRBAC: raild's service account, with exactly the
 // chart's ClusterRole, can keep the node's ResourceSlices; without the
 // binding the slices never sync and the ADD says why (code 11).
@@ -90,15 +106,7 @@ func TestDRAWithTheChartsRBAC(t *testing.T) {
 		t.Fatalf("GPUID without RBAC = %v; want a not-synced error saying forbidden", err)
 	}
 
-	if _, err := s.Clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sa.Namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Clients.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Clients.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	bindRBAC(t, s, role, binding)
 	id, err := startSlices(t, clients, 10*time.Second).GPUID(ctx, dev)
 	if err != nil || id != nvidiaBusID(spec.GPUs[4].PCI) {
 		t.Fatalf("GPUID with the chart's RBAC = %q, %v; want GPU 4's bus ID", id, err)

@@ -150,17 +150,8 @@ func chartDRAClients(t *testing.T, s *kapi.Server) kubernetes.Interface {
 		t.Fatalf("helm template --set dra.enabled=true: %v", err)
 	}
 	role, binding := rbacOf(t, out)
-	ctx := context.Background()
+	bindRBAC(t, s, role, binding)
 	sa := binding.Subjects[0]
-	if _, err := s.Clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sa.Namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Clients.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Clients.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	cfg := rest.CopyConfig(s.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
 		Extra: map[string][]string{"authentication.kubernetes.io/node-name": {draNode}}}
