@@ -19,7 +19,7 @@ TEST_PACKAGES := ^(integration/|([^:]*/)?[a-z]*test/|pkg/topology/fakesys/)
 VERSION  := 0.1.0
 IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
 
-.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench bench-sriov lint clean image image-oci image-name fuzz bench-micro
+.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench bench-sriov lint lint-fmt lint-vet lint-staticcheck lint-deadcode lint-imports clean image image-oci image-name fuzz bench-micro
 
 all: build
 
@@ -86,13 +86,24 @@ bench-micro:
 
 # gofmt, go vet, staticcheck (pinned), dead code (deadcode, pinned: a function no binary reaches, outside
 # the packages for tests, is removed or moved into the tests that use it), and the import table and
-# folder map of docs/architecture.md (integration/importrules).
-lint: $(STATICCHECK) $(DEADCODE)
+# folder map of docs/architecture.md (integration/importrules). One target per check: `make -k lint`
+# reports every check that fails.
+lint: lint-fmt lint-vet lint-staticcheck lint-deadcode lint-imports
+
+lint-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+lint-vet:
 	$(GO) vet ./...
+
+lint-staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
+
+lint-deadcode: $(DEADCODE)
 	@all=$$($(DEADCODE) ./...) || exit 1; out=$$(echo "$$all" | grep -Ev '$(TEST_PACKAGES)' || true); \
 	  if [ -n "$$out" ]; then echo "dead code (no binary reaches it: remove it, or move a test's helper into its tests):"; echo "$$out"; exit 1; fi
+
+lint-imports:
 	$(GO) test -count=1 ./integration/importrules/
 
 $(STATICCHECK):

@@ -125,7 +125,7 @@ func TestRecoverLeasesFromPods(t *testing.T) {
 	parent := rsName(t)
 	addVeth(t, host, parent)
 	owned, legacy, ipamOnly, foreign := newNetns(t, nsDir), newNetns(t, nsDir), newNetns(t, nsDir), newNetns(t, nsDir)
-	owner := attach.Owner{Sandbox: "4f0c9a11", Attachment: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}
+	owner := attach.Owner{Sandbox: "4f0c9a11", CNIIfName: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}
 	attachIn(t, host, owned, attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0",
 		Addresses: []netip.Prefix{netip.MustParsePrefix("10.66.0.5/24")}, Owner: owner})
 	attachIn(t, host, legacy, attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0",

@@ -70,7 +70,7 @@ func (s *Service) allocateClaimed(ctx context.Context, req api.AllocateRequest, 
 		}
 		place = s.placeVFs
 	}
-	plan, err := s.allocatePlaced(req, pool, gpus, input, place)
+	plan, err := s.allocatePlaced(s.node(), req, pool, gpus, input, place)
 	if err != nil {
 		return nil, err
 	}
@@ -83,16 +83,16 @@ func (s *Service) placeClaimed(claimed []DRAClaim) placeFunc {
 	for i, c := range claimed {
 		nics[i] = c.NIC
 	}
-	return func(req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
-		picks, err := s.node().Claimed(input, nics, use)
+	return func(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
+		picks, err := node.Claimed(input, nics, use)
 		if err != nil {
 			return nil, nil, noNICError{fmt.Errorf("the device of the pod's DRA claim %s: %w", claimed[0].Claim, err)}
 		}
-		picks, names, err := s.interfaceNames(req, picks)
+		picks, names, err := s.interfaceNames(node, req, picks)
 		if err != nil {
 			return nil, nil, err
 		}
-		reqs, err := s.leaseRequests(req, pool, picks, names, nil)
+		reqs, err := s.leaseRequests(node, req, pool, picks, names, nil)
 		return picks, reqs, err
 	}
 }
