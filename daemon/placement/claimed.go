@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -24,7 +25,7 @@ func (n *Node) Claimed(in Input, nics []string, use Use) ([]Pick, error) {
 		return nil, err
 	}
 	exclude, _, moved := constraints(use, in.Mode)
-	if n.DeviceMoves {
+	if n.RDMANetns == rdma.NetnsExclusive {
 		excludeSiblings(n.Machine, exclude, moved)
 	}
 	protected := n.protection()
