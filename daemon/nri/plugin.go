@@ -6,6 +6,7 @@
 package nri
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -60,7 +61,10 @@ type Options struct {
 	// up and when a container raild gave RDMA devices started: the
 	// moments to check its readiness. Nil: nobody is told.
 	Changed func(sandbox string)
-	Log     *slog.Logger
+	// Proc is the procfs containers' processes are pinned in when they
+	// start (raild's readiness.procRoot; "": /proc).
+	Proc string
+	Log  *slog.Logger
 }
 
 // Plugin is raild's NRI plugin.
@@ -78,6 +82,7 @@ type Plugin struct {
 	// (a path on the host); empty: none.
 	topoFile string
 	records  *containerRecords    // what each container was given, for the readiness checks
+	proc     string               // Options.Proc
 	changed  func(sandbox string) // Options.Changed
 
 	mu       sync.Mutex
@@ -120,6 +125,7 @@ func New(opt Options) (*Plugin, error) {
 		envs:     newPodEnvCache(opt.Machine().Root),
 		topoFile: s.topoFileSource(opt.TopologyFile),
 		records:  newContainerRecords(),
+		proc:     cmp.Or(opt.Proc, "/proc"),
 		changed:  opt.Changed,
 		releases: map[string]*pendingRelease{},
 	}

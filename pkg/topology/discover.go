@@ -68,7 +68,7 @@ func DiscoverWith(root string, opt Options) (*Machine, error) {
 	m.NICs = d.discoverNICs(d.scanCharDevs())
 	m.PFs = d.discoverPFs()
 	m.RdmaCM = d.rdmaCM(len(m.NICs) > 0)
-	if err := d.checkTopoFile(opt.TopologyFile); err != nil {
+	if err := d.checkTopoFile(opt.TopologyFile, m); err != nil {
 		return nil, err
 	}
 	m.FlatPCI = flatPCI(m.GPUs, m.NICs)

@@ -72,6 +72,9 @@ func (p *plugin) refuseNetns(path string) error {
 	if path == "" {
 		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is empty", "ADD needs the pod's network namespace")
 	}
+	if err := verbs.RefuseNotNetns(path); err != nil {
+		return err
+	}
 	own, err := p.ownNetns(path)
 	if err != nil {
 		return types.NewError(types.ErrInvalidEnvironmentVariables, "cannot read CNI_NETNS", err.Error())

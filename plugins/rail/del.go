@@ -13,6 +13,7 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
 // del undoes ADD. What it undoes comes from what ADD did — the lease raild
@@ -64,7 +65,7 @@ func (p *plugin) del(args *skel.CmdArgs) error {
 // podNetns is path unless it is empty or the plugin's own netns, where
 // nothing of a pod can be (ADD refuses it).
 func (p *plugin) podNetns(path string) string {
-	if path == "" {
+	if path == "" || verbs.NotNetns(path) {
 		return ""
 	}
 	if own, err := p.ownNetns(path); err != nil || own {
