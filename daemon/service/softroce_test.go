@@ -2,6 +2,7 @@ package service
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
@@ -44,6 +45,20 @@ func TestSoftRoCEPlanAndSweep(t *testing.T) {
 		}
 		if stale := svc.StaleSoftRoCE(names); !slices.Equal(stale, names) {
 			t.Errorf("softRoCE %v: after release, stale %v, want %v", soft, stale, names)
+		}
+	}
+}
+
+// TestIPVLANOnInfiniBand: ipvlan (and macvlan) on a node of InfiniBand
+// ports is refused, naming ipoib, the mode that shares an IB port.
+func TestIPVLANOnInfiniBand(t *testing.T) {
+	svc, _ := newService(t, "h100x8-cx7x4", onePool(), nil)
+	for _, mode := range []api.Mode{api.ModeIPVLAN, api.ModeMacvlan} {
+		req := allocReq("a", "0")
+		req.Mode = mode
+		_, err := svc.Allocate(t.Context(), req)
+		if err == nil || !strings.Contains(err.Error(), "use mode ipoib for InfiniBand ports") {
+			t.Errorf("mode %s on InfiniBand ports: %v, want a refusal naming ipoib", mode, err)
 		}
 	}
 }

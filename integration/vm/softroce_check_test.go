@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -18,7 +16,7 @@ import (
 func TestCheckSoftRoCE(t *testing.T) {
 	mode := guestBoot(t)
 	devsBefore := rdmaDevices(t, rdmaHandle(t, nil))
-	linksBefore := linkNames(t)
+	before := snapshotGuest(t)
 	err := rdma.CheckSoftRoCE(mode)
 	switch mode {
 	case rdma.NetnsShared:
@@ -33,21 +31,7 @@ func TestCheckSoftRoCE(t *testing.T) {
 	waitFor(t, "the probe's rxe to go with its netns", func() bool {
 		return slices.Equal(rdmaDevices(t, rdmaHandle(t, nil)), devsBefore)
 	})
-	if after := linkNames(t); !slices.Equal(after, linksBefore) {
-		t.Errorf("links after the check %v, before %v", after, linksBefore)
+	if d := snapshotGuest(t).diff(before); len(d) > 0 {
+		t.Errorf("the guest changed:\n%s", strings.Join(d, "\n"))
 	}
-}
-
-func linkNames(t *testing.T) []string {
-	t.Helper()
-	links, err := netlink.LinkList()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, l := range links {
-		names = append(names, l.Attrs().Name)
-	}
-	slices.Sort(names)
-	return names
 }
