@@ -9,13 +9,17 @@ GOFLAGS_BUILD := -trimpath -ldflags "-s -w"
 STATICCHECK_VERSION := v0.8.2
 RAIL_TOOLS ?= $(HOME)/.cache/rail-tools
 STATICCHECK := $(RAIL_TOOLS)/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+DEADCODE_VERSION := v0.52.0
+DEADCODE := $(RAIL_TOOLS)/deadcode-$(DEADCODE_VERSION)/deadcode
+# Packages for tests, which no binary needs reach: integration/, a folder named *test, fakesys.
+TEST_PACKAGES := ^(integration/|([^:]*/)?[a-z]*test/|pkg/topology/fakesys/)
 
 # One image name everywhere: the Helm chart's appVersion, the kustomize base and the README use it too
 # (integration/k8s checks that they agree).
 VERSION  := 0.1.0
 IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
 
-.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench bench-sriov lint clean image image-oci image-name fuzz bench-micro
+.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench bench-sriov lint lint-fmt lint-vet lint-staticcheck lint-deadcode lint-imports clean image image-oci image-name fuzz bench-micro
 
 all: build
 
@@ -80,15 +84,33 @@ bench-sriov:
 bench-micro:
 	CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchmem -count=1 ./pkg/... ./ipam/... ./daemon/... ./integration/...
 
-# gofmt, go vet, staticcheck (pinned) and the import rules of DESIGN.md (integration/importrules).
-lint: $(STATICCHECK)
+# gofmt, go vet, staticcheck (pinned), dead code (deadcode, pinned: a function no binary reaches, outside
+# the packages for tests, is removed or moved into the tests that use it), and the import table and
+# folder map of docs/architecture.md (integration/importrules). One target per check: `make -k lint`
+# reports every check that fails.
+lint: lint-fmt lint-vet lint-staticcheck lint-deadcode lint-imports
+
+lint-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+lint-vet:
 	$(GO) vet ./...
+
+lint-staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
+
+lint-deadcode: $(DEADCODE)
+	@all=$$($(DEADCODE) ./...) || exit 1; out=$$(echo "$$all" | grep -Ev '$(TEST_PACKAGES)' || true); \
+	  if [ -n "$$out" ]; then echo "dead code (no binary reaches it: remove it, or move a test's helper into its tests):"; echo "$$out"; exit 1; fi
+
+lint-imports:
 	$(GO) test -count=1 ./integration/importrules/
 
 $(STATICCHECK):
 	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(DEADCODE):
+	GOBIN=$(dir $@) $(GO) install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
 
 image:
 	docker build -t $(IMAGE) .

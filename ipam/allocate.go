@@ -110,7 +110,7 @@ func (a *Allocator) reserve(choose func(NICUse) ([]Request, error)) (reservation
 	if wait := a.busyAmong(keys); wait != nil {
 		return reservation{wait: wait}, nil
 	}
-	now := a.now()
+	now := a.clock()
 	a.sweep(now)
 	res := reservation{leases: make([]Lease, len(reqs)), done: make(chan struct{})}
 	for i, r := range reqs {

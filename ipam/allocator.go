@@ -113,6 +113,7 @@ func (a *Allocator) load(c *store.Contents) error {
 		a.coolQueue = append(a.coolQueue, coolItem{addr: c.Addr, at: c.Released})
 	}
 	slices.SortFunc(a.coolQueue, func(x, y coolItem) int { return x.at.Compare(y.at) })
+	a.clock() // records released after now: the clock was set back while raild was down
 	return ses.Commit()
 }
 

@@ -14,6 +14,31 @@ func (a *Allocator) startCooling(addr netip.Addr, pool string, now time.Time) {
 	a.coolQueue = append(a.coolQueue, coolItem{addr: addr, at: now})
 }
 
+// clock is the time now, for a caller holding the mutex. A wall clock set
+// back (a cooldown released "in the future") would make the cooldowns
+// last the jump on top: those are restarted at now instead, so each
+// lasts at most the cooldown from when the jump is seen, and never less
+// than the cooldown. (time.Now's monotonic reading already keeps one
+// process's own comparisons right; this covers the records read back at
+// Open, which carry the wall clock only, and any clock without one.)
+func (a *Allocator) clock() time.Time {
+	now := a.now()
+	if n := len(a.coolQueue); n == 0 || !a.coolQueue[n-1].at.After(now) {
+		return now // the queue is sorted: nothing is in the future
+	}
+	for i, item := range a.coolQueue {
+		if !item.at.After(now) {
+			continue
+		}
+		if c, ok := a.cooling[item.addr]; ok && c.at.Equal(item.at) {
+			c.at = now
+			a.cooling[item.addr] = c
+		}
+		a.coolQueue[i].at = now
+	}
+	return now
+}
+
 // sweep forgets cooldowns that are over and queues their records for
 // deletion with the next write. Call with the mutex held.
 func (a *Allocator) sweep(now time.Time) {

@@ -54,7 +54,7 @@ func (a *Allocator) Leases() []Lease {
 func (a *Allocator) Stats() []PoolStat {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	now := a.now()
+	now := a.clock()
 	used := map[string]uint64{}
 	for _, e := range a.leases {
 		if e.committed {

@@ -133,7 +133,7 @@ type pendingRelease struct {
 
 // prepareRelease opens the session releasing keys. Call with the mutex held.
 func (a *Allocator) prepareRelease(keys []Key) (*pendingRelease, error) {
-	rel := &pendingRelease{ses: a.store.Begin(), cooling: map[netip.Addr]bool{}, at: a.now()}
+	rel := &pendingRelease{ses: a.store.Begin(), cooling: map[netip.Addr]bool{}, at: a.clock()}
 	a.sweep(rel.at)
 	for _, k := range keys {
 		l := a.leases[k].lease

@@ -11,9 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/railcni/rail/daemon/inputfile"
 	"github.com/railcni/rail/pkg/netconf"
 )
 
@@ -77,7 +77,7 @@ func (c *Config) loadEntry() ([]byte, error) {
 	case c.EntryFile != "" && len(c.Entry) > 0:
 		return nil, fmt.Errorf("cni.entry and cni.entryFile are both set: keep one")
 	case c.EntryFile != "":
-		data, err := os.ReadFile(c.EntryFile)
+		data, err := inputfile.Read(c.EntryFile, MaxConfSize)
 		if err != nil {
 			return nil, fmt.Errorf("cni.entryFile: %w", err)
 		}

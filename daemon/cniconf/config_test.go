@@ -5,11 +5,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestConfigFinish(t *testing.T) {
 	entryFile := filepath.Join(t.TempDir(), "ri-entry.json")
 	if err := os.WriteFile(entryFile, []byte(`{"type": "rail", "mode": "macvlan", "capabilities": {"io.kubernetes.cri.pod-annotations": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "entry.fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -38,6 +44,8 @@ func TestConfigFinish(t *testing.T) {
 		{name: "unknown rail key", cfg: Config{Entry: []byte(`{"type":"rail","pools":"x"}`)}, wantErr: "cni.entry: unsupported netconf field"},
 		{name: "both entry and file", cfg: Config{Entry: []byte(`{}`), EntryFile: entryFile}, wantErr: "both set"},
 		{name: "missing entry file", cfg: Config{EntryFile: entryFile + ".missing"}, wantErr: "cni.entryFile"},
+		{name: "entry file a FIFO", cfg: Config{EntryFile: fifo}, wantErr: "cni.entryFile: read " + fifo + ": is a FIFO"},
+		{name: "entry file a folder", cfg: Config{EntryFile: filepath.Dir(fifo)}, wantErr: "is a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

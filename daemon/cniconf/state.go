@@ -35,13 +35,6 @@ func (w *Watcher) State() State {
 	return w.state
 }
 
-// Changed is closed at the watcher's next change of State.
-func (w *Watcher) Changed() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.changed
-}
-
 // Ready is nil when rail's entry is in place, else says why it is not.
 func (w *Watcher) Ready() error {
 	st := w.State()
@@ -72,8 +65,6 @@ func (w *Watcher) report(res Result, err error) {
 		next.Phase = PhaseRetrying
 	}
 	w.state = next
-	close(w.changed)
-	w.changed = make(chan struct{})
 	w.mu.Unlock()
 	w.logTransition(prev, next)
 }

@@ -65,9 +65,8 @@ type Watcher struct {
 	pause   time.Duration
 	resumed time.Time
 
-	mu      sync.Mutex
-	state   State
-	changed chan struct{}
+	mu    sync.Mutex
+	state State
 }
 
 // NewWatcher watches cfg.ConfDir for cfg.Entry; cfg must be Finish()ed.
@@ -79,9 +78,8 @@ func newWatcher(in *Installer, opt WatchOptions, log *slog.Logger) *Watcher {
 	opt.defaults()
 	return &Watcher{
 		in: in, dir: in.dir, opt: opt, log: log,
-		guard:   newGuard(opt),
-		state:   State{Phase: PhaseStarting},
-		changed: make(chan struct{}),
+		guard: newGuard(opt),
+		state: State{Phase: PhaseStarting},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/railcni/rail/daemon/cniconf"
 	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/inputfile"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/ipam"
@@ -95,11 +96,14 @@ type Config struct {
 	NodeClass string `json:"-"`
 }
 
+// maxConfigFile bounds raild's config file (a large node's is a few KiB).
+const maxConfigFile = 4 << 20
+
 // Load reads and validates a config file; an empty path gives the defaults.
 func Load(path string) (*Config, error) {
 	cfg := &Config{}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := inputfile.Read(path, maxConfigFile)
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}
@@ -156,7 +160,7 @@ func (c *Config) Finish() error {
 	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
 		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
 	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkPoolVFs(), c.checkGPUSettings(),
-		c.checkDRANICDrivers(), c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish())
+		c.checkDRANICDrivers(), c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish(), c.finishMetricsAddr())
 	return errors.Join(errs...)
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestLoad(t *testing.T) {
@@ -146,5 +148,22 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
 		t.Error("missing file: want an error")
+	}
+}
+
+// TestLoadRefusesNonRegular: a config path naming a FIFO, a socket, a
+// device node or a folder is refused, naming it, without waiting for a
+// writer.
+func TestLoadRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "raild.yaml")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{{fifo, "is a FIFO"}, {"/dev/null", "is a device node"}, {dir, "is a directory"}} {
+		_, err := Load(tt.path)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.path) {
+			t.Errorf("Load(%s) = %v; want an error naming it, with %q", tt.path, err, tt.want)
+		}
 	}
 }

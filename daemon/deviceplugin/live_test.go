@@ -53,10 +53,23 @@ func startLiveNode(t *testing.T, cfg Config, events inventory.LinkSource) *liveN
 // of its netdev only.
 func standInNetdev() string { return fmt.Sprintf("rusdp%da", os.Getpid()%100000) }
 
+// sent is a LinkSource of the link events a test sends itself.
+type sent chan inventory.LinkEvent
+
+func (s sent) Run(ctx context.Context, handle func(inventory.LinkEvent)) {
+	for ctx.Err() == nil {
+		select {
+		case ev := <-s:
+			handle(ev)
+		case <-ctx.Done():
+		}
+	}
+}
+
 // sentEvents are link events a test sends itself, as netlink would.
 func sentEvents(t *testing.T) (inventory.LinkSource, func(t *testing.T)) {
-	events := make(chan inventory.LinkEvent)
-	return inventory.Chan(events), func(t *testing.T) {
+	events := make(sent)
+	return events, func(t *testing.T) {
 		t.Helper()
 		select {
 		case events <- inventory.LinkEvent{Name: standInNetdev()}:

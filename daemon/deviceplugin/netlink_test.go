@@ -19,9 +19,7 @@ import (
 // test fails.
 func netlinkEvents(t *testing.T) (inventory.LinkSource, func(t *testing.T)) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a network namespace")
-	}
+	netnstest.RequireRoot(t, "creates a network namespace")
 	ns, h := ownNetns(t, fmt.Sprintf("rus-dp-%d", os.Getpid()))
 	events, err := inventory.LinkEvents(ns)
 	if err != nil {

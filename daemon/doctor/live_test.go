@@ -9,7 +9,7 @@ import (
 
 func TestCompareLive(t *testing.T) {
 	nic := func(name, netdev string) topology.NIC { return topology.NIC{Name: name, Netdev: netdev} }
-	bare := topology.NewMachine(nil, []topology.NIC{nic("mlx5_0", ""), nic("mlx5_1", "ib1")})
+	bare := &topology.Machine{NICs: []topology.NIC{nic("mlx5_0", ""), nic("mlx5_1", "ib1")}}
 	live := topology.Report{
 		NICs:    []topology.NIC{nic("mlx5_0", "ib0"), nic("mlx5_1", "ib1"), nic("mlx5_2", "ib2"), nic("mlx5_3", "ib3")},
 		Holders: map[string]string{"mlx5_0": "ns/a", "mlx5_2": "ns/b"},
@@ -54,7 +54,7 @@ func TestDeviceCountWithNICsInPods(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bare := topology.NewMachine(nil, tt.bare)
+			bare := &topology.Machine{NICs: tt.bare}
 			for _, c := range topologyChecks(bare, t.TempDir(), awayInPods(tt.live, bare)) {
 				if strings.Contains(c.what, "RDMA device(s)") {
 					if c.level != tt.wantLevel || c.what != tt.wantWhat {

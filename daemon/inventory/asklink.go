@@ -9,28 +9,17 @@ import (
 	"unsafe"
 
 	"golang.org/x/net/bpf"
+
+	"github.com/railcni/rail/daemon/linkfilter"
 	"golang.org/x/sys/unix"
 )
 
-// kernelFiltered is a LinkSource whose events the kernel can filter
-// (NetlinkLinks): the inventory says which links it watches, and asks
-// after a link whose departure the filter may have dropped.
-type kernelFiltered interface {
-	// watch has the kernel pass only what w says (linkFilter); with too
-	// many links for a filter, every event. It says whether a filter is
-	// set.
-	watch(w watchList) (bool, error)
-	// link asks the kernel for a link of the netns by ifindex or, index
-	// 0, by name: false when there is none.
-	link(index int, name string) (LinkEvent, bool, error)
-}
-
-// watch replaces the socket's filter (SO_ATTACH_FILTER again swaps the
+// Watch replaces the socket's filter (SO_ATTACH_FILTER again swaps the
 // program atomically: no event is read under neither) or, when the
 // program would be too long, takes it off.
-func (l *NetlinkLinks) watch(w watchList) (bool, error) {
+func (l *NetlinkLinks) Watch(w linkfilter.List) (bool, error) {
 	var prog []bpf.RawInstruction
-	if insns, err := linkFilter(w); err == nil {
+	if insns, err := linkfilter.Program(w); err == nil {
 		if prog, err = bpf.Assemble(insns); err != nil {
 			return false, fmt.Errorf("link event filter: %w", err)
 		}
@@ -54,14 +43,16 @@ func (l *NetlinkLinks) watch(w watchList) (bool, error) {
 		err = opErr
 	}
 	if err != nil {
-		return false, fmt.Errorf("link event filter of %d links and %d names: %w", len(w.indexes), len(w.names), err)
+		return false, fmt.Errorf("link event filter of %d links and %d names: %w", len(w.Indexes), len(w.Names), err)
 	}
 	return prog != nil, nil
 }
 
-// link asks the request socket.
-func (l *NetlinkLinks) link(index int, name string) (LinkEvent, bool, error) {
-	return l.asks.ask(index, name)
+// Link asks the request socket for a link of the netns by ifindex or,
+// index 0, by name: false when there is none.
+func (l *NetlinkLinks) Link(index int, name string) (linkfilter.Link, bool, error) {
+	ev, there, err := l.asks.ask(index, name)
+	return ev.link(), there, err
 }
 
 // askTimeout bounds one question to the kernel.

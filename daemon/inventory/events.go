@@ -11,6 +11,8 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/daemon/linkfilter"
 )
 
 // LinkEvent is one link change in the watched netns.
@@ -23,7 +25,7 @@ type LinkEvent struct {
 	// change of a link that was there.
 	New bool
 	// State is the link's attributes that a NIC's record follows.
-	State LinkState
+	State linkfilter.State
 	// Lower is the link this one sits on in the same netns (a macvlan's
 	// or VLAN's parent), 0 for none: such an upper device on a NIC makes
 	// it the node's own.
@@ -33,48 +35,10 @@ type LinkEvent struct {
 	Lost bool
 }
 
-// LinkState is what a NIC's record can follow among a link's attributes:
-// the flags that say it is up and has a carrier, its operational state,
-// MTU, master (bond, bridge), address and alias. An event of a NIC's
-// netdev that changes none of them (the kernel sends one when an upper
-// device such as someone's macvlan is added on it or removed, which may
-// also turn promiscuous mode on and off, and for counters) asks for no
-// read; the timer's rescan sees what it may have changed.
-type LinkState struct {
-	Flags     uint32 // followedFlags only
-	OperState uint8
-	MTU       int
-	Master    int
-	MAC       string
-	Alias     string
-}
-
-// followedFlags are the interface flags a NIC's record depends on.
-const followedFlags = unix.IFF_UP | unix.IFF_RUNNING | unix.IFF_LOWER_UP | unix.IFF_DORMANT
-
 // LinkSource hands link events to handle, one at a time and from one
 // goroutine, until ctx ends; Run returns then.
 type LinkSource interface {
 	Run(ctx context.Context, handle func(LinkEvent))
-}
-
-// Chan is a LinkSource of the events sent on a channel (a test's, or any
-// other feed); it ends when the channel closes.
-type Chan <-chan LinkEvent
-
-// Run hands on every event received until the channel closes or ctx ends.
-func (c Chan) Run(ctx context.Context, handle func(LinkEvent)) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-c:
-			if !ok {
-				return
-			}
-			handle(ev)
-		}
-	}
 }
 
 // subscribeBuffer is the socket buffer asked for the subscription: bursts
@@ -92,7 +56,7 @@ type NetlinkLinks struct {
 	file *os.File
 	conn syscall.RawConn // file's, for the filter's socket option
 	// asks is a request socket in the same netns: a link by ifindex or
-	// name (kernelFiltered.link), one question at a time.
+	// name (linkfilter.Source.Link), one question at a time.
 	asks *linkAsker
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/railcni/rail/daemon/linkfilter"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -122,7 +123,7 @@ func (c *concern) cause() string {
 // it makes it the node's own), and new links that could be NICs (a
 // `device` link in sysfs). Every other
 // link (a pod's veth, a bridge, someone's macvlan) costs one lookup, and
-// so does an event of a NIC's netdev whose LinkState is as its last
+// so does an event of a NIC's netdev whose linkfilter.State is as its last
 // event left it.
 type eventFilter struct {
 	sys     *topology.Sysfs
@@ -189,7 +190,7 @@ func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 }
 
 // unseen forgets what the last event of a link said of it: its events
-// since may have been dropped (see kernelWatch.takeAdded).
+// since may have been dropped (see linkfilter.Watch.TakeAdded).
 func (f *eventFilter) unseen(index int) {
 	f.links.unseen(index)
 	f.vfs.links.unseen(index)
@@ -203,7 +204,7 @@ func (f *eventFilter) remembered(ev LinkEvent, c concern) bool {
 	if ev.Index <= 0 || ev.Gone || ev.Lost {
 		return false
 	}
-	now := linkSeen{name: ev.Name, state: ev.State}
+	now := linkfilter.Seen{Name: ev.Name, State: ev.State}
 	nic, inNIC := f.links.last[ev.Index]
 	vf, inVF := f.vfs.links.last[ev.Index]
 	switch {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/railcni/rail/daemon/linkfilter"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -51,14 +52,14 @@ func TestEventFilter(t *testing.T) {
 			event:  func(s *fakesys.Spec) LinkEvent { return LinkEvent{Name: nd(s, "mlx5_0"), Index: 9} },
 			want:   "devices [mlx5_0] netdevs []"},
 		{name: "a NIC's netdev as its last event left it (an upper device added)",
-			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1003, OperState: 6}}},
+			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: linkfilter.State{Flags: 0x1003, OperState: 6}}},
 			event: func(*fakesys.Spec) LinkEvent {
-				return LinkEvent{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1003, OperState: 6}}
+				return LinkEvent{Name: "ibp30s0", Index: 5, State: linkfilter.State{Flags: 0x1003, OperState: 6}}
 			}, want: "ignored"},
 		{name: "a NIC's netdev going down after an event",
-			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1003, OperState: 6}}},
+			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: linkfilter.State{Flags: 0x1003, OperState: 6}}},
 			event: func(*fakesys.Spec) LinkEvent {
-				return LinkEvent{Name: "ibp30s0", Index: 5, State: LinkState{Flags: 0x1002, OperState: 2}}
+				return LinkEvent{Name: "ibp30s0", Index: 5, State: linkfilter.State{Flags: 0x1002, OperState: 2}}
 			}, want: "devices [mlx5_1] netdevs []"},
 		{name: "a NIC's netdev back under its ifindex after leaving",
 			before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "ibp30s0", Index: 5, Gone: true}},
@@ -151,7 +152,7 @@ func TestBurstOfUpperDevices(t *testing.T) {
 		{"was there before, changed and went", []LinkEvent{changed(1), went(1)}, []string{"mlx5_1"}, false},
 		{"was there before and changed", []LinkEvent{changed(1)}, []string{"mlx5_1"}, false},
 		{"went, then came back", []LinkEvent{went(1), came(1)}, []string{"mlx5_1"}, false},
-		{"came and went, and the NIC changed", []LinkEvent{came(1), {Name: "ibp30s0", Index: 5, State: LinkState{MTU: 4000}}, went(1)},
+		{"came and went, and the NIC changed", []LinkEvent{came(1), {Name: "ibp30s0", Index: 5, State: linkfilter.State{MTU: 4000}}, went(1)},
 			[]string{"mlx5_1"}, false},
 	}
 	for _, tt := range tests {

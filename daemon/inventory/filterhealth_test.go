@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/railcni/rail/daemon/linkfilter"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -19,14 +20,16 @@ type refusing struct {
 	offers int
 }
 
-func (r *refusing) watch(watchList) (bool, error) {
+func (r *refusing) Watch(linkfilter.List) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.offers++
 	return false, errors.New("setsockopt SO_ATTACH_FILTER: cannot allocate memory")
 }
 
-func (r *refusing) link(int, string) (LinkEvent, bool, error) { return LinkEvent{}, false, nil }
+func (r *refusing) Link(int, string) (linkfilter.Link, bool, error) {
+	return linkfilter.Link{}, false, nil
+}
 
 // TestFilterRefusedIsTold: a socket that refuses the kernel filter is
 // told once (Watch.FilterFailed) however often the filter is offered
@@ -56,7 +59,7 @@ func TestFilterRefusedIsTold(t *testing.T) {
 	for i := range changes {
 		reads := inv.Stats().DeviceReads
 		// a new ifindex each time (the netdev re-created): a new watched set, offered again
-		events <- LinkEvent{Name: "ens1f0np0", Index: 5 + i, State: LinkState{Flags: followedFlags, MTU: 1500 + i}}
+		events <- LinkEvent{Name: "ens1f0np0", Index: 5 + i, State: linkfilter.State{Flags: linkfilter.FollowedFlags, MTU: 1500 + i}}
 		deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
 		for inv.Stats().DeviceReads == reads {
 			if time.Now().After(deadline) {

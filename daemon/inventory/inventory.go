@@ -53,7 +53,7 @@ type Inventory struct {
 	// linksDescribed: the sysfs read is the running kernel's own (root
 	// "/"), so a link it shows without a `device` is one the kernel
 	// knows has no parent device: the kernel filter of link events can
-	// tell new links that could be NICs (kfilter.go). A fake tree's
+	// tell new links that could be NICs (daemon/linkfilter). A fake tree's
 	// stand-ins (veths) are NICs only in the tree.
 	linksDescribed bool
 

@@ -1,23 +1,19 @@
 package inventory
 
+import "github.com/railcni/rail/daemon/linkfilter"
+
 // linkMemory maps the links an event filter follows to what each stands
 // for (an RDMA device, an SR-IOV PF): by name from the current snapshot,
 // by ifindex from the events (a link renamed since), and remembers each
 // link's last event so one that changes nothing asks for no read.
 type linkMemory struct {
-	byName  map[string]string // link name -> what it stands for (rebuilt per snapshot)
-	byIndex map[int]string    // ifindex -> what it stands for, learned from events
-	last    map[int]linkSeen  // ifindex -> the link's last event
-}
-
-// linkSeen is a link's name and state at its last event.
-type linkSeen struct {
-	name  string
-	state LinkState
+	byName  map[string]string       // link name -> what it stands for (rebuilt per snapshot)
+	byIndex map[int]string          // ifindex -> what it stands for, learned from events
+	last    map[int]linkfilter.Seen // ifindex -> the link's last event
 }
 
 func newLinkMemory() linkMemory {
-	return linkMemory{byIndex: map[int]string{}, last: map[int]linkSeen{}}
+	return linkMemory{byIndex: map[int]string{}, last: map[int]linkfilter.Seen{}}
 }
 
 // lookup says what the event's link stands for, by name, else by ifindex.
@@ -42,14 +38,14 @@ func (m *linkMemory) lost() {
 }
 
 // changed records an event of a link standing for v and says whether its
-// name or LinkState differ from its last event's (an event without an
+// name or linkfilter.State differ from its last event's (an event without an
 // ifindex has nothing to compare: it always differs).
 func (m *linkMemory) changed(ev LinkEvent, v string) bool {
 	if ev.Index <= 0 {
 		return true
 	}
 	m.byIndex[ev.Index] = v
-	now := linkSeen{name: ev.Name, state: ev.State}
+	now := linkfilter.Seen{Name: ev.Name, State: ev.State}
 	last, seen := m.last[ev.Index]
 	m.last[ev.Index] = now
 	return !seen || last != now

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/daemon/linkfilter"
 )
 
 // eachLinkEvent parses the RTM_NEWLINK and RTM_DELLINK messages of one
@@ -39,9 +41,9 @@ func parseLink(b []byte, gone bool) (LinkEvent, bool) {
 	ev := LinkEvent{
 		Index: int(int32(binary.NativeEndian.Uint32(b[4:8]))),
 		Gone:  gone,
-		New:   !gone && binary.NativeEndian.Uint32(b[12:16]) == newLink,
+		New:   !gone && binary.NativeEndian.Uint32(b[12:16]) == linkfilter.NewLink,
 	}
-	ev.State.Flags = binary.NativeEndian.Uint32(b[8:12]) & followedFlags
+	ev.State.Flags = binary.NativeEndian.Uint32(b[8:12]) & linkfilter.FollowedFlags
 	parent, otherNetns := 0, false
 	attrs := b[unix.SizeofIfInfomsg:]
 	for len(attrs) >= unix.SizeofRtAttr {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/daemon/linkfilter/linkfiltertest"
 )
 
 // TestLinkEventsFromTheKernel reads real events of a netns of the test's
@@ -90,7 +92,7 @@ func TestLinkEventsFromTheKernel(t *testing.T) {
 // TestParseMalformed: a datagram cut short or lying about its lengths is
 // skipped where it stops making sense, never read beyond.
 func TestParseMalformed(t *testing.T) {
-	good := linkMessage(unix.RTM_NEWLINK, 7, attr(unix.IFLA_IFNAME, []byte("eth7\x00")), attr(unix.IFLA_MTU, le32(1500)))
+	good := linkfiltertest.Message(unix.RTM_NEWLINK, 7, linkfiltertest.Attr(unix.IFLA_IFNAME, []byte("eth7\x00")), linkfiltertest.Attr(unix.IFLA_MTU, linkfiltertest.LE32(1500)))
 	tests := []struct {
 		name string
 		b    []byte
@@ -102,7 +104,7 @@ func TestParseMalformed(t *testing.T) {
 		{"header cut", good[:10], 0},
 		{"length beyond the datagram", good[:len(good)-4], 0},
 		{"length below a header", func() []byte { b := clone(good); binary.NativeEndian.PutUint32(b, 4); return b }(), 0},
-		{"body shorter than ifinfomsg", linkMessage(unix.RTM_NEWLINK, 7)[:unix.NLMSG_HDRLEN+8], 0},
+		{"body shorter than ifinfomsg", linkfiltertest.Message(unix.RTM_NEWLINK, 7)[:unix.NLMSG_HDRLEN+8], 0},
 		{"attribute longer than the message", func() []byte {
 			b := clone(good)
 			binary.NativeEndian.PutUint16(b[unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg:], 200)
@@ -120,27 +122,5 @@ func TestParseMalformed(t *testing.T) {
 		})
 	}
 }
-
-func linkMessage(typ uint16, index int32, attrs ...[]byte) []byte {
-	body := make([]byte, unix.SizeofIfInfomsg)
-	binary.NativeEndian.PutUint32(body[4:], uint32(index))
-	for _, a := range attrs {
-		body = append(body, a...)
-	}
-	hdr := make([]byte, unix.NLMSG_HDRLEN)
-	binary.NativeEndian.PutUint32(hdr, uint32(len(hdr)+len(body)))
-	binary.NativeEndian.PutUint16(hdr[4:], typ)
-	return append(hdr, body...)
-}
-
-func attr(typ uint16, v []byte) []byte {
-	b := make([]byte, unix.SizeofRtAttr, rtaAlign(unix.SizeofRtAttr+len(v)))
-	binary.NativeEndian.PutUint16(b, uint16(unix.SizeofRtAttr+len(v)))
-	binary.NativeEndian.PutUint16(b[2:], typ)
-	b = append(b, v...)
-	return b[:cap(b)]
-}
-
-func le32(v uint32) []byte { b := make([]byte, 4); binary.NativeEndian.PutUint32(b, v); return b }
 
 func clone(b []byte) []byte { return append([]byte{}, b...) }

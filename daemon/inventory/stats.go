@@ -24,7 +24,7 @@ type Stats struct {
 	// their reading and one lookup.
 	Events, Ignored uint64
 	// LinkFilter says that the kernel filter on the link-event socket is
-	// set (kfilter.go); false: every link event is read (too many links
+	// set (daemon/linkfilter); false: every link event is read (too many links
 	// for one, the socket refused it, or no link events).
 	LinkFilter bool
 	// LinkFilterFailures are the times the socket refused the filter.

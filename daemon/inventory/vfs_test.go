@@ -11,6 +11,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/railcni/rail/daemon/linkfilter"
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -121,8 +122,8 @@ func TestVFFilter(t *testing.T) {
 	}{
 		{"a VF's netdev appears", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10}, alone(pf0.PCI, pf0.VFs[0].PCI)},
 		{"the same event again", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10}, ""},
-		{"it changes state", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10, State: LinkState{Flags: 1}}, alone(pf0.PCI, pf0.VFs[0].PCI)},
-		{"it is renamed (known by ifindex only)", LinkEvent{Name: "net1", Index: 10, State: LinkState{Flags: 1}}, whole(pf0.PCI)},
+		{"it changes state", LinkEvent{Name: pf0.VFs[0].Netdev, Index: 10, State: linkfilter.State{Flags: 1}}, alone(pf0.PCI, pf0.VFs[0].PCI)},
+		{"it is renamed (known by ifindex only)", LinkEvent{Name: "net1", Index: 10, State: linkfilter.State{Flags: 1}}, whole(pf0.PCI)},
 		{"it goes (into a pod)", LinkEvent{Name: "net1", Index: 10, Gone: true}, whole(pf0.PCI)},
 		{"a PF's own netdev", LinkEvent{Name: pf0.Netdev, Index: 2}, ""},
 		{"a veth", LinkEvent{Name: "veth1", Index: 30}, ""},

@@ -3,6 +3,8 @@ package inventory
 import (
 	"context"
 	"time"
+
+	"github.com/railcni/rail/daemon/linkfilter"
 )
 
 // Watch says what triggers a rescan.
@@ -10,9 +12,8 @@ type Watch struct {
 	// Interval is the periodic rescan of the whole node (0: none): the
 	// safety net for what no link event tells.
 	Interval time.Duration
-	// Events are link changes (LinkEvents; Chan for a feed of one's
-	// own). Each is classified in the source's own goroutine as it is
-	// read: only those about a NIC's netdev, an upper device on one, or a
+	// Events are link changes (LinkEvents, or any LinkSource). Each is
+	// classified in the source's own goroutine as it is read: only those about a NIC's netdev, an upper device on one, or a
 	// new link that could be a NIC's reach the loop, and cause a read of
 	// the RDMA devices concerned, not of the whole node; a burst of them
 	// causes one.
@@ -47,10 +48,11 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		defer t.Stop()
 		tick = t.C
 	}
-	var kernel *kernelWatch
-	if src, ok := w.Events.(kernelFiltered); ok {
+	var kernel *linkfilter.Watch
+	if src, ok := w.Events.(linkfilter.Source); ok {
 		kernel = newKernelWatch(src, inv.linksDescribed && kernelNamesParents(), &inv.stats, w.FilterFailed)
 	}
+	uppers := upperSettler{k: kernel}
 	// watched has the kernel filter follow a new snapshot's netdevs; the
 	// events of one it did not watch until now may have been dropped, so
 	// its NIC or VF is read again.
@@ -58,10 +60,10 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		if kernel == nil {
 			return
 		}
-		if names := kernel.follow(inv.Current()); len(names) > 0 {
+		if names := followSnapshot(kernel, inv.Current()); len(names) > 0 {
 			c := netdevsConcern(inv.Current(), names)
 			inv.read("links newly watched: "+c.first, c.devices, nil, c.vfs, w)
-			kernel.follow(inv.Current())
+			followSnapshot(kernel, inv.Current())
 		}
 	}
 	concerns := inv.classified(ctx, w.Events, kernel)
@@ -95,7 +97,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 				continue
 			}
 			if kernel != nil {
-				kernel.settleUppers(&c)
+				uppers.settle(&c)
 			}
 			if c.settled() {
 				continue // upper devices that came and went within the burst
@@ -115,7 +117,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 // when the source ends (ctx ended, or it failed); nil without a source.
 // With a kernel watch, the kernel's filter follows what the events teach,
 // replaced before the event's concern is passed on.
-func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *kernelWatch) <-chan concern {
+func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *linkfilter.Watch) <-chan concern {
 	if src == nil {
 		return nil
 	}
@@ -124,16 +126,16 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 	go func() {
 		defer close(out)
 		if kernel != nil {
-			kernel.follow(inv.Current())
+			followSnapshot(kernel, inv.Current())
 		}
 		handle := func(ev LinkEvent) {
 			if kernel != nil {
-				for _, index := range kernel.takeAdded() {
+				for _, index := range kernel.TakeAdded() {
 					filter.unseen(index)
 				}
 			}
 			c := inv.classify(filter, ev)
-			if kernel != nil && !kernel.saw(ev, c, filter.remembered(ev, c)) {
+			if kernel != nil && !kernel.Saw(filterEvent(ev, c, filter.remembered(ev, c))) {
 				return
 			}
 			if c.none() {
@@ -145,8 +147,8 @@ func (inv *Inventory) classified(ctx context.Context, src LinkSource, kernel *ke
 			}
 		}
 		if batches, ok := src.(batchSource); ok && kernel != nil {
-			kernel.batched = true
-			batches.RunBatches(ctx, handle, func() { kernel.flushStates(handle) })
+			kernel.Batched()
+			batches.RunBatches(ctx, handle, func() { kernel.FlushStates(func(l linkfilter.Link) { handle(linkEvent(l)) }) })
 			return
 		}
 		src.Run(ctx, handle)

@@ -29,9 +29,7 @@ func testNetns(t testing.TB) (netns.NsHandle, *netlink.Handle) {
 // namedNetns is testNetns under a name of the caller's ("ry" prefix).
 func namedNetns(t testing.TB, name string) (netns.NsHandle, *netlink.Handle) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a network namespace")
-	}
+	netnstest.RequireRoot(t, "creates a network namespace")
 	ns := netnstest.Named(t, name)
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {

@@ -34,7 +34,7 @@ func gpuClaim(devices ...string) []podinfotest.Claim {
 // GPUs its DRA claims hold, resolved through the slices like ADD does; a
 // DRA GPU it cannot resolve injects nothing for it and is logged as a warning.
 func TestAutoInjectDRAGPUs(t *testing.T) {
-	client := stubKubelet(t, []podinfotest.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []podinfotest.Container{
+	_, client := podinfotest.Kubelet(t, []podinfotest.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []podinfotest.Container{
 		{Name: "dra", Claims: gpuClaim("gpu-1", "gpu-3")},
 		{Name: "ghost", Claims: gpuClaim("gpu-9")},
 		{Name: "nic-only", Claims: []podinfotest.Claim{{Namespace: "gpu", Name: "nic",

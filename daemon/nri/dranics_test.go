@@ -73,7 +73,7 @@ func TestDRANICsCompleted(t *testing.T) {
 		"pci-0000-32-00-0": {RDMADevice: "mlx5_7", IfName: "eth2", PCI: "0000:32:00.0"}, // stale: the node has mlx5_2 there
 		"net-gve":          nil,
 	}
-	kubelet := stubKubelet(t, []podinfotest.Pod{{Namespace: "ml", Name: "p-s1", Containers: []podinfotest.Container{
+	_, kubelet := podinfotest.Kubelet(t, []podinfotest.Pod{{Namespace: "ml", Name: "p-s1", Containers: []podinfotest.Container{
 		{Name: "trainer", Claims: []podinfotest.Claim{nicClaim("rdma", "pci-0000-31-00-0")}},
 		{Name: "two", Claims: []podinfotest.Claim{nicClaim("rdma2", "pci-0000-31-00-0", "pci-0000-33-00-0")}},
 		{Name: "own-env", Claims: []podinfotest.Claim{nicClaim("rdma", "pci-0000-31-00-0")}},
@@ -142,7 +142,7 @@ func TestDRANICsCompleted(t *testing.T) {
 func TestDRANICsNotAutoInjected(t *testing.T) {
 	gpuClaimed := podinfotest.Claim{Namespace: "ml", Name: "gpus",
 		Devices: []podinfotest.ClaimDevice{{Driver: podinfo.DefaultDRADriver, Pool: "n1", Device: "gpu-2"}}}
-	kubelet := stubKubelet(t, []podinfotest.Pod{{Namespace: "ml", Name: "p-s2", Containers: []podinfotest.Container{
+	_, kubelet := podinfotest.Kubelet(t, []podinfotest.Pod{{Namespace: "ml", Name: "p-s2", Containers: []podinfotest.Container{
 		{Name: "both", Claims: []podinfotest.Claim{gpuClaimed, nicClaim("rdma", "pci-0000-31-00-0")}},
 		{Name: "gpu-only", Claims: []podinfotest.Claim{gpuClaimed}},
 	}}})

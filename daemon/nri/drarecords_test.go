@@ -28,7 +28,7 @@ func TestDRAContainersRecorded(t *testing.T) {
 		"pci-0000-31-00-0": {RDMADevice: "mlx5_1", IfName: "eth1", PCI: "0000:31:00.0", Addrs: []netip.Addr{netip.MustParseAddr("10.56.0.5")}},
 		"pci-0000-33-00-0": {RDMADevice: "mlx5_3", IfName: "eth3", PCI: "0000:33:00.0"},
 	}
-	kubelet := stubKubelet(t, []podinfotest.Pod{{Namespace: "ml", Name: "p-s1", Containers: []podinfotest.Container{
+	_, kubelet := podinfotest.Kubelet(t, []podinfotest.Pod{{Namespace: "ml", Name: "p-s1", Containers: []podinfotest.Container{
 		{Name: "trainer", Claims: []podinfotest.Claim{nicClaim("rdma", "pci-0000-31-00-0", "pci-0000-33-00-0")}},
 		{Name: "one", Claims: []podinfotest.Claim{nicClaim("rdma1", "pci-0000-31-00-0")}},
 		{Name: "sidecar"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -176,7 +177,11 @@ func newPlugin(cfg Config, m *topology.Machine, st State, gpus *podinfo.GPUSourc
 	if gpus != nil && gpus.Machine == nil {
 		gpus.Machine = fixed(m)
 	}
-	return New(Options{Config: cfg, Machine: fixed(m), State: st, GPUs: gpus, Log: log})
+	opt := Options{Config: cfg, Machine: fixed(m), State: st, GPUs: gpus, Log: log}
+	if m != nil {
+		opt.Proc = filepath.Join(m.Root, "proc") // never the host's: the tests' pids are made up
+	}
+	return New(opt)
 }
 
 // newKubeletPlugin is newTestPlugin with a GPU source for gpuAutoInject.

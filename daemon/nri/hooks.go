@@ -18,13 +18,14 @@ const (
 	hookRemovePodSandbox   = "RemovePodSandbox"
 	hookSynchronize        = "Synchronize"
 	hookPostStartContainer = "PostStartContainer"
+	hookStopContainer      = "StopContainer"
 )
 
 // hookMetrics looks up each hook's instruments once (nil calls: not
 // measured).
 func hookMetrics(calls *metrics.Calls) map[string]*metrics.Call {
 	out := map[string]*metrics.Call{}
-	for _, h := range []string{hookRunPodSandbox, hookCreateContainer, hookStopPodSandbox, hookRemovePodSandbox, hookSynchronize, hookPostStartContainer} {
+	for _, h := range []string{hookRunPodSandbox, hookCreateContainer, hookStopPodSandbox, hookRemovePodSandbox, hookSynchronize, hookPostStartContainer, hookStopContainer} {
 		out[h] = calls.Call(h)
 	}
 	return out

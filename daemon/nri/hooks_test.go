@@ -103,7 +103,7 @@ func TestHookLoggerCarriesThePod(t *testing.T) {
 // without mlx5_0, GPU 0's container gets the NIC now closest to it.
 func TestAutoInjectFollowsTheLiveMachine(t *testing.T) {
 	before := testMachine(t.TempDir())
-	after := topology.NewMachine(before.GPUs, before.NICs[1:])
+	after := &topology.Machine{GPUs: before.GPUs, NICs: before.NICs[1:]}
 	after.Root, after.RdmaCM = before.Root, before.RdmaCM
 	next, ok := after.Affinity()[0]
 	if !ok || next == "mlx5_0" {

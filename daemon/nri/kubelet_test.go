@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -218,7 +217,7 @@ func TestKubeletAskedOncePerSandbox(t *testing.T) {
 // TestAutoInjectWithPodinfo wires the real PodResources client against the
 // kubelet stand-in.
 func TestAutoInjectWithPodinfo(t *testing.T) {
-	client := stubKubelet(t, []podinfotest.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []podinfotest.Container{
+	_, client := podinfotest.Kubelet(t, []podinfotest.Pod{{Namespace: "gpu", Name: "p-s1", Containers: []podinfotest.Container{
 		{Name: "app", Devices: map[string][]string{"nvidia.com/gpu": {"GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"}}},
 		{Name: "sidecar"},
 	}}})
@@ -232,24 +231,6 @@ func TestAutoInjectWithPodinfo(t *testing.T) {
 			t.Errorf("container %s: %s = %q, %v; want %q\nlogs:\n%s", name, envNCCLHCA, got, err, want, logs)
 		}
 	}
-}
-
-// stubKubelet serves pods from the kubelet stand-in and dials it with the
-// real PodResources client.
-func stubKubelet(t *testing.T, pods []podinfotest.Pod) *podinfo.Client {
-	t.Helper()
-	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	stub, err := podinfotest.Start(socket, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stub.Stop)
-	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	return client
 }
 
 // TestSynchronizeBoundsKubeletCalls: a reconnect with many running pods

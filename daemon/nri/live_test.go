@@ -43,7 +43,7 @@ func TestNewMachineGivesNewContainersTheNewNumbers(t *testing.T) {
 		t.Fatal("fake machine lacks mlx5_0's uverbs")
 	}
 	after, _ := discoverFake(t, fakesys.Options{DevNumbers: map[string][2]uint32{nic.Uverbs.Name: {231, 250}}})
-	without := topology.NewMachine(before.GPUs, before.NICs[1:])
+	without := &topology.Machine{GPUs: before.GPUs, NICs: before.NICs[1:]}
 	without.Root, without.RdmaCM = before.Root, before.RdmaCM
 
 	st := newFakeState()

@@ -6,6 +6,7 @@
 package nri
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -60,6 +61,9 @@ type Options struct {
 	// up and when a container raild gave RDMA devices started: the
 	// moments to check its readiness. Nil: nobody is told.
 	Changed func(sandbox string)
+	// Proc is the procfs containers' processes are pinned in when they
+	// start (raild's readiness.procRoot; "": /proc).
+	Proc string
 	// SoftRoCE: the node is in softRoCE mode; a leased pod's containers
 	// get the rxe devices the plugin made in the pod (softroce.go).
 	SoftRoCE bool
@@ -82,6 +86,7 @@ type Plugin struct {
 	// (a path on the host); empty: none.
 	topoFile string
 	records  *containerRecords    // what each container was given, for the readiness checks
+	proc     string               // Options.Proc
 	changed  func(sandbox string) // Options.Changed
 
 	mu       sync.Mutex
@@ -125,6 +130,7 @@ func New(opt Options) (*Plugin, error) {
 		soft:     softRoCEOf(opt),
 		topoFile: s.topoFileSource(opt.TopologyFile),
 		records:  newContainerRecords(),
+		proc:     cmp.Or(opt.Proc, "/proc"),
 		changed:  opt.Changed,
 		releases: map[string]*pendingRelease{},
 	}

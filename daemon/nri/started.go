@@ -7,15 +7,22 @@ import (
 	"sync"
 
 	nriapi "github.com/containerd/nri/pkg/api"
+
+	"github.com/railcni/rail/daemon/process"
 )
 
 // ContainerRecord is what raild gave one container that asked for RDMA,
 // and its init process once it started: what the readiness checks compare
 // with the container's own view.
 type ContainerRecord struct {
-	ID      string
-	Name    string
-	Pid     int // 0 until the container started
+	ID   string
+	Name string
+	Pid  int // 0 until the container started
+	// Start is the start time of the process that held Pid when the
+	// container started (process.Pin): the readiness checks read that
+	// process only. 0 when it could not be pinned (already gone) and once
+	// the container stopped: the pid is kept for messages, never read.
+	Start   uint64
 	Devices []DeviceRecord
 	// DriverDevices are the device nodes a DRA NIC driver injects for the
 	// container's claims (the uverbs node of each claimed NIC's RDMA
@@ -70,19 +77,31 @@ func (r *containerRecords) created(sandbox string, rec *ContainerRecord) {
 		}
 	}
 	if old, ok := ctrs[rec.ID]; ok && rec.Pid == 0 {
-		rec.Pid = old.Pid
+		rec.Pid, rec.Start = old.Pid, old.Start
 	}
 	ctrs[rec.ID] = rec
 }
 
-// started sets a recorded container's pid; false when raild gave it
-// nothing.
-func (r *containerRecords) started(sandbox, id string, pid int) bool {
+// started sets a recorded container's pinned process; false when raild
+// gave it nothing.
+func (r *containerRecords) started(sandbox, id string, proc process.Ref) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec, ok := r.bySandbox[sandbox][id]
 	if ok {
-		rec.Pid = pid
+		rec.Pid, rec.Start = proc.Pid, proc.Start
+	}
+	return ok
+}
+
+// stopped drops a recorded container's process (its pid is free for any
+// other process now); false when raild gave it nothing.
+func (r *containerRecords) stopped(sandbox, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.bySandbox[sandbox][id]
+	if ok {
+		rec.Start = 0
 	}
 	return ok
 }
@@ -120,7 +139,8 @@ func (p *Plugin) record(call *hookCall, adj *nriapi.ContainerAdjustment) {
 	if adj == nil || (len(devs) == 0 && len(call.dra) == 0) {
 		return
 	}
-	rec := &ContainerRecord{ID: call.ctr.GetId(), Name: call.ctr.GetName(), Pid: int(call.ctr.GetPid()),
+	proc := p.pin(int(call.ctr.GetPid()))
+	rec := &ContainerRecord{ID: call.ctr.GetId(), Name: call.ctr.GetName(), Pid: proc.Pid, Start: proc.Start,
 		Memlock: p.cfg.memlock, GIDIndex: -1, Devices: make([]DeviceRecord, 0, len(devs)),
 		DriverDevices: driverDevices(call.node().devs, call.dra)}
 	for _, d := range devs {
@@ -157,15 +177,40 @@ func cutKey(kv, key string) (string, bool) {
 	return "", false
 }
 
-// PostStartContainer records the pid of a container raild gave RDMA
-// devices and tells the readiness tracker to check it.
+// PostStartContainer pins the process of a container raild gave RDMA
+// devices (its pid and start time) and tells the readiness tracker to
+// check it.
 func (p *Plugin) PostStartContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) error {
 	call := p.begin(hookPostStartContainer, pod, ctr)
-	if p.records.started(pod.GetId(), ctr.GetId(), int(ctr.GetPid())) {
+	if p.records.started(pod.GetId(), ctr.GetId(), p.pin(int(ctr.GetPid()))) {
 		p.notify(pod.GetId())
 	}
 	call.end(nil)
 	return nil
+}
+
+// StopContainer drops the process of a container raild gave RDMA devices:
+// its pid may go to any other process from now on.
+func (p *Plugin) StopContainer(_ context.Context, pod *nriapi.PodSandbox, ctr *nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
+	call := p.begin(hookStopContainer, pod, ctr)
+	if p.records.stopped(pod.GetId(), ctr.GetId()) {
+		p.notify(pod.GetId())
+	}
+	call.end(nil)
+	return nil, nil
+}
+
+// pin is the process that holds pid now (pid 0: none yet); a pid whose
+// process is already gone keeps start 0 and is never read.
+func (p *Plugin) pin(pid int) process.Ref {
+	if pid <= 0 {
+		return process.Ref{}
+	}
+	ref, err := process.Pin(p.proc, pid)
+	if err != nil {
+		return process.Ref{Pid: pid}
+	}
+	return ref
 }
 
 // notify tells the readiness tracker a sandbox changed (it never blocks).

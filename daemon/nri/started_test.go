@@ -2,8 +2,12 @@ package nri
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	nriapi "github.com/containerd/nri/pkg/api"
@@ -33,9 +37,9 @@ func (n *notified) drain() []string {
 	}
 }
 
-func recordingPlugin(t *testing.T, st *fakeState) (*Plugin, *notified) {
+func recordingPlugin(t *testing.T, root string, st *fakeState) (*Plugin, *notified) {
 	t.Helper()
-	p, _ := newTestPlugin(t, Config{}, t.TempDir(), st)
+	p, _ := newTestPlugin(t, Config{}, root, st)
 	n := &notified{ch: make(chan string, 16)}
 	p.changed = n.changed
 	return p, n
@@ -50,12 +54,36 @@ func TestContainerRecords(t *testing.T) {
 	uverbs0 := DeviceRecord{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192}
 	cm := DeviceRecord{Path: "/dev/infiniband/rdma_cm", Major: 10, Minor: 58}
 	tests := []struct {
-		name     string
-		leases   func(*fakeState)
-		run      func(ctx context.Context, p *Plugin)
+		name   string
+		leases func(*fakeState)
+		run    func(ctx context.Context, p *Plugin)
+		// procs are the processes running (pid → start time), as
+		// /proc/<pid>/stat shows them below the machine's root.
+		procs    map[int]uint64
 		want     []ContainerRecord
 		notified []string
 	}{{
+		name:   "started: its process pinned",
+		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0") },
+		procs:  map[int]uint64{4242: 987654},
+		run: func(ctx context.Context, p *Plugin) {
+			_, _, _ = p.CreateContainer(ctx, pod("s1", "default", nil), ctr("app"))
+			_ = p.PostStartContainer(ctx, pod("s1", "default", nil), started(ctr("app"), 4242))
+		},
+		want:     []ContainerRecord{{ID: "c-app", Name: "app", Pid: 4242, Start: 987654, Devices: []DeviceRecord{uverbs0, cm}, GIDIndex: -1}},
+		notified: []string{"s1"},
+	}, {
+		name:   "stopped: its process dropped",
+		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0") },
+		procs:  map[int]uint64{4242: 987654},
+		run: func(ctx context.Context, p *Plugin) {
+			_, _, _ = p.CreateContainer(ctx, pod("s1", "default", nil), ctr("app"))
+			_ = p.PostStartContainer(ctx, pod("s1", "default", nil), started(ctr("app"), 4242))
+			_, _ = p.StopContainer(ctx, pod("s1", "default", nil), started(ctr("app"), 4242))
+		},
+		want:     []ContainerRecord{{ID: "c-app", Name: "app", Pid: 4242, Devices: []DeviceRecord{uverbs0, cm}, GIDIndex: -1}},
+		notified: []string{"s1", "s1"},
+	}, {
 		name:   "created then started",
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0") },
 		run: func(ctx context.Context, p *Plugin) {
@@ -101,6 +129,7 @@ func TestContainerRecords(t *testing.T) {
 	}, {
 		name:   "synchronize records running containers with their pids",
 		leases: func(f *fakeState) { f.add("s1", api.ModeMove, "10.56.0.5/24", "mlx5_0") },
+		procs:  map[int]uint64{77: 5000},
 		run: func(ctx context.Context, p *Plugin) {
 			running := started(ctr("app"), 77)
 			running.PodSandboxId = "s1"
@@ -110,7 +139,7 @@ func TestContainerRecords(t *testing.T) {
 			gone.State = nriapi.ContainerState_CONTAINER_STOPPED
 			_, _ = p.Synchronize(ctx, []*nriapi.PodSandbox{pod("s1", "default", nil)}, []*nriapi.Container{running, gone})
 		},
-		want:     []ContainerRecord{{ID: "c-app", Name: "app", Pid: 77, Devices: []DeviceRecord{uverbs0, cm}, GIDIndex: -1}},
+		want:     []ContainerRecord{{ID: "c-app", Name: "app", Pid: 77, Start: 5000, Devices: []DeviceRecord{uverbs0, cm}, GIDIndex: -1}},
 		notified: []string{"s1"},
 	}}
 	for _, tt := range tests {
@@ -119,7 +148,18 @@ func TestContainerRecords(t *testing.T) {
 			if tt.leases != nil {
 				tt.leases(st)
 			}
-			p, n := recordingPlugin(t, st)
+			root := t.TempDir()
+			for pid, start := range tt.procs {
+				dir := filepath.Join(root, "proc", strconv.Itoa(pid))
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				stat := fmt.Sprintf("%d (app) S 1 %d %d 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 %d 2711552 250\n", pid, pid, pid, start)
+				if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o444); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, n := recordingPlugin(t, root, st)
 			tt.run(context.Background(), p)
 			got := p.SandboxContainers("s1")
 			for i := range tt.want {

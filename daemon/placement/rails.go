@@ -9,14 +9,9 @@ import (
 // RailIndex numbers the NICs: by the config's map (a NIC name such as
 // mlx5_0 or mlx4_0:2, or a PCI address, which numbers every port of the
 // function), or in the order of the node's affinity (GPU 0's NIC is rail
-// 0, ...).
-func RailIndex(nics map[string]int, byAffinity bool, m *topology.Machine) (map[string]int, error) {
-	return RailIndexWithout(nics, byAffinity, m, nil)
-}
-
-// RailIndexWithout is RailIndex whose affinity order leaves out the NICs
-// in exclude (the node's own, which carry no rail).
-func RailIndexWithout(nics map[string]int, byAffinity bool, m *topology.Machine, exclude map[string]string) (map[string]int, error) {
+// 0, ...), which leaves out the NICs in exclude (the node's own, which
+// carry no rail; nil: none).
+func RailIndex(nics map[string]int, byAffinity bool, m *topology.Machine, exclude map[string]string) (map[string]int, error) {
 	rails := map[string]int{}
 	for id, rail := range nics {
 		nics := m.NICsByID(id)

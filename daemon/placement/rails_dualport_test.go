@@ -45,7 +45,7 @@ func TestRailIndexDualPort(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := &config.Config{Rails: config.Rails{NICs: tt.rails}}
-			got, err := RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), m)
+			got, err := RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), m, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,7 @@ func TestRailIndex(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := &config.Config{Rails: tt.rails}
-			got, err := RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), m)
+			got, err := RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), m, nil)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatal("want an error")

@@ -70,7 +70,7 @@ func TestDeviceBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stub.Stop)
-	client := dial(t, socket)
+	client := podinfotest.Dial(t, socket)
 	for _, tt := range tests {
 		if err := stub.SetPods([]podinfotest.Pod{tt.pod}); err != nil { // alone: List answers with it only
 			t.Fatal(err)

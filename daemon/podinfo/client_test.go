@@ -59,20 +59,10 @@ func startStub(t *testing.T, socket string) *podinfotest.Server {
 	return stub
 }
 
-func dial(t *testing.T, socket string) *podinfo.Client {
-	t.Helper()
-	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
-	if err != nil {
-		t.Fatalf("Dial(%s): %v", socket, err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	return client
-}
-
 func TestPodDevices(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
 	stub := startStub(t, socket)
-	client := dial(t, socket)
+	client := podinfotest.Dial(t, socket)
 
 	tests := []struct {
 		name          string
@@ -137,7 +127,7 @@ func TestPodDevices(t *testing.T) {
 
 func TestPodDevicesKubeletDown(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	client := dial(t, socket)
+	client := podinfotest.Dial(t, socket)
 	_, err := client.PodDevices(context.Background(), "default", "prefill", nil)
 	if err == nil {
 		t.Fatal("PodDevices with no kubelet succeeded")
@@ -156,7 +146,7 @@ func TestPodDevicesKubeletDown(t *testing.T) {
 // or across a kubelet restart, finds it without being made again.
 func TestPodDevicesKubeletComesLater(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	client := dial(t, socket)
+	client := podinfotest.Dial(t, socket)
 	if _, err := client.PodDevices(context.Background(), "default", "prefill", nil); !errors.Is(err, podinfo.ErrKubeletUnreachable) {
 		t.Fatalf("before the kubelet: err = %v, want ErrKubeletUnreachable", err)
 	}
@@ -228,17 +218,7 @@ func TestDialDefaultsAndAbsolutePath(t *testing.T) {
 }
 
 func BenchmarkPodDevices(b *testing.B) {
-	socket := filepath.Join(b.TempDir(), "kubelet.sock")
-	stub, err := podinfotest.Start(socket, testPods())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer stub.Stop()
-	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
+	_, client := podinfotest.Kubelet(b, testPods())
 	for b.Loop() {
 		if _, err := client.PodDevices(context.Background(), "default", "multi", nil); err != nil {
 			b.Fatal(err)

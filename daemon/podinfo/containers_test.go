@@ -16,7 +16,7 @@ import (
 func TestContainerDevices(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
 	stub := startStub(t, socket)
-	client := dial(t, socket)
+	client := podinfotest.Dial(t, socket)
 	tests := []struct {
 		name      string
 		pod       string

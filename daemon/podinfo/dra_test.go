@@ -19,7 +19,7 @@ func draDev(driver, device, claim string) podinfo.DRADevice {
 func TestPodGPUs(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
 	stub := startStub(t, socket)
-	client := dial(t, socket)
+	client := podinfotest.Dial(t, socket)
 	tests := []struct {
 		name string
 		pod  string
@@ -52,7 +52,7 @@ func TestPodGPUs(t *testing.T) {
 func TestContainerGPUs(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "kubelet.sock")
 	startStub(t, socket)
-	client := dial(t, socket)
+	client := podinfotest.Dial(t, socket)
 	got, err := client.ContainerGPUs(context.Background(), "default", "dra", nil)
 	want := map[string]podinfo.Devices{
 		"trainer": {IDs: []string{"GPU-a"}, DRA: []podinfo.DRADevice{draDev(draDriver, "gpu-0", "default/two-gpus"),

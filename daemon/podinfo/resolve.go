@@ -57,25 +57,6 @@ func (r Resolver) Resolve(ids []string) ([]int, error) {
 	return slices.Compact(indices), nil
 }
 
-// ParseGPUList splits a comma-separated list such as the rail.dev/gpus
-// annotation ("0, 1,GPU-x") into trimmed IDs. An empty or blank value
-// gives no IDs; an empty entry inside the list is an error.
-func ParseGPUList(value string) ([]string, error) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
-	}
-	parts := strings.Split(value, ",")
-	ids := make([]string, 0, len(parts))
-	for i, part := range parts {
-		id := strings.TrimSpace(part)
-		if id == "" {
-			return nil, fmt.Errorf("gpu list %q: entry %d is empty; use comma-separated GPU indices or UUIDs such as \"0,1\"", value, i+1)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
-
 func (r Resolver) resolveOne(raw string) (int, error) {
 	id := stripReplica(strings.TrimSpace(raw))
 	if id == "" {

@@ -94,37 +94,6 @@ func TestResolveGPUsHasNoMIGMap(t *testing.T) {
 	}
 }
 
-func TestParseGPUList(t *testing.T) {
-	tests := []struct {
-		value   string
-		want    []string
-		wantErr string
-	}{
-		{value: "", want: nil},
-		{value: "   ", want: nil},
-		{value: "0", want: []string{"0"}},
-		{value: "0, 1,GPU-x", want: []string{"0", "1", "GPU-x"}},
-		{value: " GPU-a ,\tMIG-b ", want: []string{"GPU-a", "MIG-b"}},
-		{value: "0,,1", wantErr: "entry 2 is empty"},
-		{value: "0,1,", wantErr: "entry 3 is empty"},
-		{value: ",0", wantErr: "entry 1 is empty"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.value, func(t *testing.T) {
-			got, err := ParseGPUList(tt.value)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), tt.value) {
-					t.Fatalf("ParseGPUList(%q) = %q, %v; want error naming the value and %q", tt.value, got, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(got, tt.want) {
-				t.Fatalf("ParseGPUList(%q) = %q, %v; want %q", tt.value, got, err, tt.want)
-			}
-		})
-	}
-}
-
 func TestNormalizePCI(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -29,6 +29,8 @@ type Checker struct {
 	proc  string
 	// rdmaIn reports whether an RDMA device sits in a netns (rdma.InNetns).
 	rdmaIn func(netnsPath, device string) (bool, error)
+	// reads reads containers off the loop, bounded (bounded.go).
+	reads *viewReads
 }
 
 // NewChecker reads ports below root and processes below proc.
@@ -40,8 +42,14 @@ func NewChecker(root, proc string) (*Checker, error) {
 	if proc == "" {
 		proc = "/proc"
 	}
-	return &Checker{ports: ports, proc: filepath.Clean(proc), rdmaIn: rdma.InNetns}, nil
+	c := &Checker{ports: ports, proc: filepath.Clean(proc), rdmaIn: rdma.InNetns}
+	c.reads = newViewReads(c.View)
+	return c, nil
 }
+
+// AbandonedReads is how many container reads the checks gave up on (a
+// hung mount under a container's root) are still blocked.
+func (c *Checker) AbandonedReads() int { return c.reads.Abandoned() }
 
 // Run checks every rail interface and every container of a pod.
 func (c *Checker) Run(p Pod) Result {

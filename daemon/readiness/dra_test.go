@@ -198,6 +198,7 @@ func TestDriverDeviceChecks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			proc := newFakeProc(t)
 			proc.process(100, limitsFile("unlimited", "unlimited"), nil, tt.has...)
+			tt.ctr.Start = proc.start(100)
 			got := checker(t, machine(t, "lab-1x1"), proc.root).container(tt.ctr)
 			seen := map[string]int{}
 			for _, c := range got {

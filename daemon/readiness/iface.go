@@ -8,15 +8,15 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/nsfs"
 )
 
 // inPod checks, through a netlink handle opened in the pod's netns, that
 // the interface is there, up, and holds its lease addresses.
 func (c *Checker) inPod(r Rail) []api.ReadinessCheck {
-	ns, err := netns.GetFromPath(r.Netns)
+	ns, err := nsfs.Open(r.Netns)
 	if err != nil {
 		return []api.ReadinessCheck{fail(checkInterface, r.IfName, ReasonNetnsGone,
 			fmt.Sprintf("cannot open the pod's netns %s: %v", r.Netns, err),

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
 
@@ -20,9 +19,7 @@ import (
 // addrs) and returns its path.
 func podNetns(t *testing.T, up bool, addrs ...string) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a netns")
-	}
+	netnstest.RequireRoot(t, "creates a netns")
 	name := fmt.Sprintf("rdy-%08x", rand.Uint32())
 	ns := netnstest.Named(t, name)
 	h, err := netlink.NewHandleAt(ns)

@@ -105,6 +105,11 @@ type Placement struct {
 type Container struct {
 	Name string
 	Pid  int // its init process, 0 while it has not started
+	// Start is that process's start time, pinned when it started
+	// (process.Pin): a pid whose process has another start time is not
+	// the container's and is never read; 0 (not pinned, or stopped): its
+	// process is gone.
+	Start uint64
 	// Devices are the device nodes raild injected.
 	Devices []Device
 	// DriverDevices are the device nodes a DRA NIC driver injects for the

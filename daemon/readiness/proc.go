@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/railcni/rail/daemon/process"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -32,20 +31,26 @@ type ContainerView struct {
 	MemlockHard   uint64
 	MemlockErr    error
 	Env           []string // NCCL_* and UCX_* (nil when unreadable)
+	// ReadErr: the read did not finish in time; nothing else is known.
+	ReadErr error
 }
 
 // View reads a container's process; a container that has not started
-// (pid 0) or whose process is gone has Exists false.
+// (pid 0), whose process is gone, or whose pid another process holds now
+// (its start time is not the one pinned when it started) has Exists
+// false. Everything is read through one descriptor of the process's /proc
+// directory and kept only when the process is still the pinned one after
+// the reads: an init that exits mid-read gives no view, never a mix.
 func (c *Checker) View(ctr Container) ContainerView {
 	var v ContainerView
 	if ctr.Pid <= 0 {
 		return v
 	}
-	dir := filepath.Join(c.proc, strconv.Itoa(ctr.Pid))
-	if _, err := os.Stat(dir); err != nil {
+	dir, err := process.Open(c.proc, process.Ref{Pid: ctr.Pid, Start: ctr.Start})
+	if err != nil {
 		return v
 	}
-	v.Exists = true
+	defer dir.Close()
 	for _, d := range ctr.Devices {
 		if holdsDevice(dir, d) {
 			v.Present = append(v.Present, d.Path)
@@ -60,15 +65,22 @@ func (c *Checker) View(ctr Container) ContainerView {
 			v.DriverMissing = append(v.DriverMissing, d)
 		}
 	}
-	v.MemlockSoft, v.MemlockHard, v.MemlockErr = memlock(filepath.Join(dir, "limits"))
-	v.Env = commsEnv(filepath.Join(dir, "environ"))
+	v.MemlockSoft, v.MemlockHard, v.MemlockErr = memlock(dir)
+	v.Env = commsEnv(dir)
+	if dir.Alive() != nil {
+		return ContainerView{}
+	}
+	v.Exists = true
 	return v
 }
 
 // container checks one container from its own view.
 func (c *Checker) container(ctr Container) []api.ReadinessCheck {
 	subject := "container " + ctr.Name
-	v := c.View(ctr)
+	v := c.reads.view(ctr)
+	if v.ReadErr != nil {
+		return []api.ReadinessCheck{skip(checkDevices, subject, fmt.Sprintf("%s: %v", subject, v.ReadErr))}
+	}
 	if !v.Exists {
 		why := "has not started yet"
 		if ctr.Pid > 0 {
@@ -115,10 +127,12 @@ func (c *Checker) container(ctr Container) []api.ReadinessCheck {
 }
 
 // holdsDevice reports whether the container's root has the device node as
-// a char device with the injected numbers (numbers 0:0 are not compared).
-func holdsDevice(procDir string, d Device) bool {
-	var st unix.Stat_t
-	if err := unix.Stat(filepath.Join(procDir, "root", d.Path), &st); err != nil {
+// a char device with the injected numbers (numbers 0:0 are not compared):
+// the node the container would open, links resolved inside its root (a
+// link to the node's /dev is not the device).
+func holdsDevice(dir *process.Dir, d Device) bool {
+	st, err := dir.StatInRoot(d.Path)
+	if err != nil {
 		return false
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
@@ -131,8 +145,9 @@ func holdsDevice(procDir string, d Device) bool {
 }
 
 // memlock reads the "Max locked memory" line of /proc/<pid>/limits.
-func memlock(path string) (soft, hard uint64, err error) {
-	data, err := os.ReadFile(path)
+func memlock(dir *process.Dir) (soft, hard uint64, err error) {
+	const path = "limits"
+	data, err := dir.ReadFile(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -188,8 +203,8 @@ func (v ContainerView) MemlockText() string {
 }
 
 // commsEnv reads the NCCL_* and UCX_* variables of /proc/<pid>/environ.
-func commsEnv(path string) []string {
-	data, err := os.ReadFile(path)
+func commsEnv(dir *process.Dir) []string {
+	data, err := dir.ReadFile("environ")
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return []string{"(unreadable: " + err.Error() + ")"}

@@ -1,6 +1,7 @@
 package readiness
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,9 +31,21 @@ func limitsFile(soft, hard string) string {
 		"Max address space         unlimited            unlimited            bytes     \n"
 }
 
+// start is the start time the fake process of a pid has.
+func (f *fakeProc) start(pid int) uint64 { return 880000 + uint64(pid) }
+
+// statFile is /proc/<pid>/stat as the kernel prints it, with a command
+// that holds a space and a parenthesis and the given start time (field
+// 22).
+func statFile(pid int, start uint64) string {
+	return fmt.Sprintf("%d (my (app) S 1 %d %d 0 -1 4194560 1185 0 0 0 3 1 0 0 20 0 1 0 %d 2711552 250 "+
+		"18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n", pid, pid, pid, start)
+}
+
 func (f *fakeProc) process(pid int, limits string, env []string, devs ...Device) {
 	dir := filepath.Join(f.root, strconv.Itoa(pid))
 	must(f.t, os.MkdirAll(filepath.Join(dir, "root/dev/infiniband"), 0o755))
+	must(f.t, os.WriteFile(filepath.Join(dir, "stat"), []byte(statFile(pid, f.start(pid))), 0o444))
 	must(f.t, os.WriteFile(filepath.Join(dir, "limits"), []byte(limits), 0o444))
 	must(f.t, os.WriteFile(filepath.Join(dir, "environ"), []byte(strings.Join(env, "\x00")+"\x00"), 0o400))
 	for _, d := range devs {
@@ -102,6 +115,9 @@ func TestContainerChecks(t *testing.T) {
 			if tt.regular != "" {
 				must(t, os.WriteFile(filepath.Join(proc.root, "100/root", tt.regular), nil, 0o644))
 			}
+			if tt.ctr.Pid > 0 {
+				tt.ctr.Start = proc.start(tt.ctr.Pid)
+			}
 			got := checker(t, machine(t, "lab-1x1"), proc.root).container(tt.ctr)
 			if len(got) != len(tt.status) {
 				t.Fatalf("got %d checks %+v; want %v", len(got), got, tt.status)
@@ -133,9 +149,47 @@ func TestViewReadsCommsEnv(t *testing.T) {
 	proc := newFakeProc(t)
 	proc.process(7, limitsFile("unlimited", "unlimited"),
 		[]string{"PATH=/bin", "NCCL_IB_HCA==mlx5_0:1", "UCX_NET_DEVICES=mlx5_0:1", "HOME=/", "NCCL_IB_GID_INDEX=3"})
-	v := checker(t, machine(t, "lab-1x1"), proc.root).View(Container{Name: "app", Pid: 7})
+	v := checker(t, machine(t, "lab-1x1"), proc.root).View(Container{Name: "app", Pid: 7, Start: proc.start(7)})
 	want := "NCCL_IB_HCA==mlx5_0:1 UCX_NET_DEVICES=mlx5_0:1 NCCL_IB_GID_INDEX=3"
 	if got := strings.Join(v.Env, " "); got != want || !v.Exists || v.MemlockText() != "unlimited/unlimited (soft/hard)" {
 		t.Fatalf("view %+v; env %q, want %q", v, got, want)
+	}
+}
+
+// TestPinnedProcessOnly: a container's pid is read only while the process
+// holding it is the one pinned when the container started; a pid another
+// process holds now (its start time differs), or one never pinned, is the
+// container's exited process, and nothing of the new holder is read.
+func TestPinnedProcessOnly(t *testing.T) {
+	uverbs := Device{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192}
+	tests := []struct {
+		name   string
+		start  func(p *fakeProc) uint64 // the start time pinned
+		status api.CheckStatus
+		msgHas string
+	}{
+		{name: "the pinned process", start: func(p *fakeProc) uint64 { return p.start(100) }, status: api.CheckPass},
+		{name: "pid reused by another process", start: func(p *fakeProc) uint64 { return p.start(100) - 1 }, status: api.CheckSkip, msgHas: "pid 100 exited"},
+		{name: "never pinned", start: func(*fakeProc) uint64 { return 0 }, status: api.CheckSkip, msgHas: "pid 100 exited"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			proc := newFakeProc(t)
+			proc.process(100, limitsFile("unlimited", "unlimited"), []string{"NCCL_SOCKET_IFNAME=eth0"}, uverbs)
+			ctr := Container{Name: "app", Pid: 100, Start: tt.start(proc), Devices: []Device{uverbs}, Memlock: 1 << 30}
+			c := checker(t, machine(t, "lab-1x1"), proc.root)
+			got := c.container(ctr)
+			for _, ch := range got {
+				if ch.Status != tt.status && !(ch.Name == checkMemlock && tt.status == api.CheckPass) {
+					t.Fatalf("check %+v; want %s", ch, tt.status)
+				}
+			}
+			if tt.msgHas != "" && !strings.Contains(joinMessages(got), tt.msgHas) {
+				t.Fatalf("messages %q lack %q", joinMessages(got), tt.msgHas)
+			}
+			if v := c.View(ctr); tt.status != api.CheckPass && (v.Exists || v.Env != nil || len(v.Present) > 0) {
+				t.Fatalf("view of a process not the container's: %+v", v)
+			}
+		})
 	}
 }

@@ -68,7 +68,7 @@ func (c *Checker) describeRail(rail Rail) api.PodInterface {
 }
 
 func (c *Checker) describeContainer(ctr Container) api.PodContainer {
-	v := c.View(ctr)
+	v := c.reads.view(ctr)
 	pc := api.PodContainer{Name: ctr.Name, Pid: ctr.Pid, Present: v.Present, Memlock: v.MemlockText(),
 		MemlockWanted: ctr.Memlock, Env: v.Env}
 	for _, d := range ctr.Devices {

@@ -72,7 +72,7 @@ func NewTracker(opt Options) (*Tracker, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	m, err := newTrackerMetrics(opt.Registerer)
+	m, err := newTrackerMetrics(opt.Registerer, opt.Checker)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ type trackerMetrics struct {
 	transitions *prometheus.CounterVec
 }
 
-func newTrackerMetrics(reg prometheus.Registerer) (*trackerMetrics, error) {
+func newTrackerMetrics(reg prometheus.Registerer, c *Checker) (*trackerMetrics, error) {
 	m := &trackerMetrics{
 		pods: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "rail_rdma_ready_pods",
@@ -197,7 +197,14 @@ func newTrackerMetrics(reg prometheus.Registerer) (*trackerMetrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.pods, m.transitions} {
+	collectors := []prometheus.Collector{m.pods, m.transitions}
+	if c != nil {
+		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "rail_readiness_abandoned_reads",
+			Help: "Container reads of the readiness checks given up on (a hung mount under a container's root) and still blocked.",
+		}, func() float64 { return float64(c.AbandonedReads()) }))
+	}
+	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

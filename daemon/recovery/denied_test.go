@@ -13,6 +13,7 @@ import (
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/ipam"
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // withoutSysAdmin runs f on a thread of its own without CAP_SYS_ADMIN in
@@ -47,9 +48,7 @@ func withoutSysAdmin(t *testing.T, f func()) {
 // the pods' addresses out again) and says how to run it; serve's start
 // check cannot tell and reports it, and the NIC records still count.
 func TestNetnsDenied(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.RequireRoot(t, "creates network namespaces")
 	nsDir := t.TempDir()
 	railPod(t, nsDir, "10.66.0.5/24")
 	cfgPath := filepath.Join(t.TempDir(), "raild.yaml")

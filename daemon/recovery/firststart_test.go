@@ -12,6 +12,7 @@ import (
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // TestCheckLostStore: with pods holding addresses rail gave them (a rail
@@ -20,9 +21,7 @@ import (
 // netns hold nothing of raild's pools, and a store rebuilt by `raild
 // recover` start.
 func TestCheckLostStore(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.RequireRoot(t, "creates network namespaces")
 	podDir, otherDir, emptyDir := t.TempDir(), t.TempDir(), t.TempDir()
 	pod, host, parent := railPod(t, podDir, "10.66.0.5/24")
 	other := newNetns(t, otherDir)

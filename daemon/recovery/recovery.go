@@ -172,7 +172,7 @@ func leaseFor(pl podLink, pools *ipam.Pools, now time.Time) (l ipam.Lease, ok bo
 		if pool == nil {
 			continue
 		}
-		l := ipam.Lease{Sandbox: owner.Sandbox, IfName: pl.Name, CNIIfName: owner.Attachment, Network: owner.Network,
+		l := ipam.Lease{Sandbox: owner.Sandbox, IfName: pl.Name, CNIIfName: owner.CNIIfName, Network: owner.Network,
 			Pool: pool.Name(), Address: netip.PrefixFrom(a.Addr(), pool.Prefix.Bits()), Gateway: pool.Gateway,
 			Mode: mode, Netns: pl.Netns, Created: now}
 		if owner.NIC != "" {

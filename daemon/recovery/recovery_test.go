@@ -21,6 +21,7 @@ import (
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // rsName is "rs" plus random hex: this test's links and netns.
@@ -106,7 +107,7 @@ func attachIn(t *testing.T, host, pod string, s attach.Spec) {
 	}
 	defer hostNS.Close()
 	var attachErr error
-	if err := hostNS.Do(func(ns.NetNS) error { _, attachErr = attach.Attach(pod, s); return nil }); err != nil {
+	if err := hostNS.Do(func(ns.NetNS) error { _, attachErr = attach.AttachAll(pod, []attach.Spec{s}); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if attachErr != nil {
@@ -118,15 +119,13 @@ func attachIn(t *testing.T, host, pod string, s attach.Spec) {
 // line, then rebuilds it from real pod netns with interfaces made by
 // pkg/attach, and sees raild open what was rebuilt.
 func TestRecoverLeasesFromPods(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.RequireRoot(t, "creates network namespaces")
 	nsDir, stateDir := t.TempDir(), t.TempDir()
 	host := newNetns(t, t.TempDir()) // stands in for the host: outside nsDir
 	parent := rsName(t)
 	addVeth(t, host, parent)
 	owned, legacy, ipamOnly, foreign := newNetns(t, nsDir), newNetns(t, nsDir), newNetns(t, nsDir), newNetns(t, nsDir)
-	owner := attach.Owner{Sandbox: "4f0c9a11", Attachment: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}
+	owner := attach.Owner{Sandbox: "4f0c9a11", CNIIfName: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}
 	attachIn(t, host, owned, attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0",
 		Addresses: []netip.Prefix{netip.MustParsePrefix("10.66.0.5/24")}, Owner: owner})
 	attachIn(t, host, legacy, attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0",

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/nsfs"
 )
 
 // podLink is one interface with addresses found in a pod netns.
@@ -71,7 +71,7 @@ func mayEnterNetns() error {
 }
 
 func scanNetns(path string) ([]podLink, error) {
-	ns, err := netns.GetFromPath(path)
+	ns, err := nsfs.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open netns: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/railcni/rail/daemon/recovery"
 	"github.com/railcni/rail/daemon/serve"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -15,9 +16,7 @@ import (
 // holds an address rail gave it (a rail interface in a real pod netns):
 // `raild serve` refuses to start empty and names `raild recover`.
 func TestServeRefusesWipedStateDir(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.RequireRoot(t, "creates network namespaces")
 	nsDir := t.TempDir()
 	pod, _, _ := recovery.RailPod(t, nsDir, "10.66.0.5/24")
 	dir, err := os.MkdirTemp("", "rs-wiped-") // short: unix socket paths are limited

@@ -30,10 +30,13 @@ func TestReadyzReportsCNIEntry(t *testing.T) {
 	defer cancel()
 	ready := startCNIWatcher(ctx, cfg, slog.New(slog.DiscardHandler))
 	m := metrics.New(func() []api.PoolStatus { return nil })
-	ops := httptest.NewServer(server.OpsHandler(m, ready))
+	ops := httptest.NewServer(server.OpsHandler(m, []server.ReadyCheck{{Name: "cni-entry", Err: ready}}, nil))
 	defer ops.Close()
 
-	waitReadyz(t, ops.URL, http.StatusServiceUnavailable, "conf dir does not exist yet")
+	if err := ready(); err == nil || !strings.Contains(err.Error(), "conf dir does not exist yet") {
+		t.Fatalf("cni entry check = %v; want the reason (for the log and doctor)", err)
+	}
+	waitReadyz(t, ops.URL, http.StatusServiceUnavailable, "not ready: cni-entry")
 	if err := os.Mkdir(confDir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestReadNodeAppliesTheClass(t *testing.T) {
 }
 
 func TestProtectNodeNICsNamesABadShare(t *testing.T) {
-	m := topology.NewMachine(nil, []topology.NIC{{Name: "mlx5_0", PCI: "0000:19:00.0", Netdev: "rp-none0", NUMA: -1}})
+	m := &topology.Machine{NICs: []topology.NIC{{Name: "mlx5_0", PCI: "0000:19:00.0", Netdev: "rp-none0", NUMA: -1}}}
 	inv, err := inventory.New("", func(string) (*topology.Machine, error) { return m, nil }, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -164,7 +164,7 @@ func gidIndexOf(recs []nri.ContainerRecord) int {
 func recordsToContainers(recs []nri.ContainerRecord) []readiness.Container {
 	out := make([]readiness.Container, 0, len(recs))
 	for _, rec := range recs {
-		c := readiness.Container{Name: rec.Name, Pid: rec.Pid, Memlock: rec.Memlock}
+		c := readiness.Container{Name: rec.Name, Pid: rec.Pid, Start: rec.Start, Memlock: rec.Memlock}
 		for _, d := range rec.Devices {
 			c.Devices = append(c.Devices, readiness.Device{Path: d.Path, Major: d.Major, Minor: d.Minor})
 		}

@@ -44,7 +44,7 @@ func TestReadinessPods(t *testing.T) {
 				if sandbox != "s1" {
 					return nil
 				}
-				return []nri.ContainerRecord{{Name: "side", GIDIndex: -1}, {Name: "app", Pid: 7, Memlock: 1 << 30, GIDIndex: 3,
+				return []nri.ContainerRecord{{Name: "side", GIDIndex: -1}, {Name: "app", Pid: 7, Start: 880007, Memlock: 1 << 30, GIDIndex: 3,
 					Devices: []nri.DeviceRecord{{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192}}}}
 			}
 			r.reporter().Attached(service.Attached{Sandbox: "s1", Network: "rail", Interfaces: []service.AttachedInterface{{
@@ -66,7 +66,7 @@ func TestReadinessPods(t *testing.T) {
 			if len(s1.GPUs) != 2 || s1.GPUs[0].PCI != m.GPUs[0].PCI || s1.Name != "pod-s1" || s1.UID != "uid-s1" {
 				t.Fatalf("s1 %+v", s1)
 			}
-			if len(s1.Containers) != 2 || s1.Containers[1].Pid != 7 || s1.Containers[1].Devices[0].Major != 231 {
+			if len(s1.Containers) != 2 || s1.Containers[1].Pid != 7 || s1.Containers[1].Start != 880007 || s1.Containers[1].Devices[0].Major != 231 {
 				t.Fatalf("s1 containers %+v", s1.Containers)
 			}
 			s3 := pods[1].Rails[0]

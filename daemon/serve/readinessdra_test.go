@@ -138,9 +138,7 @@ func TestReadinessDRAPods(t *testing.T) {
 // driver's uverbs node and raild's memlock; False naming the driver when
 // the node is missing, and when the port goes down.
 func TestDRAPodCondition(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: a netns and device nodes")
-	}
+	netnstest.RequireRoot(t, "creates a netns and device nodes")
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -171,6 +169,7 @@ func TestDRAPodCondition(t *testing.T) {
 	dir := filepath.Join(proc, "4242")
 	must(os.MkdirAll(filepath.Join(dir, "root/dev/infiniband"), 0o755))
 	must(os.WriteFile(filepath.Join(dir, "limits"), []byte("Max locked memory         unlimited            unlimited            bytes     \n"), 0o444))
+	must(os.WriteFile(filepath.Join(dir, "stat"), []byte("4242 (app) S 1 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 880042 2711552 250\n"), 0o444))
 	node := filepath.Join(dir, "root", nic.Uverbs.Path)
 	must(unix.Mknod(node, unix.S_IFCHR|0o666, int(unix.Mkdev(nic.Uverbs.Major, nic.Uverbs.Minor))))
 
@@ -185,7 +184,7 @@ func TestDRAPodCondition(t *testing.T) {
 	must(err)
 	r := newRailReadiness(reports, func() []ipam.Lease { return nil }, held, rdma.NetnsShared, false)
 	r.containers = func(string) []nri.ContainerRecord {
-		return []nri.ContainerRecord{{Name: "app", Pid: 4242, Memlock: 1 << 40, GIDIndex: 1, DriverDevices: []nri.DriverDeviceRecord{{
+		return []nri.ContainerRecord{{Name: "app", Pid: 4242, Start: 880042, Memlock: 1 << 40, GIDIndex: 1, DriverDevices: []nri.DriverDeviceRecord{{
 			DeviceRecord: nri.DeviceRecord{Path: nic.Uverbs.Path, Major: int64(nic.Uverbs.Major), Minor: int64(nic.Uverbs.Minor)},
 			NIC:          nic.Name, Driver: dn.Device.Driver, Claim: dn.Device.Claim}}}}
 	}

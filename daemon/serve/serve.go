@@ -113,7 +113,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer alloc.Close()
 	adoptLeases(inv, alloc, cfg.StateDir, log.With("component", "inventory"))
 	machine := inv.Machine()
-	rails, err := placement.RailIndexWithout(cfg.Rails.NICs, cfg.UseAffinityRails(), machine, topology.Unplaceable(inv.Protected()))
+	rails, err := placement.RailIndex(cfg.Rails.NICs, cfg.UseAffinityRails(), machine, topology.Unplaceable(inv.Protected()))
 	if err != nil {
 		return err
 	}
@@ -188,11 +188,16 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	go reconcileLoop(ctx, svc, log.With("component", "reconcile"))
 	k.run(ctx)
 	if cfg.MetricsAddr != "" {
-		ready := func() error {
-			_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
-			return errors.Join(err, svc.StoreHealth(), cniReady(), k.healthy())
+		ready := []server.ReadyCheck{
+			{Name: "api-socket", Err: func() error {
+				_, err := api.NewClient(cfg.Socket, time.Second).Status(context.Background(), "")
+				return err
+			}},
+			{Name: "lease-store", Err: svc.StoreHealth},
+			{Name: "cni-entry", Err: cniReady},
+			{Name: "api-server", Err: k.healthy},
 		}
-		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready),
+		ops := &http.Server{Addr: cfg.MetricsAddr, Handler: server.OpsHandler(m, ready, log.With("component", "ops")),
 			ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second,
 			IdleTimeout: time.Minute}
 		go func() { errs <- ignoreClosed(ops.ListenAndServe()) }()
@@ -200,7 +205,8 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
-			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, SoftRoCE: cfg.SoftRoCE, Log: log})
+			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Proc: cfg.Readiness.ProcRoot,
+			SoftRoCE: cfg.SoftRoCE, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}

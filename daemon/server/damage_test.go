@@ -117,9 +117,10 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 				t.Errorf("STATUS after the damage: %+v, %v; want unhealthy, saying damaged", st, err)
 			}
 			ready := httptest.NewRecorder()
-			OpsHandler(metrics.New(nil), f.svc.StoreHealth).ServeHTTP(ready, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-			if ready.Code != http.StatusServiceUnavailable || !strings.Contains(ready.Body.String(), "damaged") {
-				t.Errorf("/readyz after the damage: %d %q, want 503 saying damaged", ready.Code, ready.Body.String())
+			OpsHandler(metrics.New(nil), []ReadyCheck{{Name: "lease-store", Err: f.svc.StoreHealth}}, nil).
+				ServeHTTP(ready, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			if ready.Code != http.StatusServiceUnavailable || !strings.Contains(ready.Body.String(), "lease-store") {
+				t.Errorf("/readyz after the damage: %d %q, want 503 naming the lease store", ready.Code, ready.Body.String())
 			}
 
 			closed := make(chan error, 1)

@@ -194,7 +194,7 @@ func TestListShapes(t *testing.T) {
 				t.Fatalf("leases = %s, want one", body)
 			}
 			l := leases[0]
-			if l["sandbox"] != "pod1" || l["ifname"] != "rail0" || l["pool"] != "p" || l["network"] != "n" {
+			if l["sandbox"] != "pod1" || l["podIfName"] != "rail0" || l["pool"] != "p" || l["network"] != "n" {
 				t.Errorf("lease keys = %v", l)
 			}
 			if addr, err := netip.ParsePrefix(str(l["address"])); err != nil || addr.Bits() != 24 ||

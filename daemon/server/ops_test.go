@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,11 +27,16 @@ func TestOpsHandler(t *testing.T) {
 		{name: "allocations", path: "/metrics", status: 200, body: `rail_allocations_total{mode="move",pool="prefill"} 1`},
 		{name: "healthz", path: "/healthz", status: 200, body: "ok"},
 		{name: "ready", path: "/readyz", status: 200, body: "ready"},
-		{name: "not ready", ready: errors.New("lease store closed"), path: "/readyz", status: 503, body: "lease store closed"},
+		{name: "not ready", ready: errors.New("lease store closed"), path: "/readyz", status: 503, body: "not ready: lease-store"},
+		{name: "not ready, paths kept out", ready: errors.New("open /var/lib/rail/leases.db: permission denied"), path: "/readyz", status: 503,
+			body: "not ready: lease-store (the reason is in raild's log)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := httptest.NewServer(OpsHandler(m, func() error { return tt.ready }))
+			var logs strings.Builder
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+			srv := httptest.NewServer(OpsHandler(m, []ReadyCheck{{Name: "api-socket", Err: func() error { return nil }},
+				{Name: "lease-store", Err: func() error { return tt.ready }}}, log))
 			defer srv.Close()
 			resp, err := http.Get(srv.URL + tt.path)
 			if err != nil {
@@ -40,6 +46,9 @@ func TestOpsHandler(t *testing.T) {
 			body, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != tt.status || !strings.Contains(string(body), tt.body) {
 				t.Fatalf("%s: %d %q; want %d containing %q", tt.path, resp.StatusCode, body, tt.status, tt.body)
+			}
+			if tt.ready != nil && (strings.Contains(string(body), tt.ready.Error()) || !strings.Contains(logs.String(), tt.ready.Error())) {
+				t.Fatalf("/readyz said %q, log %q: the reason belongs in the log only", body, logs.String())
 			}
 		})
 	}

@@ -29,7 +29,7 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
 	if existing := s.alloc.Get(req.Sandbox, req.CNIIfName, req.Network); len(existing) > 0 {
-		return s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, existing), nil
+		return s.planFromLeases(s.node(), req.Sandbox, req.CNIIfName, req.Network, existing), nil
 	}
 	req, err := s.withPodAnnotations(ctx, req)
 	if err != nil {
@@ -130,8 +130,9 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 	if err != nil {
 		return nil, s.allocError(err)
 	}
-	s.recordAllocation(leases, nil)
-	plan := s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases)
+	node := s.node()
+	s.recordAllocation(node.Machine, leases, nil)
+	plan := s.planFromLeases(node, req.Sandbox, req.CNIIfName, req.Network, leases)
 	plan.Fresh = true
 	s.reportAttached(req, plan, nil)
 	return plan, nil
@@ -141,7 +142,10 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	if req.Mode == api.ModeVF {
 		s.awaitVFReads()
 	}
-	input, err := s.placementInput(req, pool, gpus)
+	// One view of the node for the whole ADD: placement, names, pools and
+	// the plan read the same snapshot.
+	node := s.node()
+	input, err := s.placementInput(node, req, pool, gpus)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +160,7 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	}
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
-		picks, reqs, placeErr = place(req, pool, input, s.placementUse(use))
+		picks, reqs, placeErr = place(node, req, pool, input, s.placementUse(use))
 		if placeErr == nil && req.Mode == api.ModeVF {
 			placeErr = s.checkVFMACs(req, reqs, use)
 		}
@@ -175,8 +179,8 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	case err != nil:
 		return nil, s.allocError(err)
 	}
-	s.recordAllocation(leases, picks)
-	plan := s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases)
+	s.recordAllocation(node.Machine, leases, picks)
+	plan := s.planFromLeases(node, req.Sandbox, req.CNIIfName, req.Network, leases)
 	plan.Fresh = true
 	annotatePlan(plan, picks)
 	s.reportAttached(req, plan, gpus)
@@ -186,20 +190,20 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 // place chooses the NICs given their use, names the interfaces and makes
 // one lease request per pick. It runs under the allocator's lock: it must
 // not call the allocator (pools are read from its immutable Pools).
-func (s *Service) place(req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
-	picks, err := s.node().Choose(input, use)
+func (s *Service) place(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
+	picks, err := node.Choose(input, use)
 	if err != nil {
 		return nil, nil, noNICError{err}
 	}
-	picks, names, err := s.interfaceNames(req, picks)
+	picks, names, err := s.interfaceNames(node, req, picks)
 	if err != nil {
 		return nil, nil, err
 	}
-	reqs, err := s.leaseRequests(req, pool, picks, names, nil)
+	reqs, err := s.leaseRequests(node, req, pool, picks, names, nil)
 	return picks, reqs, err
 }
 
-func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
+func (s *Service) placementInput(node *placement.Node, req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
 	in := placement.Input{GPUs: gpus, Mode: req.Mode, NICs: req.Selector.NICs, Device: req.Selector.Device, Rail: req.Selector.Rail,
 		LinkLayer: req.Selector.LinkLayer, MaxNICs: req.MaxNICs, VFPerGPU: req.Mode == api.ModeVF && s.vfPerGPU(req, pool)}
 	if args := req.CNIArgs; args != nil {
@@ -211,9 +215,9 @@ func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []in
 			in.Rail = &r
 		}
 	}
-	in.MaxDistance, in.NICBounds = s.distanceBounds(req, pool)
+	in.MaxDistance, in.NICBounds = s.distanceBounds(node, req, pool)
 	if pool != "" {
-		bound, err := s.poolNICs(pool)
+		bound, err := s.poolNICs(node, pool)
 		if err != nil {
 			return in, err
 		}
@@ -225,13 +229,13 @@ func (s *Service) placementInput(req api.AllocateRequest, pool string, gpus []in
 // leaseRequests builds one lease request per pick, each with its pool
 // (the pool bound to the pick's NIC when the request names none), holding
 // held[i] (nil: each pick's NIC).
-func (s *Service) leaseRequests(req api.AllocateRequest, pool string, picks []placement.Pick, names, held []string) ([]ipam.Request, error) {
+func (s *Service) leaseRequests(node *placement.Node, req api.AllocateRequest, pool string, picks []placement.Pick, names, held []string) ([]ipam.Request, error) {
 	reqs := make([]ipam.Request, 0, len(picks))
 	for i, pick := range picks {
 		p := pool
 		if p == "" {
 			var err error
-			if p, err = s.boundPool(pick.NIC.Name); err != nil {
+			if p, err = s.boundPool(node, pick.NIC.Name); err != nil {
 				return nil, err
 			}
 		}
@@ -256,14 +260,14 @@ type noNICError struct{ err error }
 func (e noNICError) Error() string { return e.err.Error() }
 
 // recordAllocation counts and logs new leases.
-func (s *Service) recordAllocation(leases []ipam.Lease, picks []placement.Pick) {
+func (s *Service) recordAllocation(m *topology.Machine, leases []ipam.Lease, picks []placement.Pick) {
 	for _, l := range leases {
 		if s.opt.Metrics != nil {
 			s.opt.Metrics.Allocations.WithLabelValues(l.Pool, l.Mode).Inc()
 		}
 		attrs := []any{"sandbox", l.Sandbox, "ifname", l.IfName, "pod", podName(l.PodNamespace, l.PodName, ""),
 			"pool", l.Pool, "address", l.Address.String(), "nics", l.NICs}
-		if pick, ok := pickOf(picks, l, s.Machine()); ok {
+		if pick, ok := pickOf(picks, l, m); ok {
 			class := placementClass(pick)
 			attrs = append(attrs, "gpus", pick.GPUs, "distance", class, "reason", pick.Reason)
 			if s.opt.Metrics != nil {

@@ -10,7 +10,7 @@ import (
 // maxDistance tightened by the explicit pool's, or, when each NIC brings
 // its own pool, that pool's bound per NIC. raild's config checked the pool
 // bounds at start, so a name that does not parse here is no bound.
-func (s *Service) distanceBounds(req api.AllocateRequest, pool string) (*placement.Bound, map[string]*placement.Bound) {
+func (s *Service) distanceBounds(node *placement.Node, req api.AllocateRequest, pool string) (*placement.Bound, map[string]*placement.Bound) {
 	var bound *placement.Bound
 	if req.MaxDistance != nil {
 		bound = &placement.Bound{Max: *req.MaxDistance, Source: "netconf maxDistance"}
@@ -19,8 +19,8 @@ func (s *Service) distanceBounds(req api.AllocateRequest, pool string) (*placeme
 		return placement.Tighter(bound, s.poolBound(pool)), nil
 	}
 	perNIC := map[string]*placement.Bound{}
-	for _, nic := range s.Machine().NICs {
-		if name, err := s.boundPool(nic.Name); err == nil {
+	for _, nic := range node.Machine.NICs {
+		if name, err := s.boundPool(node, nic.Name); err == nil {
 			if b := s.poolBound(name); b != nil {
 				perNIC[nic.Name] = b
 			}

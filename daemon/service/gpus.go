@@ -15,7 +15,12 @@ import (
 // pool is the attachment's explicit pool ("" when none), whose
 // unresolvedGPUs applies when the netconf sets none.
 func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool string) (gpus []int, held bool, err error) {
-	if ids, where := explicitGPUs(req); len(ids) > 0 {
+	ids, where, err := explicitGPUs(req)
+	if err != nil {
+		return nil, true, s.countError("allocate", "bad_gpus", &api.Error{Code: api.CodeInvalidConfig,
+			Msg: "cannot read the GPUs named by " + where, Details: err.Error()})
+	}
+	if len(ids) > 0 {
 		s.askDRANICs(ctx, req)
 		gpus, err := podinfo.NodeResolver(s.Machine()).Resolve(ids)
 		if err != nil {
@@ -49,15 +54,18 @@ func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool
 	return nil, true, s.unresolvedError(req, failed)
 }
 
-// explicitGPUs are the GPU IDs the pod names itself, and where.
-func explicitGPUs(req api.AllocateRequest) ([]string, string) {
+// explicitGPUs are the GPU IDs the pod names itself, and where; an
+// annotation with an empty entry ("0,,1") is refused.
+func explicitGPUs(req api.AllocateRequest) ([]string, string, error) {
 	if req.CNIArgs != nil && len(req.CNIArgs.GPUs) > 0 {
-		return req.CNIArgs.GPUs, "cni-args gpus"
+		return req.CNIArgs.GPUs, "cni-args gpus", nil
 	}
 	if v := req.Annotations[api.AnnotationGPUs]; v != "" {
-		return api.SplitList(v), "the " + api.AnnotationGPUs + " annotation"
+		where := "the " + api.AnnotationGPUs + " annotation"
+		ids, err := api.SplitList(v)
+		return ids, where, err
 	}
-	return nil, ""
+	return nil, "", nil
 }
 
 // unresolvedPolicy is the attachment's unresolvedGPUs: the netconf's, else

@@ -15,9 +15,9 @@ const maxIfName = 15
 // pick order; alone ifname, ifname-1, .... By rail (chained only): each
 // NIC's interface is prefix<rail>, so the same GPUs give the same names on
 // every node of a job.
-func (s *Service) interfaceNames(req api.AllocateRequest, picks []placement.Pick) ([]placement.Pick, []string, error) {
+func (s *Service) interfaceNames(node *placement.Node, req api.AllocateRequest, picks []placement.Pick) ([]placement.Pick, []string, error) {
 	if req.IfNames == api.IfNamesRail {
-		names, err := s.railNames(req, picks)
+		names, err := railNames(node, req, picks)
 		return picks, names, err
 	}
 	names := orderNames(req, len(picks))
@@ -46,7 +46,7 @@ func orderNames(req api.AllocateRequest, n int) []string {
 	return names
 }
 
-func (s *Service) railNames(req api.AllocateRequest, picks []placement.Pick) ([]string, error) {
+func railNames(node *placement.Node, req api.AllocateRequest, picks []placement.Pick) ([]string, error) {
 	if !req.Chained {
 		return nil, invalid("ifNames", "%q names chained interfaces only; alone, rail's interface is CNI_IFNAME (%s): drop ifNames or chain rail after the primary plugin",
 			api.IfNamesRail, req.CNIIfName)
@@ -54,10 +54,10 @@ func (s *Service) railNames(req api.AllocateRequest, picks []placement.Pick) ([]
 	names := make([]string, len(picks))
 	nicOf := map[string]string{}
 	for i, p := range picks {
-		rail, ok := s.node().RailOf(p.NIC.Name)
+		rail, ok := node.RailOf(p.NIC.Name)
 		if !ok {
 			return nil, invalid("ifNames", "%q: NIC %s carries no rail on this node (rails: %s); number it in raild's rails.nics, or use ifNames %q",
-				api.IfNamesRail, p.NIC.Name, s.node().DescribeRails(), api.IfNamesOrder)
+				api.IfNamesRail, p.NIC.Name, node.DescribeRails(), api.IfNamesOrder)
 		}
 		names[i] = fmt.Sprintf("%s%d", prefixOr(req.IfPrefix), rail)
 		if other, taken := nicOf[names[i]]; taken {

@@ -17,7 +17,7 @@ import (
 const policyTableBase = 100
 
 // planFromLeases turns an attachment's leases into the plan the plugin applies.
-func (s *Service) planFromLeases(sandbox, ifname, network string, leases []ipam.Lease) *api.Plan {
+func (s *Service) planFromLeases(node *placement.Node, sandbox, ifname, network string, leases []ipam.Lease) *api.Plan {
 	leases = sortedLeases(leases)
 	plan := &api.Plan{Sandbox: sandbox, CNIIfName: ifname, Network: network}
 	if len(leases) > 0 {
@@ -25,12 +25,12 @@ func (s *Service) planFromLeases(sandbox, ifname, network string, leases []ipam.
 	}
 	tables := s.policyTables(sandbox)
 	for _, l := range leases {
-		plan.Interfaces = append(plan.Interfaces, s.planInterface(l, tables[l.IfName]))
+		plan.Interfaces = append(plan.Interfaces, s.planInterface(node, l, tables[l.IfName]))
 	}
 	return plan
 }
 
-func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
+func (s *Service) planInterface(node *placement.Node, l ipam.Lease, table int) api.PlanInterface {
 	iface := api.PlanInterface{Name: l.IfName, Pool: l.Pool, Table: table}
 	addr := api.Address{CIDR: l.Address.String()}
 	if l.Gateway.IsValid() {
@@ -46,9 +46,9 @@ func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
 	switch {
 	case len(l.NICs) == 0:
 	case api.Mode(l.Mode) == api.ModeVF:
-		iface.NIC, iface.VF = s.vfInfo(l)
+		iface.NIC, iface.VF = s.vfInfo(node.Machine, l)
 	default:
-		iface.NIC = s.nicInfo(l.NICs[0])
+		iface.NIC = nicInfo(node, l.NICs[0])
 	}
 	if s.opt.SoftRoCE && len(l.NICs) > 0 {
 		iface.SoftRoCE = rdma.SoftRoCEName(l.Sandbox, l.IfName)
@@ -56,15 +56,15 @@ func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
 	return iface
 }
 
-func (s *Service) nicInfo(name string) *api.NIC {
-	nic, ok := s.Machine().NICByName(name)
+func nicInfo(node *placement.Node, name string) *api.NIC {
+	nic, ok := node.Machine.NICByName(name)
 	if !ok {
 		dev, port := topology.ParseTarget(name)
 		return &api.NIC{RDMADevice: dev, Port: port}
 	}
 	info := &api.NIC{RDMADevice: nic.RDMADevice(), Netdev: nic.Netdev, PCI: nic.PCI, UverbsName: nic.UverbsName,
 		LinkLayer: nic.LinkLayer, Port: nic.PortNum()}
-	if r, ok := s.node().RailOf(nic.Name); ok {
+	if r, ok := node.RailOf(nic.Name); ok {
 		info.Rail = &r
 	}
 	return info

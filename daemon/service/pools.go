@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -43,8 +44,8 @@ func (s *Service) onlyPool() (string, error) {
 
 // boundPool is the pool bound to a NIC by name, PCI address or rail; the
 // only pool when no pool is bound to anything.
-func (s *Service) boundPool(nic string) (string, error) {
-	rail, hasRail := s.node().RailOf(nic)
+func (s *Service) boundPool(node *placement.Node, nic string) (string, error) {
+	rail, hasRail := node.RailOf(nic)
 	for _, name := range s.poolNames() {
 		pool, _ := s.alloc.Pools().Get(name)
 		cfg := pool.Config
@@ -52,7 +53,7 @@ func (s *Service) boundPool(nic string) (string, error) {
 			return name, nil
 		}
 		for _, id := range cfg.NICs {
-			if resolved, err := s.node().ResolveNames([]string{id}); err == nil && slices.Contains(resolved, nic) {
+			if resolved, err := node.ResolveNames([]string{id}); err == nil && slices.Contains(resolved, nic) {
 				return name, nil
 			}
 		}
@@ -70,12 +71,12 @@ func (s *Service) boundPool(nic string) (string, error) {
 }
 
 // poolNICs are the NICs a pool is bound to (nil: any).
-func (s *Service) poolNICs(name string) ([]string, error) {
+func (s *Service) poolNICs(node *placement.Node, name string) ([]string, error) {
 	pool, _ := s.alloc.Pools().Get(name)
 	cfg := pool.Config
 	var out []string
 	if len(cfg.NICs) > 0 {
-		names, err := s.node().ResolveNames(cfg.NICs)
+		names, err := node.ResolveNames(cfg.NICs)
 		if err != nil {
 			return nil, &api.Error{Code: api.CodeInvalidConfig, Msg: fmt.Sprintf("pool %q is bound to NICs this node lacks", name), Details: err.Error()}
 		}

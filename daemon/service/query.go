@@ -18,7 +18,7 @@ func (s *Service) Check(_ context.Context, req api.AttachmentRequest) (*api.Plan
 		return nil, &api.Error{Code: api.CodeUnknownContainer, Msg: "no lease for this attachment",
 			Details: fmt.Sprintf("sandbox %s interface %s network %s holds nothing in raild", req.Sandbox, req.CNIIfName, req.Network)}
 	}
-	return s.planFromLeases(req.Sandbox, req.CNIIfName, req.Network, leases), nil
+	return s.planFromLeases(s.node(), req.Sandbox, req.CNIIfName, req.Network, leases), nil
 }
 
 // Leases lists every lease, ordered by sandbox and interface.

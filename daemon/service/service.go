@@ -13,6 +13,7 @@ import (
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/rdma"
@@ -62,7 +63,7 @@ type Options struct {
 	DRAHeld *podinfo.DRAHeld
 	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
 	// with every reconcile (nil: neither, as on a node without SR-IOV).
-	HostVFs HostVFs
+	HostVFs sriov.HostVFs
 	// OwnPFs are the PFs whose VFs only raild hands out (sriov.ownPFs):
 	// the sweep resets a VF of theirs with an admin MAC no lease holds
 	// (empty: such VFs are only reported).
@@ -84,9 +85,9 @@ type Service struct {
 	alloc *ipam.Allocator
 	log   *slog.Logger
 
-	mu        sync.Mutex
-	inflight  map[string]chan struct{} // attachment key -> done
-	leakedVFs []topology.LeakedVF      // what the last VF sweep found
+	mu       sync.Mutex
+	inflight map[string]chan struct{} // attachment key -> done
+	sweep    *sriov.Sweep             // vf mode's, nil without HostVFs
 	// vfReads is read-held while released VFs are read again in the
 	// background (readReturnedVFs); a vf-mode allocation takes it to place
 	// on what those reads found.
@@ -109,6 +110,9 @@ func New(opt Options) (*Service, error) {
 		opt.NetnsExists = func(path string) bool { _, err := os.Stat(path); return err == nil }
 	}
 	s := &Service{opt: opt, alloc: opt.Alloc, log: opt.Log, inflight: map[string]chan struct{}{}}
+	if opt.HostVFs != nil {
+		s.sweep = s.vfSweep()
+	}
 	if err := s.Reconcile(); err != nil {
 		return nil, err
 	}
@@ -132,8 +136,10 @@ func (s *Service) reconcile() ([]ipam.Lease, error) {
 		return nil, fmt.Errorf("reconcile leases: %w", err)
 	}
 	s.logReleased(released, "netns gone")
-	if err := s.sweepVFs(); err != nil {
-		s.log.Warn("VF sweep failed", "error", err)
+	if s.sweep != nil {
+		if err := s.sweep.Run(); err != nil {
+			s.log.Warn("VF sweep failed", "error", err)
+		}
 	}
 	return released, nil
 }
@@ -181,7 +187,7 @@ func (u leaseUse) Range(fn func(nic string, h placement.Holder)) {
 	})
 }
 
-// reportReleased counts and logs released leases.
+// logReleased counts and logs released leases.
 func (s *Service) logReleased(released []ipam.Lease, why string) {
 	for _, l := range released {
 		if s.opt.Metrics != nil {

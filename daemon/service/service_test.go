@@ -152,6 +152,7 @@ func TestAllocatePlacement(t *testing.T) {
 			return r
 		}(), wantErr: "mlx5_9"},
 		{name: "unknown gpu", req: allocReq("i", "12"), wantErr: "12"},
+		{name: "an empty entry in rail.dev/gpus", req: allocReq("j", "0,,1"), wantErr: "entry 2 is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

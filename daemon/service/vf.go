@@ -12,8 +12,8 @@ import (
 // pooled as their PFs' NICs would be, one lease each holding the VF's PCI
 // address. Like place, it runs under the allocator's lock, so no two ADDs
 // ever hold one VF.
-func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
-	vfs, err := s.node().ChooseVFs(input, use)
+func (s *Service) placeVFs(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
+	vfs, err := node.ChooseVFs(input, use)
 	if err != nil {
 		return nil, nil, noNICError{err}
 	}
@@ -21,7 +21,7 @@ func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement
 	for i, v := range vfs {
 		picks[i] = placement.Pick{NIC: v.PF, GPUs: v.GPUs, Class: v.Class, Reason: v.Reason}
 	}
-	picks, names, err := s.interfaceNames(req, picks)
+	picks, names, err := s.interfaceNames(node, req, picks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -29,7 +29,7 @@ func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement
 	for i := range picks {
 		held[i] = vfs[i].VF.PCI
 	}
-	reqs, err := s.leaseRequests(req, pool, picks, names, held)
+	reqs, err := s.leaseRequests(node, req, pool, picks, names, held)
 	return picks, reqs, err
 }
 
@@ -39,8 +39,7 @@ func (s *Service) placeVFs(req api.AllocateRequest, pool string, input placement
 // PF with the lease's admin MAC and, on an InfiniBand PF, its GUID. A VF
 // the node no longer has is named by its PCI address alone (a DEL then
 // finds it by the alias rail left).
-func (s *Service) vfInfo(l ipam.Lease) (*api.NIC, *api.VF) {
-	m := s.Machine()
+func (s *Service) vfInfo(m *topology.Machine, l ipam.Lease) (*api.NIC, *api.VF) {
 	vf := &api.VF{PCI: l.NICs[0], MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(l.Pool)}
 	nic := &api.NIC{PCI: l.NICs[0]}
 	found, ok := m.VFByPCI(l.NICs[0])
@@ -92,4 +91,34 @@ func (s *Service) vfPerGPU(req api.AllocateRequest, pool string) bool {
 		return *p.Config.VFPerGPU
 	}
 	return false
+}
+
+// vfSweep is vf mode's sweep on the service's leases (see sriov.Sweep).
+func (s *Service) vfSweep() *sriov.Sweep {
+	w := &sriov.Sweep{Host: s.opt.HostVFs, OwnPFs: s.opt.OwnPFs, Machine: s.Machine, Rescan: s.opt.Rescan, Log: s.log,
+		Holding: func(fn func(map[string]string)) {
+			s.alloc.ReadNICs(func(use ipam.NICUse) { fn(heldVFs(use)) })
+		}}
+	if s.opt.Metrics != nil {
+		w.Count = func(pf, why string) { s.opt.Metrics.VFResets.WithLabelValues(pf, why).Inc() }
+	}
+	return w
+}
+
+// heldVFs names the pods holding each NIC or VF PCI address a lease names.
+func heldVFs(use ipam.NICUse) map[string]string {
+	holders := map[string]string{}
+	use.Range(func(nic string, l *ipam.Lease) {
+		holders[topology.NormalizePCI(nic)] = podName(l.PodNamespace, l.PodName, l.Sandbox)
+		holders[nic] = podName(l.PodNamespace, l.PodName, l.Sandbox)
+	})
+	return holders
+}
+
+// LeakedVFs is what the last VF sweep found (see sriov.Sweep.Run).
+func (s *Service) LeakedVFs() []topology.LeakedVF {
+	if s.sweep == nil {
+		return nil
+	}
+	return s.sweep.Leaked()
 }

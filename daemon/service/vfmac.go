@@ -63,7 +63,7 @@ func (s *Service) macOnNode(req api.AllocateRequest, reqs []ipam.Request) error 
 		mine[r.NICs[0]] = true
 	}
 	var err error
-	s.vfAdminMACs(s.Machine(), nil, func(pf topology.PF, vf topology.VF, mac net.HardwareAddr) bool {
+	s.sweep.AdminMACs(s.Machine(), nil, func(pf topology.PF, vf topology.VF, mac net.HardwareAddr) bool {
 		if mac.String() != req.MAC || mine[vf.PCI] {
 			return true
 		}

@@ -15,6 +15,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// vfPlace is a VF by its PF's netdev and index, as HostVFs names it.
+type vfPlace struct {
+	pf    string
+	index int
+}
+
 // fakeHostVFs stands in for the host's VFs: the VFs labelled by rail in
 // the host netns (back from dead pods) and each PF's admin MACs. A reset
 // clears the VF's admin MAC, as rail's reset of a VF it set does.

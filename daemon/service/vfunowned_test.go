@@ -88,7 +88,7 @@ func TestVFSweepUnowned(t *testing.T) {
 				t.Fatalf("reset %v, want %v", fake.cleaned, want)
 			}
 			for _, p := range want {
-				if got := testutil.ToFloat64(reg.VFResets.WithLabelValues(p.pf, vfResetUnowned)); got != 1 {
+				if got := testutil.ToFloat64(reg.VFResets.WithLabelValues(p.pf, "unowned")); got != 1 {
 					t.Errorf("rail_vf_resets_total{pf=%s,reason=unowned} = %v, want 1", p.pf, got)
 				}
 			}

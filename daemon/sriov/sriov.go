@@ -1,7 +1,9 @@
-// Package sriov enables SR-IOV VFs at raild's start where its config asks
-// (sriov.createVFs): on a PF the config names that has none, it writes the
-// PF's sriov_numvfs below raild's root. By default it does nothing: raild
-// uses the VFs the node has (made by an operator or the admin).
+// Package sriov is raild's side of SR-IOV: VFs enabled at its start where
+// its config asks (sriov.createVFs: on a PF the config names that has
+// none, it writes the PF's sriov_numvfs below raild's root; by default
+// raild uses the VFs the node has), the PFs raild owns (sriov.ownPFs), a
+// pool's vf-mode settings (PoolVF), and vf mode's sweep, which keeps a VF
+// from leaking past its pod (Sweep).
 package sriov
 
 import (

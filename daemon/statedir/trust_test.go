@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // TestLockDirTrust: raild writes its state dir as root, so a dir others
@@ -24,9 +26,7 @@ func TestLockDirTrust(t *testing.T) {
 		{name: "sticky /tmp-like dir", prepare: func(t *testing.T, dir, _ string) { mkdir(t, dir, 0o777|os.ModeSticky) },
 			want: []string{"lets group or others replace"}},
 		{name: "dir of another user", prepare: func(t *testing.T, dir, _ string) {
-			if os.Geteuid() != 0 {
-				t.Skip("needs root to give a directory away")
-			}
+			netnstest.RequireRoot(t, "gives a directory away")
 			mkdir(t, dir, 0o700)
 			if err := os.Chown(dir, 65534, 65534); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // machine has 8 GPUs, each with its own InfiniBand NIC, and an Ethernet
@@ -56,7 +57,7 @@ type fleet struct {
 
 func newFleet(t testing.TB) *fleet {
 	t.Helper()
-	requireRoot(t)
+	netnstest.RequireRoot(t, "creates network namespaces, veth and macvlan links")
 	node, err := harness.NewNode(harness.NodeOptions{Machine: machine, Bins: bins, Pools: pools, NamePrefix: "rc"})
 	if err != nil {
 		t.Fatalf("new node %s: %v", machine, err)

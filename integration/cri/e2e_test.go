@@ -16,6 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/daemon/podinfo/podinfotest"
+	"github.com/railcni/rail/integration/harness"
 )
 
 const (
@@ -143,7 +144,7 @@ func setupE2E(t *testing.T, r *rig, bin string) *e2e {
 	}
 	t.Cleanup(kubelet.Stop)
 
-	conflist := writeJSON(t, work, "10-rail-e2e.conflist", map[string]any{
+	conflist := harness.WriteJSON(t, work, "10-rail-e2e.conflist", map[string]any{
 		"cniVersion": "1.1.0", "name": "rail-e2e",
 		"plugins": []any{
 			map[string]any{"type": "ptp", "ipMasq": false, "ipam": map[string]any{
@@ -197,7 +198,7 @@ func (e *e2e) podConfig(t *testing.T, name string, hostNetwork bool, annotations
 	if hostNetwork {
 		cfg["linux"] = map[string]any{"security_context": map[string]any{"namespace_options": map[string]any{"network": 2}}}
 	}
-	return writeJSON(t, e.work, "pod-"+name+".json", cfg)
+	return harness.WriteJSON(t, e.work, "pod-"+name+".json", cfg)
 }
 
 func (e *e2e) runPod(t *testing.T, name string, hostNetwork bool, annotations map[string]string) string {
@@ -216,7 +217,7 @@ func (e *e2e) startContainer(t *testing.T, pod, podName string, hostNetwork bool
 		k, v, _ := strings.Cut(kv, "=")
 		envs = append(envs, map[string]string{"key": k, "value": v})
 	}
-	ctr := writeJSON(t, e.work, "ctr-"+podName+"-"+name+".json", map[string]any{
+	ctr := harness.WriteJSON(t, e.work, "ctr-"+podName+"-"+name+".json", map[string]any{
 		"metadata": map[string]any{"name": name},
 		"image":    map[string]any{"image": "localhost/rail-rig/busybox:1"},
 		"command":  []string{"/bin/sh", "-c", sleepForever},

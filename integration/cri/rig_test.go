@@ -3,7 +3,6 @@ package cri
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -140,20 +139,6 @@ type cmdError struct {
 }
 
 func (e *cmdError) Error() string { return e.err.Error() + ": " + strings.TrimSpace(e.stderr) }
-
-// writeJSON writes v as JSON into dir/name and returns the path.
-func writeJSON(t *testing.T, dir, name string, v any) string {
-	t.Helper()
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // waitFor polls cond until it holds; the deadline only bounds a broken run.
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -50,17 +50,7 @@ func newRig(t *testing.T, root string, pods []podinfotest.Pod, addrs map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	stub, err := podinfotest.Start(socket, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stub.Stop)
-	kubelet, err := podinfo.Dial(ctx, socket, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kubelet.Close() })
+	_, kubelet := podinfotest.Kubelet(t, pods)
 	machine := func() *topology.Machine { return m }
 	src := &podinfo.GPUSource{Kubelet: kubelet, NICDrivers: []string{dradriver.Driver}, NICs: slices, DRA: slices, Machine: machine}
 	pools, err := ipam.NewPools([]ipam.PoolConfig{{Name: "rail", Subnet: "10.77.0.0/24"}}, node)

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"testing"
 
@@ -16,9 +15,7 @@ import (
 // /run/netns is not a mount yet, as on a fresh machine (a cold CI run once
 // failed here in integration/netns).
 func TestNeighbourIPNetnsAdd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces and veth links")
-	}
+	netnstest.RequireRoot(t, "creates network namespaces and veth links")
 	netnstest.InFreshMountNS(t, func(t *testing.T) {
 		id, err := randomHex(3)
 		if err != nil {

@@ -3,10 +3,11 @@ package harness
 import (
 	"fmt"
 	"net"
-	"os"
 	"testing"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // TestRefund: a stand-in moved into a pod (renamed, labelled) comes back
@@ -14,9 +15,7 @@ import (
 // physical NIC: down, under its pod name, alias and MTU kept; if that
 // name is taken, as dev<N>.
 func TestRefund(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces and veth links")
-	}
+	netnstest.RequireRoot(t, "creates network namespaces and veth links")
 	tests := []struct {
 		name      string
 		takenName bool

@@ -1,9 +1,11 @@
 // Package importrules checks who may import whom in a module laid out as
-// Rail is (DESIGN.md, "Layout and who may import whom"): the CNI plugins
-// build on pkg alone, ipam and pkg/topology stand on nothing else of the
-// project, pkg stays below daemon, ipam and the plugins, and nothing the
-// product ships or tests with leans on integration/. `make lint` runs it
-// on this module (go test ./integration/importrules/).
+// Rail is: the rows of docs/architecture.md's table "Who may import whom,
+// and why", as data (Rules; TestDocTableIsTheRules holds the doc to them).
+// The CNI plugins build on pkg alone, ipam, ipam/store and pkg/topology
+// stand on nothing else of the project, pkg stays below daemon, ipam and
+// the plugins, and nothing the product ships or tests with leans on
+// integration/. `make lint` runs it on this module (go test
+// ./integration/importrules/).
 package importrules
 
 import (
@@ -39,12 +41,67 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s %s %s: %s", v.From, how, v.To, v.Rule)
 }
 
-const (
-	rulePlugin  = "a plugin builds on pkg only (never daemon, ipam or k8s.io: the exec'd binary stays small and fast)"
-	ruleBase    = "ipam and pkg/topology import nothing else of the project"
-	rulePkg     = "pkg sits below daemon, ipam and the plugins and imports none of them"
-	ruleProduct = "product code and its tests never import integration/ (move a shared test helper beside the package it fakes, as daemon/podinfo/podinfotest)"
-)
+// Rule is one row of docs/architecture.md's table "Who may import whom,
+// and why": its three cells as the doc writes them, and what the check
+// reads of them. A package may always import its own row's dirs.
+type Rule struct {
+	Package, May, Why string // the row, cell by cell (TestDocTableIsTheRules)
+
+	// In are the module-relative dirs (each with everything below it)
+	// whose packages the row covers; empty: every package of the module
+	// but those under NotIn.
+	In, NotIn []string
+	// Only, when not nil, are the only dirs of the project (with what is
+	// below them) the packages may import besides their own row's dirs;
+	// an empty non-nil Only: nothing else of the project.
+	Only []string
+	// TestsAlso are dirs of the project their tests may import besides
+	// Only (a test helper of pkg's).
+	TestsAlso []string
+	// Never are dirs of the project they never import.
+	Never []string
+	// External are import paths outside the module (with what is below
+	// them) they never depend on.
+	External []string
+	// Deps: the row covers everything the package's build links (a
+	// binary's), not only what it imports.
+	Deps bool
+}
+
+func (r Rule) String() string {
+	return strings.NewReplacer("`", "").Replace(r.Package + " may import " + r.May + ": " + r.Why)
+}
+
+// Rules are the table's rows, in its order.
+var Rules = []Rule{
+	{Package: "`plugins/*`", May: "`pkg/...` only — never `daemon`, `ipam`, `k8s.io/...`",
+		Why: "the exec'd binary stays small and starts fast (a process per pod per verb)",
+		In:  []string{"plugins"}, Only: []string{"pkg"}, Never: []string{"daemon", "ipam"}, External: []string{"k8s.io"}, Deps: true},
+	{Package: "`daemon/...`", May: "`ipam`, `pkg/...`, client-go and the other libraries",
+		Why: "raild is the one long-running process",
+		In:  []string{"daemon"}, Only: []string{"ipam", "pkg"}},
+	{Package: "`ipam`", May: "`ipam/store` only",
+		Why: "pools and leases are tested alone, without netlink or gRPC",
+		In:  []string{"ipam"}, Only: []string{}},
+	{Package: "`ipam/store`", May: "nothing else of the project (ipam builds on it, not the other way)",
+		Why: "the file format, its checks and its writer are tested alone",
+		In:  []string{"ipam/store"}, Only: []string{}},
+	{Package: "`pkg/topology`", May: "nothing else of the project",
+		Why: "the only reader of sysfs/procfs; machines as folders",
+		In:  []string{"pkg/topology"}, Only: []string{}},
+	{Package: "`pkg/api`", May: "`pkg/topology`",
+		Why: "the wire carries topology reports",
+		In:  []string{"pkg/api"}, Only: []string{"pkg/topology"}},
+	{Package: "`pkg/rdma`", May: "`pkg/api` (its tests also `pkg/netnstest`)",
+		Why: "the RDMA netns mode's wire name",
+		In:  []string{"pkg/rdma"}, Only: []string{"pkg/api"}, TestsAlso: []string{"pkg/netnstest"}},
+	{Package: "`pkg/...`", May: "`pkg/...` and libraries — never `daemon`, `ipam`, `plugins`",
+		Why: "the plugins build on `pkg`: what it imports, they carry",
+		In:  []string{"pkg"}, Only: []string{"pkg"}},
+	{Package: "product code and its tests", May: "never `integration/...`",
+		Why:   "tests' stand-ins stay out of the product; a stand-in product tests share sits beside the package it fakes (`daemon/podinfo/podinfotest`, the kubelet's PodResources)",
+		NotIn: []string{"integration"}, Never: []string{"integration"}},
+}
 
 // graph is the module's packages by module-relative path, plus every
 // package's direct imports (for the chain a dependency comes through).
@@ -66,10 +123,9 @@ func Check(module string, pkgs []Package) []Violation {
 	}
 	var out []Violation
 	for _, p := range g.pkgs {
-		out = append(out, g.checkPlugin(p)...)
-		out = append(out, g.checkBase(p)...)
-		out = append(out, g.checkPkg(p)...)
-		out = append(out, g.checkProduct(p)...)
+		for _, r := range Rules {
+			out = append(out, g.check(r, p)...)
+		}
 	}
 	return out
 }
@@ -95,62 +151,55 @@ func under(rel string, dirs ...string) bool {
 	return false
 }
 
-func (g graph) checkPlugin(p Package) []Violation {
-	if !under(g.rel(p.ImportPath), "plugins") {
+// covers says whether r covers the module-relative package rel.
+func (r Rule) covers(rel string) bool {
+	if under(rel, r.NotIn...) {
+		return false
+	}
+	return len(r.In) == 0 || under(rel, r.In...)
+}
+
+// refuses says whether r forbids its packages (their tests, when
+// test) the project package to (module-relative).
+func (r Rule) refuses(to string, test bool) bool {
+	if under(to, r.Never...) {
+		return true
+	}
+	if test && under(to, r.TestsAlso...) {
+		return false
+	}
+	return r.Only != nil && !under(to, r.In...) && !under(to, r.Only...)
+}
+
+// check is every import of p (its build's and its tests') that r forbids
+// and, for a rule on what a binary links, every dependency.
+func (g graph) check(r Rule, p Package) []Violation {
+	if !r.covers(g.rel(p.ImportPath)) {
 		return nil
 	}
-	bad := func(path string) bool { return under(g.rel(path), "daemon", "ipam") || under(path, "k8s.io") }
-	var out []Violation
-	for _, d := range p.Deps {
-		if bad(d) {
-			out = append(out, Violation{From: p.ImportPath, To: d, Via: g.chain(p.ImportPath, d), Rule: rulePlugin})
+	bad := func(path string, test bool) bool {
+		if to := g.rel(path); to != "" {
+			return to != g.rel(p.ImportPath) && r.refuses(to, test)
 		}
+		return under(path, r.External...)
 	}
-	for _, imp := range slices.Concat(p.TestImports, p.XTestImports) { // its tests too
-		if bad(imp) && !slices.Contains(p.Deps, imp) {
-			out = append(out, Violation{From: p.ImportPath + " (tests)", To: imp, Rule: rulePlugin})
-		}
-	}
-	return out
-}
-
-func (g graph) checkBase(p Package) []Violation {
-	rel := g.rel(p.ImportPath)
-	root := ""
-	switch {
-	case under(rel, "ipam"):
-		root = "ipam"
-	case under(rel, "pkg/topology"):
-		root = "pkg/topology"
-	default:
-		return nil
-	}
-	return g.direct(p, allImports(p), ruleBase, func(to string) bool { return !under(to, root) })
-}
-
-func (g graph) checkPkg(p Package) []Violation {
-	if !under(g.rel(p.ImportPath), "pkg") {
-		return nil
-	}
-	return g.direct(p, allImports(p), rulePkg, func(to string) bool { return under(to, "daemon", "ipam", "plugins") })
-}
-
-// checkProduct: a package outside integration/ never imports it, in its
-// build or in its tests.
-func (g graph) checkProduct(p Package) []Violation {
-	if under(g.rel(p.ImportPath), "integration") {
-		return nil
-	}
-	return g.direct(p, allImports(p), ruleProduct, func(to string) bool { return under(to, "integration") })
-}
-
-// direct returns a violation for each import of p inside the module whose
-// module-relative path bad refuses.
-func (g graph) direct(p Package, imports []string, rule string, bad func(rel string) bool) []Violation {
 	var out []Violation
-	for _, imp := range imports {
-		if to := g.rel(imp); to != "" && to != g.rel(p.ImportPath) && bad(to) {
-			out = append(out, Violation{From: p.ImportPath, To: imp, Rule: rule})
+	if r.Deps {
+		for _, d := range p.Deps {
+			if bad(d, false) {
+				out = append(out, Violation{From: p.ImportPath, To: d, Via: g.chain(p.ImportPath, d), Rule: r.String()})
+			}
+		}
+		for _, imp := range slices.Concat(p.TestImports, p.XTestImports) { // its tests too
+			if bad(imp, true) && !slices.Contains(p.Deps, imp) {
+				out = append(out, Violation{From: p.ImportPath + " (tests)", To: imp, Rule: r.String()})
+			}
+		}
+		return out
+	}
+	for _, imp := range allImports(p) {
+		if bad(imp, !slices.Contains(p.Imports, imp)) {
+			out = append(out, Violation{From: p.ImportPath, To: imp, Rule: r.String()})
 		}
 	}
 	return out

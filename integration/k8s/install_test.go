@@ -64,8 +64,6 @@ hostPaths:
 	return path
 }
 
-// importImage puts the image run.sh built into the node's containerd, as
-// `ctr -n k8s.io images import` does on a node without a registry.
 // apiServerURL is the server of the rig's kubeconfig.
 func (c *cluster) apiServerURL(t *testing.T) string {
 	t.Helper()
@@ -76,6 +74,8 @@ func (c *cluster) apiServerURL(t *testing.T) string {
 	return cfg.Host
 }
 
+// importImage puts the image run.sh built into the node's containerd, as
+// `ctr -n k8s.io images import` does on a node without a registry.
 func (c *cluster) importImage(t *testing.T) string {
 	t.Helper()
 	tarball, name := os.Getenv("RAIL_K8S_IMAGE"), os.Getenv("RAIL_K8S_IMAGE_NAME")

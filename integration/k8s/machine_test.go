@@ -170,9 +170,12 @@ func (m *machine) nicsFor(t *testing.T, uuids []string) []string {
 	if err != nil {
 		t.Fatalf("select NICs for GPUs %v: %v", idx, err)
 	}
-	nics := topology.ChosenNICs(choices)
+	var nics []string
+	for _, c := range choices {
+		nics = append(nics, c.NIC)
+	}
 	sort.Strings(nics)
-	return nics
+	return slices.Compact(nics)
 }
 
 // uverbs returns the uverbs node name of a NIC.

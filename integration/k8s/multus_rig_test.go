@@ -37,7 +37,7 @@ func requireMultus(t *testing.T) string {
 	return filepath.Join(dir, "bin")
 }
 
-// rocEMachine is the rig's 8-GPU, 4-NIC machine with its ConnectX-7 in
+// roceMachine is the rig's 8-GPU, 4-NIC machine with its ConnectX-7 in
 // Ethernet (RoCE) mode: macvlan children need an Ethernet parent.
 func roceMachine(t *testing.T) fakesys.Host {
 	t.Helper()

@@ -96,17 +96,7 @@ func draService(t *testing.T, root string, pods []podinfotest.Pod, slices podinf
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(t.TempDir(), "kubelet.sock")
-	stub, err := podinfotest.Start(socket, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stub.Stop)
-	client, err := podinfo.Dial(context.Background(), socket, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	_, client := podinfotest.Kubelet(t, pods)
 	p, err := ipam.NewPools([]ipam.PoolConfig{{Name: "rail", Subnet: "10.77.0.0/24"}}, draNode)
 	if err != nil {
 		t.Fatal(err)

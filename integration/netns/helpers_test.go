@@ -3,7 +3,6 @@ package netns
 import (
 	"context"
 	"net"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -25,17 +25,10 @@ const settle = 3 * time.Second
 // ptpSubnet is eth0's subnet (the primary plugin's host-local range).
 const ptpSubnet = "10.88.0.0/24"
 
-func requireRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces, veth and macvlan links (run as root; make test does)")
-	}
-}
-
 // newNode builds a simulated node and removes it when the test ends.
 func newNode(t testing.TB, opt harness.NodeOptions) *harness.Node {
 	t.Helper()
-	requireRoot(t)
+	netnstest.RequireRoot(t, "creates network namespaces, veth and macvlan links")
 	opt.Bins = bins
 	node, err := harness.NewNode(opt)
 	if err != nil {

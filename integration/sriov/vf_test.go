@@ -55,10 +55,11 @@ func TestVFAttachDetachOnIGB(t *testing.T) {
 		netdevBefore = append(netdevBefore, netdevState(t, p.pci, p.index))
 	}
 	for i, p := range pods {
-		res, err := attach.Attach(netns[i], p.spec)
+		all, err := attach.AttachAll(netns[i], []attach.Spec{p.spec})
 		if err != nil {
 			t.Fatalf("Attach %s VF %d: %v", p.pf, p.index, err)
 		}
+		res := all[0].Result
 		got := readVF(t, p.pf, p.index)
 		want := fmt.Sprintf("mac %s vlan 100 qos 3 max_tx 100 min_tx 0 spoofchk false link_state auto trust true", p.spec.VF.Config.MAC)
 		if got.String() != want {
@@ -77,7 +78,7 @@ func TestVFAttachDetachOnIGB(t *testing.T) {
 	// The VLAN is the PF's doing: a pod on VLAN 200 does not reach them.
 	other := vfSpec(t, 1, 0, "10.70.0.3/24", attach.VFConfig{VLAN: ptr(200)})
 	otherNetns := newPodNetns(t, "sriov-c")
-	if _, err := attach.Attach(otherNetns, other.spec); err != nil {
+	if _, err := attach.AttachAll(otherNetns, []attach.Spec{other.spec}); err != nil {
 		t.Fatalf("Attach on VLAN 200: %v", err)
 	}
 	if _, err := run("ip", "netns", "exec", "sriov-c", "ping", "-c", "2", "-W", "2", "10.70.0.2"); err == nil {
@@ -119,7 +120,7 @@ func TestVFDriverRefusalsOnIGB(t *testing.T) {
 			p := vfSpec(t, 0, 0, "10.70.1.1/24", c)
 			netns := newPodNetns(t, "sriov-refused")
 			before, netdevBefore := readVF(t, p.pf, p.index).String(), netdevState(t, p.pci, p.index)
-			_, err := attach.Attach(netns, p.spec)
+			_, err := attach.AttachAll(netns, []attach.Spec{p.spec})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Attach = %v, want %q", err, tt.wantErr)
 			}
@@ -144,7 +145,7 @@ func TestVFBackFromDeadPodOnIGB(t *testing.T) {
 	if _, err := run("ip", "netns", "add", "sriov-dies"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := attach.Attach("/run/netns/sriov-dies", p.spec); err != nil {
+	if _, err := attach.AttachAll("/run/netns/sriov-dies", []attach.Spec{p.spec}); err != nil {
 		t.Fatalf("Attach: %v", err)
 	}
 	if _, err := run("ip", "netns", "del", "sriov-dies"); err != nil {
@@ -158,7 +159,7 @@ func TestVFBackFromDeadPodOnIGB(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("VF back in the host as %s, PF still says: %s", back, readVF(t, p.pf, p.index))
-	hostVFs := attach.NewHostVFs()
+	hostVFs := attach.NewHostVFsAt("/")
 	macs, err := hostVFs.AdminMACs(p.pf)
 	if err != nil || macs[p.index].String() != "0e:72:00:00:00:02" {
 		t.Fatalf("AdminMACs(%s) = %v, %v; want VF %d with the dead pod's 0e:72:00:00:00:02 (what raild reports as leaked)", p.pf, macs, err, p.index)

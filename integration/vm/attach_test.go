@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -38,7 +39,7 @@ func TestAttachMoveCarriesRDMADevice(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			nic := useGuestNIC(t)
 			rxeNetdev, _ := addVethPair(t)
-			dev := uniqueName(t, "rxa")
+			dev := netnstest.UniqueName(t, "rxa")
 			guest := rdmaHandle(t, nil)
 			addRxe(t, guest, dev, rxeNetdev)
 			setMTU(t, nic, 1400)
@@ -48,10 +49,11 @@ func TestAttachMoveCarriesRDMADevice(t *testing.T) {
 				Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.0.5/24")}, MTU: 1300,
 				RDMADevice: dev, RDMAExclusive: true}
 
-			res, err := attach.Attach(pod.Path(), spec)
+			all, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 			if err != nil {
 				t.Fatalf("Attach: %v", err)
 			}
+			res := all[0].Result
 			if res.Name != "rail0" || res.MTU != 1300 {
 				t.Errorf("Attach result %+v, want rail0 with MTU 1300", res)
 			}
@@ -115,7 +117,7 @@ func TestAttachMoveOfRxeNetdev(t *testing.T) {
 				t.Skipf("case for the %s boot", tt.boot)
 			}
 			nic := useGuestNIC(t)
-			dev := uniqueName(t, "rxn")
+			dev := netnstest.UniqueName(t, "rxn")
 			guest := rdmaHandle(t, nil)
 			addRxe(t, guest, dev, nic)
 			before := hostLinkState(t, nic)
@@ -124,7 +126,7 @@ func TestAttachMoveOfRxeNetdev(t *testing.T) {
 			spec := attach.Spec{Mode: attach.ModeMove, Parent: nic, Name: "rail0",
 				Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.1.5/24")}, RDMADevice: dev, RDMAExclusive: tt.exclusive}
 
-			_, err := attach.Attach(pod.Path(), spec)
+			_, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 			if tt.wantErr == nil && err != nil {
 				t.Fatalf("Attach: %v", err)
 			}
@@ -151,7 +153,7 @@ func TestAttachMoveRDMARefusedInSharedMode(t *testing.T) {
 	requireBoot(t, rdma.NetnsShared)
 	nic, _ := addVethPair(t)
 	rxeNetdev, _ := addVethPair(t)
-	dev := uniqueName(t, "rxr")
+	dev := netnstest.UniqueName(t, "rxr")
 	guest := rdmaHandle(t, nil)
 	addRxe(t, guest, dev, rxeNetdev)
 	before := hostLinkState(t, nic)
@@ -159,7 +161,7 @@ func TestAttachMoveRDMARefusedInSharedMode(t *testing.T) {
 	spec := attach.Spec{Mode: attach.ModeMove, Parent: nic, Name: "rail0",
 		Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.2.5/24")}, RDMADevice: dev, RDMAExclusive: true}
 
-	_, err := attach.Attach(pod.Path(), spec)
+	_, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 	if !errors.Is(err, unix.EOPNOTSUPP) {
 		t.Fatalf("Attach = %v, want the kernel's EOPNOTSUPP for an RDMA move in shared mode", err)
 	}

@@ -11,8 +11,6 @@
 package vm
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"os"
 	"testing"
@@ -24,6 +22,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -47,20 +46,6 @@ func requireBoot(t *testing.T, want rdma.NetnsMode) {
 	if got := guestBoot(t); got != want {
 		t.Skipf("needs the %s boot (this is the %s boot; run.sh runs both)", want, got)
 	}
-}
-
-// uniqueName returns prefix plus random hex, cut to a netdev's 15 bytes.
-func uniqueName(t *testing.T, prefix string) string {
-	t.Helper()
-	b := make([]byte, 4)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("random name: %v", err)
-	}
-	name := prefix + hex.EncodeToString(b)
-	if len(name) > 15 {
-		name = name[:15]
-	}
-	return name
 }
 
 // newNetns creates a network namespace removed when the test ends.
@@ -125,7 +110,7 @@ func rdmaHandle(t *testing.T, n ns.NetNS) *netlink.Handle {
 // returns the two names; the pair is deleted when the test ends.
 func addVethPair(t *testing.T) (string, string) {
 	t.Helper()
-	a, b := uniqueName(t, "rva"), uniqueName(t, "rvb")
+	a, b := netnstest.UniqueName(t, "rva"), netnstest.UniqueName(t, "rvb")
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = a
 	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: b}

@@ -2,7 +2,6 @@ package vm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,7 +76,7 @@ func requireGuestNode(t *testing.T) *guestNode {
 // stop both (containerd first, so every pod's CNI DEL still reaches raild).
 func (n *guestNode) start(t *testing.T, conflist map[string]any, raildYAML string) {
 	t.Helper()
-	list := writeJSONFile(t, n.work, "10-rail-vm.conflist", conflist)
+	list := harness.WriteJSON(t, n.work, "10-rail-vm.conflist", conflist)
 	config := filepath.Join(n.work, "raild.yaml")
 	if err := os.WriteFile(config, []byte(raildYAML), 0o644); err != nil {
 		t.Fatal(err)
@@ -135,20 +134,6 @@ func (n *guestNode) crictl(args ...string) (string, error) {
 func (n *guestNode) mustCrictl(t *testing.T, args ...string) string {
 	t.Helper()
 	return harness.Crictl{RigDir: n.rig, RunDir: n.run}.Must(t, args...)
-}
-
-// writeJSONFile writes v as JSON into dir/name and returns the path.
-func writeJSONFile(t *testing.T, dir, name string, v any) string {
-	t.Helper()
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func readText(path string) string {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/railcni/rail/integration/harness"
 )
 
 const (
@@ -30,7 +32,7 @@ func (n *guestNode) podConfig(t *testing.T, name string, annotations map[string]
 		"annotations":   annotations,
 		"linux":         map[string]any{},
 	}
-	return writeJSONFile(t, n.work, "pod-"+name+".json", cfg)
+	return harness.WriteJSON(t, n.work, "pod-"+name+".json", cfg)
 }
 
 // runPod runs a pod sandbox (the CNI chain runs for it) and returns it, or
@@ -73,7 +75,7 @@ func (p *pod) remove(t *testing.T) {
 // startContainer creates and starts a container of image that sleeps.
 func (p *pod) startContainer(t *testing.T, name, image string) string {
 	t.Helper()
-	ctr := writeJSONFile(t, p.node.work, "ctr-"+p.name+"-"+name+".json", map[string]any{
+	ctr := harness.WriteJSON(t, p.node.work, "ctr-"+p.name+"-"+name+".json", map[string]any{
 		"metadata": map[string]any{"name": name},
 		"image":    map[string]any{"image": image},
 		"command":  []string{"/bin/sh", "-c", sleepForever},

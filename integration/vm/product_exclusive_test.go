@@ -8,6 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -26,7 +27,7 @@ func TestMovePodExclusive(t *testing.T) {
 	requireBoot(t, rdma.NetnsExclusive)
 	n := requireGuestNode(t)
 	nic := useGuestNIC(t)
-	dev := uniqueName(t, "rvx")
+	dev := netnstest.UniqueName(t, "rvx")
 	addRxe(t, rdmaHandle(t, nil), dev, nic)
 	n.start(t, chainedConflist(n, "move"), raildConfig(n, "10.78.0.0/24"))
 	before := snapshotGuest(t)

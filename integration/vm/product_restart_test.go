@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -63,7 +64,7 @@ type restartNode struct {
 // raild, runs a pod that asks for rail and checks it got the NIC and its
 // RDMA device, and a container of it the device nodes.
 func setupRestart(t *testing.T) *restartNode {
-	r := &restartNode{n: requireGuestNode(t), nic: useGuestNIC(t), dev: uniqueName(t, "rvx")}
+	r := &restartNode{n: requireGuestNode(t), nic: useGuestNIC(t), dev: netnstest.UniqueName(t, "rvx")}
 	rxeNetdev, _ := addVethPair(t)
 	addRxe(t, rdmaHandle(t, nil), r.dev, rxeNetdev)
 	uverbs, uverbsNode := uverbsOf(t, r.dev)

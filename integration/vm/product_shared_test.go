@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -56,7 +57,7 @@ type sharedNode struct {
 // that asks for rail (rail.dev/attach) and an ordinary one, each with a
 // container of the verbs image.
 func setupShared(t *testing.T) *sharedNode {
-	s := &sharedNode{n: requireGuestNode(t), dev: uniqueName(t, "rvx")}
+	s := &sharedNode{n: requireGuestNode(t), dev: netnstest.UniqueName(t, "rvx")}
 	s.parent, s.peer = addVethPair(t)
 	addRxe(t, rdmaHandle(t, nil), s.dev, s.parent)
 	s.uverbs, s.uverbsNode = uverbsOf(t, s.dev)

@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -41,7 +42,7 @@ func TestSystemNetnsMode(t *testing.T) {
 func TestMoveDeviceRefusedInSharedMode(t *testing.T) {
 	requireBoot(t, rdma.NetnsShared)
 	netdev, _ := addVethPair(t)
-	dev := uniqueName(t, "rxs")
+	dev := netnstest.UniqueName(t, "rxs")
 	addRxe(t, rdmaHandle(t, nil), dev, netdev)
 	pod := newNetns(t)
 
@@ -67,7 +68,7 @@ func TestMoveDeviceRefusedInSharedMode(t *testing.T) {
 func TestMoveDeviceExclusive(t *testing.T) {
 	requireBoot(t, rdma.NetnsExclusive)
 	netdev, _ := addVethPair(t)
-	dev := uniqueName(t, "rxx")
+	dev := netnstest.UniqueName(t, "rxx")
 	guest := rdmaHandle(t, nil)
 	addRxe(t, guest, dev, netdev)
 	pod := newNetns(t)

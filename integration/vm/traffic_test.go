@@ -15,6 +15,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 
 	"github.com/railcni/rail/pkg/attach"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 )
 
@@ -72,9 +73,9 @@ func TestRDMATrafficBetweenMacvlanPods(t *testing.T) {
 // the pod.
 func newRDMAPod(t *testing.T, parent, addr string) rdmaPod {
 	t.Helper()
-	p := rdmaPod{netns: newNetns(t), addr: netip.MustParsePrefix(addr), dev: uniqueName(t, "rxp")}
+	p := rdmaPod{netns: newNetns(t), addr: netip.MustParsePrefix(addr), dev: netnstest.UniqueName(t, "rxp")}
 	spec := attach.Spec{Mode: attach.ModeMacvlan, Parent: parent, Name: "rail0", Addresses: []netip.Prefix{p.addr}}
-	if _, err := attach.Attach(p.netns.Path(), spec); err != nil {
+	if _, err := attach.AttachAll(p.netns.Path(), []attach.Spec{spec}); err != nil {
 		t.Fatalf("attach macvlan of %s: %v", parent, err)
 	}
 	t.Cleanup(func() {

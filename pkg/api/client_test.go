@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,7 @@ func TestCNIArgsFlexible(t *testing.T) {
 		{in: `{"gpus":[0,"GPU-a"],"rail":"3"}`, gpus: "0,GPU-a", rail: 3},
 		{in: `{"gpus":{"x":1}}`, wantFail: true},
 		{in: `{"rail":"x"}`, wantFail: true},
+		{in: `{"gpus":"0,,1"}`, wantFail: true},
 	}
 	for _, tt := range tests {
 		var args CNIArgs
@@ -128,5 +130,37 @@ func TestCNIArgsFlexible(t *testing.T) {
 		if err != nil || args.GPUs.String() != tt.gpus || int(*args.Rail) != tt.rail {
 			t.Errorf("%s: got %v %v %v", tt.in, args.GPUs, args.Rail, err)
 		}
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    List
+		wantErr string
+	}{
+		{value: "", want: nil},
+		{value: "   ", want: nil},
+		{value: "0", want: List{"0"}},
+		{value: "0, 1,GPU-x", want: List{"0", "1", "GPU-x"}},
+		{value: " GPU-a ,\tMIG-b ", want: List{"GPU-a", "MIG-b"}},
+		{value: "0,,1", wantErr: "entry 2 is empty"},
+		{value: "0,1,", wantErr: "entry 3 is empty"},
+		{value: ",0", wantErr: "entry 1 is empty"},
+		{value: " , ,", wantErr: "entry 1 is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			got, err := SplitList(tt.value)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), tt.value) {
+					t.Fatalf("SplitList(%q) = %q, %v; want an error naming the value and %q", tt.value, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("SplitList(%q) = %q, %v; want %q", tt.value, got, err, tt.want)
+			}
+		})
 	}
 }

@@ -24,7 +24,11 @@ type List []string
 func (l *List) UnmarshalJSON(data []byte) error {
 	var s string
 	if err := json.Unmarshal(data, &s); err == nil {
-		*l = SplitList(s)
+		list, err := SplitList(s)
+		if err != nil {
+			return err
+		}
+		*l = list
 		return nil
 	}
 	var items []json.RawMessage
@@ -51,15 +55,24 @@ func (l *List) UnmarshalJSON(data []byte) error {
 // String joins the list with commas.
 func (l List) String() string { return strings.Join(l, ",") }
 
-// SplitList splits "a, b,,c" into [a b c].
-func SplitList(s string) List {
-	var out List
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
+// SplitList splits a comma-separated list such as the rail.dev/gpus
+// annotation or a cni-args string ("0, 1,GPU-x") into trimmed entries. An
+// empty or blank value gives none; an empty entry inside the list ("0,,1",
+// "0,") is an error naming it.
+func SplitList(s string) (List, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
 	}
-	return out
+	parts := strings.Split(s, ",")
+	out := make(List, 0, len(parts))
+	for i, part := range parts {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("list %q: entry %d is empty; write comma-separated entries such as \"0,1\"", s, i+1)
+		}
+		out = append(out, part)
+	}
+	return out, nil
 }
 
 // FlexInt is an int written as 3 or "3".

@@ -217,8 +217,8 @@ type GCResult struct {
 // Lease is one address held by one pod interface.
 type Lease struct {
 	Sandbox      string   `json:"sandbox"`
-	IfName       string   `json:"ifname"`     // in the pod
-	CNIIfName    string   `json:"attachment"` // CNI_IFNAME of the call that made it
+	IfName       string   `json:"podIfName"` // in the pod
+	CNIIfName    string   `json:"ifName"`    // CNI_IFNAME of the call that made it, as in the requests
 	Network      string   `json:"network"`
 	Pool         string   `json:"pool"`
 	Address      string   `json:"address"`

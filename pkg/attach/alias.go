@@ -174,11 +174,11 @@ func boolDigit(b bool) int {
 // (raild leases --recover). Fields are optional; none may contain ':', '='
 // or whitespace.
 type Owner struct {
-	Sandbox    string // CNI container ID of the sandbox
-	Attachment string // CNI_IFNAME of the ADD that made the interface
-	Network    string // CNI network name
-	Pool       string // the pool the address came from
-	NIC        string // the NIC's RDMA device (mlx5_0, or mlx4_0 for its port 2)
+	Sandbox   string // CNI container ID of the sandbox
+	CNIIfName string // CNI_IFNAME of the ADD that made the interface
+	Network   string // CNI network name
+	Pool      string // the pool the address came from
+	NIC       string // the NIC's RDMA device (mlx5_0, or mlx4_0 for its port 2)
 	// NICPort is the NIC's port when it is not port 1 of its device ("2"
 	// for raild's NIC mlx4_0:2); empty for port 1, so a single-port NIC's
 	// record is what it always was (and an older rail ignores the field).
@@ -191,7 +191,7 @@ type ownerField struct {
 }
 
 func (o *Owner) fields() []ownerField {
-	return []ownerField{{"sb", &o.Sandbox}, {"att", &o.Attachment}, {"net", &o.Network}, {"pool", &o.Pool}, {"nic", &o.NIC},
+	return []ownerField{{"sb", &o.Sandbox}, {"att", &o.CNIIfName}, {"net", &o.Network}, {"pool", &o.Pool}, {"nic", &o.NIC},
 		{"nicport", &o.NICPort}}
 }
 

@@ -18,7 +18,7 @@ func TestAliasRoundTrip(t *testing.T) {
 		{aliasRecord{Host: "ib1", Name: "net2", Kind: "ipoib", Table: 4294967295}, "rail:ib1:name=net2:kind=ipoib:table=4294967295"},
 		{aliasRecord{Host: "nic0", Name: "rail0", MTU: 1500, RDMA: "mlx5_0", Table: 100}, "rail:nic0:name=rail0:mtu=1500:up=0:rdma=mlx5_0:table=100"},
 		{aliasRecord{Host: "eth.100", Name: "net2", Kind: "macvlan"}, "rail:eth.100:name=net2:kind=macvlan"},
-		{aliasRecord{Host: "nic0", Name: "rail0", Kind: "macvlan", Table: 7, Owner: Owner{Sandbox: "4f0c9a", Attachment: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}},
+		{aliasRecord{Host: "nic0", Name: "rail0", Kind: "macvlan", Table: 7, Owner: Owner{Sandbox: "4f0c9a", CNIIfName: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}},
 			"rail:nic0:name=rail0:kind=macvlan:table=7:sb=4f0c9a:att=eth0:net=railnet:pool=prefill:nic=mlx5_0"},
 		{aliasRecord{Host: "nic0", Name: "rail1", MTU: 9000, Up: true, Owner: Owner{Sandbox: "sb1", Network: "n"}},
 			"rail:nic0:name=rail1:mtu=9000:up=1:sb=sb1:net=n"},
@@ -127,7 +127,7 @@ func TestReadAlias(t *testing.T) {
 		ok    bool
 	}{
 		{"rail:nic0:name=rail0:mtu=1500:up=1:sb=abc:att=eth0:net=railnet:pool=p:nic=mlx5_0",
-			Recorded{Mode: ModeMove, Host: "nic0", Name: "rail0", Owner: Owner{Sandbox: "abc", Attachment: "eth0", Network: "railnet", Pool: "p", NIC: "mlx5_0"}}, true},
+			Recorded{Mode: ModeMove, Host: "nic0", Name: "rail0", Owner: Owner{Sandbox: "abc", CNIIfName: "eth0", Network: "railnet", Pool: "p", NIC: "mlx5_0"}}, true},
 		{"rail:nic0:name=net1:kind=macvlan", Recorded{Mode: ModeMacvlan, Host: "nic0", Name: "net1"}, true},
 		{"rail:nic0:name=net1:kind=macvlan:sb=", Recorded{}, false}, // empty owner field
 		{"rail:nic0:name=net1:kind=macvlan:sb=a:sb=b", Recorded{}, false},
@@ -148,7 +148,7 @@ func TestValidateOwner(t *testing.T) {
 		owner Owner
 		want  string // "" : valid
 	}{
-		{Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}, ""},
+		{Owner{Sandbox: strings.Repeat("a", 64), CNIIfName: "eth0", Network: "railnet", Pool: "prefill", NIC: "mlx5_0"}, ""},
 		{Owner{Network: "a:b"}, "Owner net"},
 		{Owner{Pool: "p=1"}, "Owner pool"},
 		{Owner{Sandbox: "a b"}, "Owner sb"},

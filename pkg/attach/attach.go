@@ -11,16 +11,6 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// Attach gives the pod whose network namespace is at podNetns the
-// interface s describes: AttachAll with one Spec.
-func Attach(podNetns string, s Spec) (Result, error) {
-	got, err := defaultAttacher().attachAll(podNetns, []Spec{s})
-	if err != nil {
-		return Result{}, err
-	}
-	return got[0].Result, nil
-}
-
 // Attached is what AttachAll did for one Spec.
 type Attached struct {
 	Result
@@ -45,7 +35,7 @@ func AttachAll(podNetns string, specs []Spec) ([]Attached, error) {
 	return defaultAttacher().attachAll(podNetns, specs)
 }
 
-// Detach undoes Attach: a moved netdev returns to the host under its
+// Detach undoes AttachAll for one Spec: a moved netdev returns to the host under its
 // original name with its original MTU and up/down state (and its RDMA
 // device, in exclusive mode), even when it was renamed inside the pod or the
 // kernel already pushed it back because the pod netns died; a child link
@@ -62,22 +52,6 @@ func AttachAll(podNetns string, specs []Spec) ([]Attached, error) {
 // still on the interface.
 func Detach(podNetns string, s Spec) error {
 	return defaultAttacher().detach(podNetns, s)
-}
-
-// Inspect reads back the pod interface called name, e.g. to report a
-// repeated ADD that Check found already done.
-func Inspect(podNetns, name string) (Result, error) {
-	if err := checkIfName(name); err != nil {
-		return Result{}, fmt.Errorf("inspect: %w", err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	sess, err := openSession(podNetns)
-	if err != nil {
-		return Result{}, fmt.Errorf("inspect %s: %w", name, err)
-	}
-	defer sess.close()
-	return resultOf(sess, name)
 }
 
 // Check verifies that the pod interface of s is present, rail's, up, and

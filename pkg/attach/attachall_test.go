@@ -3,10 +3,13 @@ package attach
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/nsfs"
 )
 
 // planSpecs is a three-interface plan over three stand-in NICs: a move
@@ -194,7 +197,14 @@ func TestLockPod(t *testing.T) {
 	if err := tryLock(); err != nil {
 		t.Fatalf("second lock after unlock = %v, want it taken", err)
 	}
-	if _, err := LockPod("/nonexistent/netns"); err == nil || !strings.Contains(err.Error(), "lock pod netns /nonexistent/netns") {
+	if _, err := LockPod("/nonexistent/netns"); err == nil || !strings.Contains(err.Error(), "lock pod netns: statfs /nonexistent/netns") {
 		t.Errorf("LockPod of a missing path = %v, want an error naming it", err)
+	}
+	fifo := filepath.Join(t.TempDir(), "netns")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockPod(fifo); !errors.Is(err, nsfs.ErrNotNetns) {
+		t.Errorf("LockPod of a FIFO = %v, want it refused as no netns (never opened)", err)
 	}
 }

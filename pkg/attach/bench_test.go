@@ -110,7 +110,7 @@ func benchAttachDetach(b *testing.B, mode Mode) {
 		Addresses: prefixes("10.10.0.5/24"), Routes: []Route{route("10.20.0.0/16", "10.10.0.1")}}
 	err := e.inHost(func() error {
 		for b.Loop() {
-			if _, err := Attach(e.pod.Path(), s); err != nil {
+			if _, err := AttachAll(e.pod.Path(), []Spec{s}); err != nil {
 				return err
 			}
 			if err := Detach(e.pod.Path(), s); err != nil {

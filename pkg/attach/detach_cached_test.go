@@ -3,7 +3,6 @@ package attach
 import (
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -56,27 +55,5 @@ func TestDetachFromCachedResult(t *testing.T) {
 				t.Errorf("RDMA moves %v, want %v", fake.calls, want)
 			}
 		})
-	}
-}
-
-func TestInspect(t *testing.T) {
-	e := newTestEnv(t)
-	s := Spec{Mode: ModeMacvlan, Parent: e.addNIC(1500, true), Name: "net1", MTU: 1400}
-	res, err := e.attach(s)
-	if err != nil {
-		t.Fatalf("Attach: %v", err)
-	}
-	var got Result
-	err = e.inHost(func() error {
-		var err error
-		got, err = Inspect(e.pod.Path(), "net1")
-		return err
-	})
-	if err != nil || got != res {
-		t.Fatalf("Inspect = %+v, %v; want %+v", got, err, res)
-	}
-	err = e.inHost(func() error { _, err := Inspect(e.pod.Path(), "net9"); return err })
-	if err == nil || !strings.Contains(err.Error(), "net9") {
-		t.Fatalf("Inspect of a missing interface = %v, want an error naming it", err)
 	}
 }

@@ -56,14 +56,14 @@ func TestFitOwner(t *testing.T) {
 		in   Owner
 		want Owner
 	}{
-		{"fits", Owner{Sandbox: "abc", Attachment: "eth0", Network: "net", Pool: "p", NIC: "mlx5_0"},
-			Owner{Sandbox: "abc", Attachment: "eth0", Network: "net", Pool: "p", NIC: "mlx5_0"}},
+		{"fits", Owner{Sandbox: "abc", CNIIfName: "eth0", Network: "net", Pool: "p", NIC: "mlx5_0"},
+			Owner{Sandbox: "abc", CNIIfName: "eth0", Network: "net", Pool: "p", NIC: "mlx5_0"}},
 		{"unparseable network left out", Owner{Sandbox: "abc", Network: "a:b", Pool: "p"}, Owner{Sandbox: "abc", Pool: "p"}},
-		{"too long: the pool goes first", Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: mid, Pool: long, NIC: "mlx5_0"},
-			Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: mid, NIC: "mlx5_0"}},
+		{"too long: the pool goes first", Owner{Sandbox: strings.Repeat("a", 64), CNIIfName: "eth0", Network: mid, Pool: long, NIC: "mlx5_0"},
+			Owner{Sandbox: strings.Repeat("a", 64), CNIIfName: "eth0", Network: mid, NIC: "mlx5_0"}},
 		{"port 2 fits", Owner{Sandbox: "abc", NIC: "mlx4_0", NICPort: "2"}, Owner{Sandbox: "abc", NIC: "mlx4_0", NICPort: "2"}},
-		{"too long: the NIC goes with its port", Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: strings.Repeat("n", 100),
-			Pool: "p", NIC: "mlx4_0", NICPort: "2"}, Owner{Sandbox: strings.Repeat("a", 64), Attachment: "eth0", Network: strings.Repeat("n", 100)}},
+		{"too long: the NIC goes with its port", Owner{Sandbox: strings.Repeat("a", 64), CNIIfName: "eth0", Network: strings.Repeat("n", 100),
+			Pool: "p", NIC: "mlx4_0", NICPort: "2"}, Owner{Sandbox: strings.Repeat("a", 64), CNIIfName: "eth0", Network: strings.Repeat("n", 100)}},
 	}
 	for _, tt := range tests {
 		got := FitOwner(base, tt.in)

@@ -1,8 +1,6 @@
 package attach
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"os"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // testEnv is a throwaway node: a "host" netns standing in for the host
@@ -27,9 +27,7 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
+	netnstest.RequireRoot(t, "creates network namespaces")
 	return &testEnv{t: t, host: newTestNetns(t), pod: newTestNetns(t), wire: newTestNetns(t)}
 }
 
@@ -50,20 +48,6 @@ func removeTestNetns(n ns.NetNS) {
 	_ = testutils.UnmountNS(n)
 }
 
-// uniqueName returns prefix plus random hex, at most 15 characters.
-func uniqueName(t testing.TB, prefix string) string {
-	t.Helper()
-	b := make([]byte, 4)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("random name: %v", err)
-	}
-	name := prefix + hex.EncodeToString(b)
-	if len(name) > 15 {
-		name = name[:15]
-	}
-	return name
-}
-
 // handle opens a netlink handle in n, closed at the end of the test.
 func handle(t testing.TB, n ns.NetNS) *netlink.Handle {
 	t.Helper()
@@ -79,11 +63,11 @@ func handle(t testing.TB, n ns.NetNS) *netlink.Handle {
 // whose other end lives in the wire netns.
 func (e *testEnv) addNIC(mtu int, up bool) string {
 	e.t.Helper()
-	name := uniqueName(e.t, "nic")
+	name := netnstest.UniqueName(e.t, "nic")
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = name
 	attrs.MTU = mtu
-	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: uniqueName(e.t, "wire"), PeerNamespace: netlink.NsFd(int(e.wire.Fd()))}
+	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: netnstest.UniqueName(e.t, "wire"), PeerNamespace: netlink.NsFd(int(e.wire.Fd()))}
 	h := handle(e.t, e.host)
 	if err := h.LinkAdd(veth); err != nil {
 		e.t.Fatalf("create stand-in NIC %s: %v", name, err)
@@ -102,7 +86,7 @@ func (e *testEnv) addPodVeth(name string) {
 	e.t.Helper()
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = name
-	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: uniqueName(e.t, "pp")}
+	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: netnstest.UniqueName(e.t, "pp")}
 	if err := handle(e.t, e.pod).LinkAdd(veth); err != nil {
 		e.t.Fatalf("create pod veth %s: %v", name, err)
 	}
@@ -121,8 +105,10 @@ func (e *testEnv) inHost(f func() error) error {
 func (e *testEnv) attach(s Spec) (Result, error) {
 	var res Result
 	err := e.inHost(func() error {
-		var err error
-		res, err = Attach(e.pod.Path(), s)
+		got, err := AttachAll(e.pod.Path(), []Spec{s})
+		if err == nil {
+			res = got[0].Result
+		}
 		return err
 	})
 	return res, err

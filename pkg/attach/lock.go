@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/nsfs"
 )
 
 // LockPod takes an exclusive lock on the pod network namespace at
@@ -16,10 +18,11 @@ import (
 // after the other: the second finds what the first did, never half of it.
 // The kernel drops the lock when the process dies.
 func LockPod(podNetns string) (unlock func(), err error) {
-	f, err := os.Open(podNetns)
+	h, err := nsfs.Open(podNetns) // never waits: a FIFO is refused, not opened
 	if err != nil {
-		return nil, fmt.Errorf("lock pod netns %s: %w", podNetns, err)
+		return nil, fmt.Errorf("lock pod netns: %w", err)
 	}
+	f := os.NewFile(uintptr(h), podNetns)
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
 		if !errors.Is(err, unix.EINTR) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 func moveSpec(parent string) Spec {
@@ -122,8 +124,8 @@ func TestDetachWithNothingAttached(t *testing.T) {
 	}{
 		{"move, empty pod netns", ModeMove, func(e *testEnv) string { return e.pod.Path() }},
 		{"macvlan, empty pod netns", ModeMacvlan, func(e *testEnv) string { return e.pod.Path() }},
-		{"move, netns path never existed", ModeMove, func(e *testEnv) string { return "/var/run/netns/" + uniqueName(t, "gone") }},
-		{"ipoib, netns path never existed", ModeIPoIB, func(e *testEnv) string { return "/var/run/netns/" + uniqueName(t, "gone") }},
+		{"move, netns path never existed", ModeMove, func(e *testEnv) string { return "/var/run/netns/" + netnstest.UniqueName(t, "gone") }},
+		{"ipoib, netns path never existed", ModeIPoIB, func(e *testEnv) string { return "/var/run/netns/" + netnstest.UniqueName(t, "gone") }},
 		{"move, path is not a netns", ModeMove, func(e *testEnv) string { return t.TempDir() }},
 	}
 	for _, tt := range tests {

@@ -12,7 +12,7 @@ import (
 // of that attachment made, found without a lease or a cached result. A pod
 // netns that is gone has none.
 func OwnedBy(podNetns string, o Owner) ([]string, error) {
-	if o.Sandbox == "" || o.Attachment == "" || o.Network == "" {
+	if o.Sandbox == "" || o.CNIIfName == "" || o.Network == "" {
 		return nil, fmt.Errorf("owned by: sandbox, attachment and network must all be set, got %+v", o)
 	}
 	runtime.LockOSThread()
@@ -22,17 +22,17 @@ func OwnedBy(podNetns string, o Owner) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("owned by %s/%s: %w", o.Sandbox, o.Attachment, err)
+		return nil, fmt.Errorf("owned by %s/%s: %w", o.Sandbox, o.CNIIfName, err)
 	}
 	defer sess.close()
 	links, err := sess.podNL.LinkList()
 	if err != nil {
-		return nil, fmt.Errorf("owned by %s/%s: list pod links: %w", o.Sandbox, o.Attachment, err)
+		return nil, fmt.Errorf("owned by %s/%s: list pod links: %w", o.Sandbox, o.CNIIfName, err)
 	}
 	var names []string
 	for _, l := range links {
 		rec, ok := parseAlias(l.Attrs().Alias)
-		if ok && rec.Owner.Sandbox == o.Sandbox && rec.Owner.Attachment == o.Attachment && rec.Owner.Network == o.Network {
+		if ok && rec.Owner.Sandbox == o.Sandbox && rec.Owner.CNIIfName == o.CNIIfName && rec.Owner.Network == o.Network {
 			names = append(names, rec.Name)
 		}
 	}

@@ -12,12 +12,12 @@ import (
 // and one without an owner are not.
 func TestOwnedBy(t *testing.T) {
 	e := newTestEnv(t)
-	mine := Owner{Sandbox: "sb1", Attachment: "eth0", Network: "railnet", Pool: "p"}
+	mine := Owner{Sandbox: "sb1", CNIIfName: "eth0", Network: "railnet", Pool: "p"}
 	other := func(change func(*Owner)) Owner { o := mine; change(&o); return o }
 	specs := []Spec{
 		{Mode: ModeMove, Parent: e.addNIC(1500, true), Name: "rail0", Owner: mine},
 		{Mode: ModeMacvlan, Parent: e.addNIC(1500, true), Name: "rail1", Owner: mine},
-		{Mode: ModeMacvlan, Parent: e.addNIC(1500, true), Name: "net1", Owner: other(func(o *Owner) { o.Attachment = "net1" })},
+		{Mode: ModeMacvlan, Parent: e.addNIC(1500, true), Name: "net1", Owner: other(func(o *Owner) { o.CNIIfName = "net1" })},
 		{Mode: ModeMacvlan, Parent: e.addNIC(1500, true), Name: "rail2", Owner: other(func(o *Owner) { o.Sandbox = "sb2" })},
 		{Mode: ModeMacvlan, Parent: e.addNIC(1500, true), Name: "rail3", Owner: other(func(o *Owner) { o.Network = "other" })},
 		{Mode: ModeMacvlan, Parent: e.addNIC(1500, true), Name: "rail4"},

@@ -242,7 +242,7 @@ func FitOwner(s Spec, o Owner) Owner {
 			*f.value = ""
 		}
 	}
-	for _, drop := range [][]*string{{&o.Pool}, {&o.NIC, &o.NICPort}, {&o.Network}, {&o.Attachment}, {&o.Sandbox}} {
+	for _, drop := range [][]*string{{&o.Pool}, {&o.NIC, &o.NICPort}, {&o.Network}, {&o.CNIIfName}, {&o.Sandbox}} {
 		s.Owner = o
 		if validateOwner(s) == nil {
 			return o

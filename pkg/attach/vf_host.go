@@ -29,12 +29,9 @@ type HostVFs struct {
 	a attacher
 }
 
-// NewHostVFs works through netlink in the calling thread's netns, and
-// through sysfs at /sys (an InfiniBand VF's rebind).
-func NewHostVFs() HostVFs { return NewHostVFsAt("/") }
-
-// NewHostVFsAt is NewHostVFs with /sys under root (raild's --root).
-// An empty root is /.
+// NewHostVFsAt works through netlink in the calling thread's netns, and
+// through sysfs at /sys under root (an InfiniBand VF's rebind; raild's
+// --root). An empty root is /.
 func NewHostVFsAt(root string) HostVFs {
 	a := defaultAttacher()
 	a.sysRoot = root

@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
 
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -139,8 +140,8 @@ func (r *fakeRebind) remakeLocked() error {
 		r.macs[r.active] = mac
 	}
 	attrs := netlink.NewLinkAttrs()
-	attrs.Name, attrs.HardwareAddr = uniqueName(r.t, "ibn"), mac
-	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: uniqueName(r.t, "wire"), PeerNamespace: netlink.NsFd(int(r.e.wire.Fd()))}
+	attrs.Name, attrs.HardwareAddr = netnstest.UniqueName(r.t, "ibn"), mac
+	veth := &netlink.Veth{LinkAttrs: attrs, PeerName: netnstest.UniqueName(r.t, "wire"), PeerNamespace: netlink.NsFd(int(r.e.wire.Fd()))}
 	if err := handle(r.t, r.e.host).LinkAdd(veth); err != nil {
 		return err
 	}

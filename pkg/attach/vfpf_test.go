@@ -25,7 +25,7 @@ func TestNetlinkPFLooksUpOnce(t *testing.T) {
 			return err
 		}
 		defer nl.Close()
-		if macs, err := NewHostVFs().AdminMACs(pf); err != nil || len(macs) != 0 {
+		if macs, err := NewHostVFsAt("/").AdminMACs(pf); err != nil || len(macs) != 0 {
 			t.Errorf("AdminMACs(%s) = %v, %v; want no VFs, no error", pf, macs, err)
 		}
 		p := netlinkPF{h: nl, index: map[string]int{}}

@@ -19,9 +19,7 @@ import (
 // not a mount yet. The control case, netns.NewNamed without ShareDir, shows
 // the scenario still reproduces the EBUSY on this kernel.
 func TestNeighbourIPNetnsAdd(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	RequireRoot(t, "mounts and creates network namespaces")
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Fatalf("ip (iproute2) is needed: %v", err)
 	}
@@ -57,9 +55,7 @@ func TestNeighbourIPNetnsAdd(t *testing.T) {
 // TestShareDirIdempotent: a second call (another test process) finds Dir a
 // shared mount and leaves it one mount, not two stacked.
 func TestShareDirIdempotent(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	RequireRoot(t, "mounts and creates network namespaces")
 	InFreshMountNS(t, func(t *testing.T) {
 		for range 3 {
 			if err := ShareDir(); err != nil {

@@ -3,7 +3,6 @@ package rdma
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,9 +13,7 @@ import (
 // subsystem), so no netns holds mlx5_0; a netns that does not exist is an
 // error naming it.
 func TestInNetns(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a netns")
-	}
+	netnstest.RequireRoot(t, "creates a netns")
 	name := fmt.Sprintf("rdma-in-%08x", rand.Uint32())
 	netnstest.Named(t, name)
 	tests := []struct {

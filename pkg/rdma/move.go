@@ -8,6 +8,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/nsfs"
 )
 
 // MoveDevice moves the RDMA device rdmaDev (e.g. "mlx5_0") from the network
@@ -88,7 +90,7 @@ func openNetns(path string) (netns.NsHandle, error) {
 	if path == "" {
 		return netns.Get()
 	}
-	h, err := netns.GetFromPath(path)
+	h, err := nsfs.Open(path)
 	if err != nil {
 		return netns.None(), fmt.Errorf("open %s: %w", path, err)
 	}

@@ -46,6 +46,17 @@ func (d *discovery) readCPUNodes() cpuNodes {
 	return c
 }
 
+// onlyNode is the machine's one NUMA node, when sysfs shows exactly one.
+func (c cpuNodes) onlyNode() (int, bool) {
+	if !c.known || len(c.hasCPUs) != 1 {
+		return -1, false
+	}
+	for node := range c.hasCPUs {
+		return node, true
+	}
+	return -1, false
+}
+
 // parseCPUList reads a kernel CPU list ("0-71", "0-3,8-11", "") into the
 // CPUs it names, in order; malformed parts are skipped.
 func parseCPUList(s string) []int {

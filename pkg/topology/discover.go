@@ -68,7 +68,7 @@ func DiscoverWith(root string, opt Options) (*Machine, error) {
 	m.NICs = d.discoverNICs(d.scanCharDevs())
 	m.PFs = d.discoverPFs()
 	m.RdmaCM = d.rdmaCM(len(m.NICs) > 0)
-	if err := d.checkTopoFile(opt.TopologyFile); err != nil {
+	if err := d.checkTopoFile(opt.TopologyFile, m); err != nil {
 		return nil, err
 	}
 	m.FlatPCI = flatPCI(m.GPUs, m.NICs)
@@ -78,15 +78,6 @@ func DiscoverWith(root string, opt Options) (*Machine, error) {
 	m.Problems = d.problems
 	m.idx = m.newIndex()
 	return m, nil
-}
-
-// NewMachine builds a Machine from devices described elsewhere (a test, a
-// saved report) and indexes it for selection. GPU indices are kept as
-// given; NICs keep their order.
-func NewMachine(gpus []GPU, nics []NIC) *Machine {
-	m := &Machine{GPUs: gpus, NICs: nics}
-	m.idx = m.newIndex()
-	return m
 }
 
 // index holds what selection needs, computed once per machine.

@@ -108,7 +108,10 @@ func (d *discovery) gpuInfo(g *GPU, label string) {
 	}
 }
 
-// numa reads a PCI device's numa_node; -1 (unknown) is reported.
+// numa reads a PCI device's numa_node. -1 (no node from the firmware) on
+// a machine of one NUMA node is that node (every cloud GPU VM seen so
+// far); on a machine of several, or one whose nodes sysfs does not show,
+// it stays -1 and is reported.
 func (d *discovery) numa(label, dev string) int {
 	n, err := d.fs.readInt(dev + "/numa_node")
 	switch {
@@ -116,6 +119,9 @@ func (d *discovery) numa(label, dev string) int {
 		d.problem(label, why(dev+"/numa_node", err))
 		return -1
 	case n < 0:
+		if only, ok := d.cpus.onlyNode(); ok {
+			return only
+		}
 		d.problem(label, "numa_node is -1 (unknown NUMA node)")
 		return -1
 	}

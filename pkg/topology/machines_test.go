@@ -113,6 +113,12 @@ var machineCases = map[string]machineCase{
 		matrix:   []string{"PHB"},
 		affinity: []string{"mlx5_0"},
 	},
+	// numa_node -1 on a VM of one NUMA node is that node: no problem.
+	"h200-vm": {
+		nics:     "mlx5_0",
+		matrix:   []string{"PHB"},
+		affinity: []string{"mlx5_0"},
+	},
 	"sf-1s": {
 		nics:   "mlx5_0 mlx5_1 mlx5_2",
 		matrix: []string{"PIX PIX PIX", "PHB PHB PHB"},
@@ -300,6 +306,7 @@ func TestMachineMatchesSpec(t *testing.T) {
 			}
 			for i, want := range spec.GPUs {
 				g := m.GPUs[i]
+				want.NUMA = seenNUMA(spec, want.NUMA)
 				if g.Index != want.Index || g.PCI != want.PCI || g.UUID != want.UUID || g.Minor != want.Minor || g.NUMA != want.NUMA {
 					t.Errorf("GPU %d = %+v, spec %+v", i, g, want)
 				}
@@ -317,6 +324,7 @@ func TestMachineMatchesSpec(t *testing.T) {
 					t.Errorf("NIC %s not discovered", want.Name)
 					continue
 				}
+				want.NUMA = seenNUMA(spec, want.NUMA)
 				checkNIC(t, n, want)
 			}
 			if m.RdmaCM == nil || m.RdmaCM.Major != spec.RdmaCM.Major || m.RdmaCM.Minor != spec.RdmaCM.Minor ||
@@ -325,6 +333,15 @@ func TestMachineMatchesSpec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seenNUMA is the NUMA node discovery gives a device written with
+// numa_node numa: -1 on a machine of one node is that node.
+func seenNUMA(spec *fakesys.Spec, numa int) int {
+	if numa < 0 && spec.Nodes == 1 {
+		return 0
+	}
+	return numa
 }
 
 func checkNIC(t *testing.T, n topology.NIC, want fakesys.NICSpec) {

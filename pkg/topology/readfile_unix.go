@@ -4,6 +4,7 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -21,7 +22,10 @@ const maxAttrSize = 64 << 10
 // instead of waiting for a writer) and anything but a regular file (FIFO,
 // socket, device node, directory) is refused before the first read; the
 // size read is bounded. sysfs and procfs attributes are regular files.
-func readFile(path string) ([]byte, error) {
+func readFile(path string) ([]byte, error) { return readFileMax(path, maxAttrSize) }
+
+// readFileMax is readFile for a file of at most max bytes.
+func readFileMax(path string, max int) ([]byte, error) {
 	fd, err := openRetry(path)
 	if err == syscall.ENXIO { // a socket (or a device without a driver) cannot be opened: say which
 		var st syscall.Stat_t
@@ -43,8 +47,8 @@ func readFile(path string) ([]byte, error) {
 	buf := make([]byte, 0, 128)
 	for {
 		if len(buf) == cap(buf) {
-			if cap(buf) >= maxAttrSize {
-				return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("file too large for a sysfs attribute")}
+			if cap(buf) > max {
+				return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", max)}
 			}
 			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
 		}
@@ -55,6 +59,9 @@ func readFile(path string) ([]byte, error) {
 		case err != nil:
 			return nil, &os.PathError{Op: "read", Path: path, Err: err}
 		case n == 0:
+			if len(buf) > max {
+				return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", max)}
+			}
 			return buf, nil
 		}
 		buf = buf[:len(buf)+n]

@@ -2,10 +2,15 @@ package topology_test
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/topology"
 	"github.com/railcni/rail/pkg/topology/fakesys"
@@ -211,6 +216,13 @@ func TestParseTopoFileRefuses(t *testing.T) {
 		{"bad busid", `<system><cpu numaid="0"><pci busid="zz" class="0x030200"/></cpu></system>`, `busid="zz"`},
 		{"duplicate", `<system><cpu numaid="0"><pci busid="0000:01:00.0" class="0x030200"/><pci busid="0000:01:00.0" class="0x020700"/></cpu></system>`, "appears twice"},
 		{"no NIC", `<system><cpu numaid="0"><pci busid="0000:01:00.0" class="0x030200"/></cpu></system>`, "1 GPU(s) (PCI class 0x03…) and 0 NIC(s)"},
+		{"nested too deep", deepTopo(9990), "deeper than"},
+		{"nested past the bound by one", deepTopo(topology.MaxTopoDepth + 1), "deeper than"},
+		{"too many elements", wideTopo(70000), "more than"},
+		{"a second <system>", okTopo + `<system><cpu numaid="1"/></system>`, "second <system>"},
+		{"another element after </system>", okTopo + `<cpu numaid="1"/>`, "<cpu> after </system>"},
+		{"text after </system>", okTopo + "garbage", `text "garbage" after </system>`},
+		{"unclosed", `<system><cpu numaid="0">`, "not NCCL topology XML"},
 	}
 	for _, tt := range tests {
 		_, err := topology.ParseTopoFile([]byte(tt.xml))
@@ -220,5 +232,94 @@ func TestParseTopoFileRefuses(t *testing.T) {
 	}
 	if _, err := topology.ReadTopoFile("testdata/missing.xml"); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	for _, ok := range []string{okTopo, okTopo + "\n<!-- trailing comment -->\n", "<?xml version=\"1.0\"?>\n" + okTopo + "\n",
+		deepTopo(topology.MaxTopoDepth)} {
+		if _, err := topology.ParseTopoFile([]byte(ok)); err != nil {
+			t.Errorf("%.80q…: %v", ok, err)
+		}
+	}
+}
+
+// okTopo is the smallest file that places: one GPU and one NIC.
+const okTopo = `<system version="1"><cpu numaid="0"><pci busid="0000:01:00.0" class="0x030200"/>` +
+	`<pci busid="0000:02:00.0" class="0x020700"/></cpu></system>`
+
+// deepTopo is a file whose GPU and NIC sit below a chain of bridges
+// making the document depth elements deep (<system>, <cpu>, the bridges,
+// the endpoints).
+func deepTopo(depth int) string {
+	var b strings.Builder
+	b.WriteString(`<system><cpu numaid="0">`)
+	bridges := depth - 3
+	for i := range bridges {
+		fmt.Fprintf(&b, `<pci busid="%04x:%02x:%02x.0" class="0x060400">`, 0x100+i/256, i%256, 1)
+	}
+	b.WriteString(`<pci busid="0000:01:00.0" class="0x030200"/><pci busid="0000:02:00.0" class="0x020700"/>`)
+	for range bridges {
+		b.WriteString(`</pci>`)
+	}
+	b.WriteString(`</cpu></system>`)
+	return b.String()
+}
+
+// wideTopo is a file with n elements side by side.
+func wideTopo(n int) string {
+	return `<system><cpu numaid="0">` + strings.Repeat(`<nvlink/>`, n) +
+		`<pci busid="0000:01:00.0" class="0x030200"/><pci busid="0000:02:00.0" class="0x020700"/></cpu></system>`
+}
+
+// TestReadTopoFileRefusesNonRegular: a FIFO, a socket, a device node or a
+// folder named as the topology file is refused before it is read; the
+// open never waits (a FIFO with no writer hung raild serve).
+func TestReadTopoFileRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "topo.fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "topo.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	link := filepath.Join(dir, "link.xml")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{fifo, "FIFO"}, {link, "FIFO"}, {sock, "socket"}, {"/dev/null", "device node"}, {dir, "directory"},
+	} {
+		_, err := topology.ReadTopoFile(tt.path)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.path) {
+			t.Errorf("%s: %v; want an error naming it a %s", tt.path, err, tt.want)
+		}
+	}
+}
+
+// TestTopoFileDeclaresAGPUAsNIC: a file whose NIC is, on this node, a GPU
+// (or the reverse) is refused naming the element.
+func TestTopoFileDeclaresAGPUAsNIC(t *testing.T) {
+	data, err := os.ReadFile("testdata/ndv5-topo.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	swapped := strings.Replace(string(data), `<pci busid="0001:00:00.0" class="0x030200"`, `<pci busid="0001:00:00.0" class="0x020700"`, 1)
+	swapped = strings.Replace(swapped, `<pci busid="0101:00:00.0" class="0x020700"`, `<pci busid="0101:00:00.0" class="0x030200"`, 1)
+	file, err := topology.ParseTopoFile([]byte(swapped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.Path = "swapped.xml"
+	root := t.TempDir()
+	if _, err := fakesys.Write(root, "azure-ndh100v5", fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = topology.DiscoverWith(root, topology.Options{TopologyFile: file})
+	for _, want := range []string{"swapped.xml", `<pci busid="0001:00:00.0">`, "GPU", `<pci busid="0101:00:00.0">`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: want %q in it", err, want)
+		}
 	}
 }

@@ -88,7 +88,7 @@ func TestReportJSON(t *testing.T) {
 }
 
 func TestReportEmptyNode(t *testing.T) {
-	b, err := json.Marshal(topology.NewMachine(nil, nil).Report())
+	b, err := json.Marshal((&topology.Machine{}).Report())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,18 +138,6 @@ func (m *Machine) AffinityExcluding(exclude map[string]string) map[int]string {
 	return out
 }
 
-// ChosenNICs returns the distinct NICs of a selection in choice order:
-// the set a pod gets, each NIC once.
-func ChosenNICs(choices []Choice) []string {
-	var out []string
-	for _, c := range choices {
-		if !slices.Contains(out, c.NIC) {
-			out = append(out, c.NIC)
-		}
-	}
-	return out
-}
-
 // gpuPositions maps requested GPU indices to positions in m.GPUs, once each.
 func (m *Machine) gpuPositions(idx *index, gpus []int) ([]int, error) {
 	out := make([]int, 0, len(gpus))

@@ -5,9 +5,12 @@ package main
 import (
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/version"
+
+	"github.com/railcni/rail/pkg/verbs"
 )
 
 func main() {
+	verbs.GuardNetns()
 	p := newPlugin()
 	skel.PluginMainFuncs(skel.CNIFuncs{
 		Add: p.add, Del: p.del, Check: p.check, Status: p.status, GC: p.gc,

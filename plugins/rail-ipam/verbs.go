@@ -20,6 +20,9 @@ func attachment(args *skel.CmdArgs, conf *netconf.IPAMConf) api.AttachmentReques
 // cannot be given, a lease raild made for this call is released; a
 // repeated ADD's lease belongs to the ADD that made it and stays.
 func (p *plugin) add(args *skel.CmdArgs) (retErr error) {
+	if err := verbs.RefuseNotNetns(args.Netns); err != nil {
+		return err
+	}
 	conf, raild, err := p.load(args.StdinData)
 	if err != nil {
 		return err
@@ -72,6 +75,9 @@ func (p *plugin) del(args *skel.CmdArgs) error {
 
 // check verifies that raild still holds the attachment's lease.
 func (p *plugin) check(args *skel.CmdArgs) error {
+	if err := verbs.RefuseNotNetns(args.Netns); err != nil {
+		return err
+	}
 	conf, raild, err := p.load(args.StdinData)
 	if err != nil {
 		return err

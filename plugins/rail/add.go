@@ -72,6 +72,9 @@ func (p *plugin) refuseNetns(path string) error {
 	if path == "" {
 		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is empty", "ADD needs the pod's network namespace")
 	}
+	if err := verbs.RefuseNotNetns(path); err != nil {
+		return err
+	}
 	own, err := p.ownNetns(path)
 	if err != nil {
 		return types.NewError(types.ErrInvalidEnvironmentVariables, "cannot read CNI_NETNS", err.Error())
@@ -151,7 +154,7 @@ func (p *plugin) rollback(args *skel.CmdArgs, conf *netconf.Rail, created []atta
 // ownerOf names the lease an interface belongs to, recorded on the link so
 // that `raild leases --recover` can rebuild a lost lease store from pods.
 func ownerOf(args *skel.CmdArgs, conf *netconf.Rail, iface api.PlanInterface) attach.Owner {
-	o := attach.Owner{Sandbox: args.ContainerID, Attachment: args.IfName, Network: conf.Name, Pool: iface.Pool}
+	o := attach.Owner{Sandbox: args.ContainerID, CNIIfName: args.IfName, Network: conf.Name, Pool: iface.Pool}
 	if iface.NIC != nil {
 		o.NIC = iface.NIC.RDMADevice
 		if iface.NIC.Port > 1 {

@@ -29,6 +29,7 @@ func (failingWriter) Write([]byte) (int, error) {
 }
 
 func TestAdd(t *testing.T) {
+	fifo := fifoPath(t)
 	annotated := map[string]any{"runtimeConfig": map[string]any{netconf.AnnotationsCapability: map[string]string{api.AnnotationAttach: "true"}}}
 	optOut := map[string]any{"runtimeConfig": map[string]any{netconf.AnnotationsCapability: map[string]string{api.AnnotationAttach: "false"}}}
 	passThroughDown := map[string]any{"onRaildDown": "pass-through"}
@@ -74,6 +75,8 @@ func TestAdd(t *testing.T) {
 		{name: "own netns refused before anything", netns: "/ns/host", conf: netconfJSON("1.1.0", nil, "eth0"), raild: fakeRaild{plan: freshPlan("rail0")},
 			wantCode: types.ErrInvalidEnvironmentVariables},
 		{name: "empty netns refused", netns: "", conf: netconfJSON("1.1.0", nil, "eth0"), wantCode: types.ErrInvalidEnvironmentVariables},
+		{name: "a FIFO as netns refused before anything, never opened", netns: fifo, conf: netconfJSON("1.1.0", nil, "eth0"),
+			raild: fakeRaild{plan: freshPlan("rail0")}, wantCode: types.ErrInvalidNetNS},
 		{name: "second attach fails: pkg/attach undid the first, the fresh lease is released", netns: "/ns/pod", conf: netconfJSON("1.1.0", nil, "eth0"),
 			raild: fakeRaild{plan: freshPlan("rail0", "rail1")}, failAttach: 2, wantCode: types.ErrInternal,
 			wantErr: "device busy", wantLinks: "attach /ns/pod rail0 move;attach /ns/pod rail1 move", wantRaild: "lock,allocate,release,unlock"},

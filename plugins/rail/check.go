@@ -10,12 +10,16 @@ import (
 
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
 // check verifies that the interfaces, addresses and routes are as the
 // lease says, and that the cached result lists them. A pod that passed
 // through has neither a lease nor a rail interface, and checks clean.
 func (p *plugin) check(args *skel.CmdArgs) error {
+	if err := verbs.RefuseNotNetns(args.Netns); err != nil {
+		return err
+	}
 	conf, prev, err := loadConf(args.StdinData)
 	if err != nil {
 		return err

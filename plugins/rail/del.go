@@ -14,6 +14,7 @@ import (
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
 	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
 // del undoes ADD. What it undoes comes from what ADD did — the lease raild
@@ -65,7 +66,7 @@ func (p *plugin) del(args *skel.CmdArgs) error {
 // podNetns is path unless it is empty or the plugin's own netns, where
 // nothing of a pod can be (ADD refuses it).
 func (p *plugin) podNetns(path string) string {
-	if path == "" {
+	if path == "" || verbs.NotNetns(path) {
 		return ""
 	}
 	if own, err := p.ownNetns(path); err != nil || own {
@@ -92,7 +93,7 @@ func (p *plugin) delSpecs(conf *netconf.Rail, args *skel.CmdArgs, prev *current.
 		return nil, nil
 	}
 	specs := specsFromPrevResult(conf, args, prev)
-	owned, err := p.links.OwnedBy(netnsPath, attach.Owner{Sandbox: args.ContainerID, Attachment: args.IfName, Network: conf.Name})
+	owned, err := p.links.OwnedBy(netnsPath, attach.Owner{Sandbox: args.ContainerID, CNIIfName: args.IfName, Network: conf.Name})
 	if err != nil {
 		return nil, err
 	}

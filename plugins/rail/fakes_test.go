@@ -180,7 +180,7 @@ func (f *fakeLinks) Owned(netns, name string) (bool, error) { return f.attached[
 // attachment ("sandbox/attachment/network").
 func (f *fakeLinks) OwnedBy(netns string, o attach.Owner) ([]string, error) {
 	var out []string
-	for _, name := range f.owners[o.Sandbox+"/"+o.Attachment+"/"+o.Network] {
+	for _, name := range f.owners[o.Sandbox+"/"+o.CNIIfName+"/"+o.Network] {
 		if f.attached[netns+"/"+name] {
 			out = append(out, name)
 		}

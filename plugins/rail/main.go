@@ -9,9 +9,11 @@ import (
 
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
 func main() {
+	verbs.GuardNetns()
 	allowOwnNetnsDel()
 	p := newPlugin()
 	skel.PluginMainFuncs(skel.CNIFuncs{

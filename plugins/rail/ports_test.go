@@ -28,12 +28,12 @@ func TestPortTargetSpec(t *testing.T) {
 		about  string // how errors name the interface
 	}{
 		{api.NIC{RDMADevice: "mlx4_0", Netdev: "ibp26s0d1", Port: 2}, "ibp26s0d1",
-			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0", NICPort: "2"},
+			attach.Owner{Sandbox: "sb", CNIIfName: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0", NICPort: "2"},
 			"rail0 (mlx4_0:2, netdev ibp26s0d1)"},
 		{api.NIC{RDMADevice: "mlx4_0", Netdev: "ibp26s0", Port: 1}, "ibp26s0",
-			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0"}, "rail0 (mlx4_0, netdev ibp26s0)"},
+			attach.Owner{Sandbox: "sb", CNIIfName: "eth0", Network: "n", Pool: "p", NIC: "mlx4_0"}, "rail0 (mlx4_0, netdev ibp26s0)"},
 		{api.NIC{RDMADevice: "mlx5_0", Netdev: "ib0"}, "ib0",
-			attach.Owner{Sandbox: "sb", Attachment: "eth0", Network: "n", Pool: "p", NIC: "mlx5_0"}, "rail0 (mlx5_0, netdev ib0)"},
+			attach.Owner{Sandbox: "sb", CNIIfName: "eth0", Network: "n", Pool: "p", NIC: "mlx5_0"}, "rail0 (mlx5_0, netdev ib0)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.nic.Netdev, func(t *testing.T) {

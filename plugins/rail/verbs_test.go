@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/types"
+	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/api"
 )
@@ -75,6 +77,7 @@ func codeOf(err error) uint {
 }
 
 func TestDel(t *testing.T) {
+	fifo := fifoPath(t)
 	tests := []struct {
 		name       string
 		netns      string
@@ -97,6 +100,8 @@ func TestDel(t *testing.T) {
 		{name: "no lease: cached result, mode from the alias, eth0 untouched", netns: "/ns/pod", conf: netconfJSON("1.1.0", nil, "eth0", "rail0", "rail1"),
 			wantLinks: "detach /ns/pod rail0 ;detach /ns/pod rail1 ", wantRaild: "check,release"},
 		{name: "no lease, netns gone: nothing to touch", netns: "/ns/gone", conf: netconfJSON("1.1.0", nil, "eth0", "rail0"),
+			wantLinks: "", wantRaild: "check,release"},
+		{name: "a FIFO as netns: gone, nothing opened, DEL succeeds", netns: fifo, conf: netconfJSON("1.1.0", nil, "eth0", "rail0"),
 			wantLinks: "", wantRaild: "check,release"},
 		{name: "pass-through pod: eth0 is only looked at (pkg/attach leaves a link without rail's alias alone)", netns: "/ns/pod",
 			conf: netconfJSON("0.3.1", nil, "eth0"), wantLinks: "detach /ns/pod eth0 ", wantRaild: "check,release"},
@@ -191,4 +196,15 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fifoPath is a FIFO where a netns should be: opening it would wait for a
+// writer.
+func fifoPath(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "netns.fifo")
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

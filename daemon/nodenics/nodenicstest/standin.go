@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net"
-	"os"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -36,9 +35,7 @@ type Route struct {
 // when the test fails. It skips the test when not run as root.
 func Netns(t testing.TB, standIns ...StandIn) netns.NsHandle {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a network namespace")
-	}
+	netnstest.RequireRoot(t, "creates a network namespace")
 	ns := netnstest.Named(t, "rp-nn-"+rand.Text()[:12]) // unique beside other tests and tools
 
 	h, err := netlink.NewHandleAt(ns)

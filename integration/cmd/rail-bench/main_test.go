@@ -43,13 +43,6 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces, veth, macvlan and ptp links (make test runs as root)")
-	}
-}
-
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -11,13 +11,14 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/integration/harness"
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // TestQuickRun runs the whole bench in quick mode (what `make bench` runs,
 // with few rounds and small bursts), so the bench cannot rot: every side
 // must measure, the table must show every figure and nothing may leak.
 func TestQuickRun(t *testing.T) {
-	requireRoot(t)
+	netnstest.RequireRoot(t, "creates network namespaces, veth, macvlan and ptp links")
 	before := netnsNames(t)
 	opt := quickSettings()
 	opt.bin, opt.plugins = testBins.rail, testBins.plugins
@@ -52,7 +53,7 @@ func TestQuickRun(t *testing.T) {
 // TestLeakCheckFindsLeaks leaves one kind of state behind on purpose and
 // requires the leak check (and so a non-zero exit) to name it.
 func TestLeakCheckFindsLeaks(t *testing.T) {
-	requireRoot(t)
+	netnstest.RequireRoot(t, "creates network namespaces, veth, macvlan and ptp links")
 	ctx := context.Background()
 	tests := []struct {
 		name  string
@@ -181,7 +182,7 @@ func newNames(before, after []string) []string {
 // through in chained mode (no GPUs, no opt-in): that rail would be
 // measured doing nothing.
 func TestVerifyAttachments(t *testing.T) {
-	requireRoot(t)
+	netnstest.RequireRoot(t, "creates network namespaces, veth, macvlan and ptp links")
 	tests := []struct {
 		name        string
 		annotations map[string]string

@@ -32,10 +32,13 @@ type Options struct {
 type Spec struct {
 	Machine string
 	Root    string
-	GPUs    []GPUSpec // in index (PCI) order
-	NICs    []NICSpec // in the order they were written (PCI order, then software ones)
-	PFs     []PFSpec  // SR-IOV physical functions, in PCI order
-	RdmaCM  DevSpec
+	// Nodes is how many NUMA nodes /sys/devices/system/node shows (0: the
+	// folder is not written).
+	Nodes  int
+	GPUs   []GPUSpec // in index (PCI) order
+	NICs   []NICSpec // in the order they were written (PCI order, then software ones)
+	PFs    []PFSpec  // SR-IOV physical functions, in PCI order
+	RdmaCM DevSpec
 }
 
 // GPUSpec is one GPU as written.

@@ -159,6 +159,19 @@ func builtins() map[string]func() Host {
 				}},
 			}}
 		},
+		// A cloud GPU VM (KVM, q35): one H200 and one ConnectX-7 VF passed
+		// through, each on a PCIe root port of the host bridge; the VM has
+		// one NUMA node and no ACPI proximity for the devices, so their
+		// numa_node is -1 and their local_cpulist every CPU, as on every
+		// such VM seen so far.
+		"h200-vm": func() Host {
+			return Host{Nodes: []NUMANode{{CPUs: "0-43"}}, Roots: []Root{
+				{Bus: 0x00, NUMA: -1, Ports: []Slot{
+					{GPU: &GPU{Model: "NVIDIA H200"}},
+					ib("mlx5_0"),
+				}},
+			}}
+		},
 		// Azure ND H100 v5 as the VM sees it: Hyper-V passes each GPU and
 		// each InfiniBand NIC (ConnectX-7 VF, mlx5_ibN, netdev ibN) through
 		// on a VMBus PCI root of its own (domains 0001-0008 and 0101-0108),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 )
 
 // nodes writes /sys/devices/system/node/nodeN/cpulist for each NUMA node
@@ -13,12 +14,16 @@ func (b *builder) nodes(nodes []NUMANode) {
 		return
 	}
 	b.nodeCPUs = map[int]string{}
+	b.spec.Nodes = len(nodes)
+	var all []string
 	for i, n := range nodes {
 		b.f.file("/sys/devices/system/node/node"+strconv.Itoa(i)+"/cpulist", n.CPUs)
 		if n.CPUs != "" {
 			b.nodeCPUs[i] = n.CPUs
+			all = append(all, n.CPUs)
 		}
 	}
+	b.allCPUs = strings.Join(all, ",")
 }
 
 // vmbusGUID is a stable VMBus instance id for a root, as Hyper-V names

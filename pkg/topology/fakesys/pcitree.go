@@ -15,6 +15,7 @@ type builder struct {
 	nextBus  int
 	domain   int            // the PCI domain of the root being written
 	nodeCPUs map[int]string // NUMA node → its CPU list, from Host.Nodes
+	allCPUs  string         // every node's CPUs, for a function of numa_node -1
 	nextSlot int            // PCIe slot numbers for Ethernet names
 	verbs    int            // next uverbsN
 	mad      int            // next umadN / issmN
@@ -162,6 +163,8 @@ func (b *builder) function(parent, bdf string, numa int, id pciID) string {
 	b.f.file(dir+"/numa_node", strconv.Itoa(numa))
 	if cpus, ok := b.nodeCPUs[numa]; ok {
 		b.f.file(dir+"/local_cpulist", cpus)
+	} else if numa < 0 && b.allCPUs != "" {
+		b.f.file(dir+"/local_cpulist", b.allCPUs) // no node: the kernel's mask is every online CPU
 	}
 	b.f.file(dir+"/uevent", "PCI_SLOT_NAME="+bdf)
 	b.f.link(dir+"/subsystem", "/sys/bus/pci")

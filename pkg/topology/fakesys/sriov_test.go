@@ -8,7 +8,7 @@ import (
 )
 
 // TestSRIOVLayout checks the SR-IOV files against what the kernel shows
-// (the SR-IOV VM rig's guest, /work/shared/rigs/sriov README): each VF a
+// (the SR-IOV VM rig's guest, integration/sriov/README.md): each VF a
 // PCI function beside its PF under the same bridge, at the routing ID
 // sriov_offset and sriov_stride give, with relative physfn / virtfnN
 // links, its driver, its netdev and (mlx5) its RDMA device below it.

@@ -73,6 +73,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if not (hasPrefix "/" .Values.hostPaths.root) -}}
 {{- fail (printf "hostPaths.root %q: want an absolute path (\"/\" on a real node)" .Values.hostPaths.root) -}}
 {{- end -}}
+{{- if not (has (include "rail.metricsBind" .) (list "all" "node" "localhost")) -}}
+{{- fail (printf "metrics.bind %q: use all, node or localhost" (include "rail.metricsBind" .)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the ops port listens (metrics.bind; "all" when unset). */}}
+{{- define "rail.metricsBind" -}}{{ .Values.metrics.bind | default "all" | toString }}{{- end -}}
+
+{{/* raild's metricsAddr in its config: "node" is given by flag, from the pod's status.hostIP. */}}
+{{- define "rail.metricsAddr" -}}
+{{- if eq (include "rail.metricsBind" .) "localhost" -}}127.0.0.1:{{ .Values.metrics.port }}{{- else -}}:{{ .Values.metrics.port }}{{- end -}}
+{{- end -}}
+
+{{/* The probes' host: the loopback when raild listens only there (the pod's IP otherwise). */}}
+{{- define "rail.probeHost" -}}
+{{- if eq (include "rail.metricsBind" .) "localhost" -}}, host: 127.0.0.1{{- end -}}
 {{- end -}}
 
 {{/*

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/daemon/linkfilter"
+	"github.com/railcni/rail/daemon/linkfilter/linkfiltertest"
 )
 
 // linkState is a link message's fields the state comparisons read, laid
@@ -21,26 +24,26 @@ type linkState struct {
 }
 
 func (s linkState) bytes(index int32) []byte {
-	attrs := [][]byte{attr(unix.IFLA_IFNAME, append([]byte(s.name), 0)), attr(unix.IFLA_TXQLEN, le32(s.qlen)),
-		attr(unix.IFLA_OPERSTATE, []byte{s.oper}), attr(unix.IFLA_MTU, le32(s.mtu))}
+	attrs := [][]byte{linkfiltertest.Attr(unix.IFLA_IFNAME, append([]byte(s.name), 0)), linkfiltertest.Attr(unix.IFLA_TXQLEN, linkfiltertest.LE32(s.qlen)),
+		linkfiltertest.Attr(unix.IFLA_OPERSTATE, []byte{s.oper}), linkfiltertest.Attr(unix.IFLA_MTU, linkfiltertest.LE32(s.mtu))}
 	if s.master != 0 {
-		attrs = append(attrs, attr(unix.IFLA_MASTER, le32(s.master)))
+		attrs = append(attrs, linkfiltertest.Attr(unix.IFLA_MASTER, linkfiltertest.LE32(s.master)))
 	}
 	if len(s.mac) > 0 {
-		attrs = append(attrs, attr(unix.IFLA_ADDRESS, s.mac))
+		attrs = append(attrs, linkfiltertest.Attr(unix.IFLA_ADDRESS, s.mac))
 	}
 	if s.alias != "" {
-		attrs = append(attrs, attr(unix.IFLA_IFALIAS, append([]byte(s.alias), 0)))
+		attrs = append(attrs, linkfiltertest.Attr(unix.IFLA_IFALIAS, append([]byte(s.alias), 0)))
 	}
-	b := linkMessage(unix.RTM_NEWLINK, index, attrs...)
-	binary.NativeEndian.PutUint32(b[offFlags:], s.flags)
-	binary.NativeEndian.PutUint32(b[offChange:], s.change)
+	b := linkfiltertest.Message(unix.RTM_NEWLINK, index, attrs...)
+	binary.NativeEndian.PutUint32(b[linkfiltertest.OffFlags:], s.flags)
+	binary.NativeEndian.PutUint32(b[linkfiltertest.OffChange:], s.change)
 	return b
 }
 
 // TestLinkFilterStates: an RTM_NEWLINK of a watched link whose state the
 // filter holds passes exactly when parseLink reads a different name or
-// LinkState from it than that state: the program and the parser agree on
+// linkfilter.State from it than that state: the program and the parser agree on
 // every field, on Ethernet and InfiniBand addresses, with and without a
 // master and an alias.
 func TestLinkFilterStates(t *testing.T) {
@@ -58,8 +61,8 @@ func TestLinkFilterStates(t *testing.T) {
 		if !ok {
 			t.Fatal("the base state does not parse")
 		}
-		prog, err := linkFilter(watchList{indexes: []int{nic, other}, parents: true,
-			states: map[int]linkSeen{nic: {name: seen.Name, state: seen.State}}})
+		prog, err := linkfilter.Program(linkfilter.List{Indexes: []int{nic, other}, Parents: true,
+			States: map[int]linkfilter.Seen{nic: {Name: seen.Name, State: seen.State}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,15 +96,15 @@ func TestLinkFilterStates(t *testing.T) {
 				msg := tt.msg.bytes(nic)
 				ev, _ := parseLink(msg[unix.NLMSG_HDRLEN:], false)
 				want := ev.Name != seen.Name || ev.State != seen.State
-				if got := runFilter(t, prog, msg) != 0; got != want {
+				if got := linkfiltertest.Run(t, prog, msg) != 0; got != want {
 					t.Errorf("passed %v, want %v (parsed %+v, held %+v)", got, want, ev.State, seen.State)
 				}
-				if runFilter(t, prog, tt.msg.bytes(other)) == 0 {
+				if linkfiltertest.Run(t, prog, tt.msg.bytes(other)) == 0 {
 					t.Error("a watched link without a state held was dropped")
 				}
 				del := tt.msg.bytes(nic)
-				binary.NativeEndian.PutUint16(del[offType:], unix.RTM_DELLINK)
-				if runFilter(t, prog, del) == 0 {
+				binary.NativeEndian.PutUint16(del[linkfiltertest.OffType:], unix.RTM_DELLINK)
+				if linkfiltertest.Run(t, prog, del) == 0 {
 					t.Error("its departure was dropped")
 				}
 			})
@@ -113,21 +116,18 @@ func TestLinkFilterStates(t *testing.T) {
 // the filter without them (every event of a watched link passes), not
 // without a filter.
 func TestLinkFilterStatesFallBack(t *testing.T) {
-	states := map[int]linkSeen{}
+	states := map[int]linkfilter.Seen{}
 	var indexes []int
 	for i := 1; i <= 60; i++ {
 		indexes = append(indexes, i)
-		states[i] = linkSeen{name: "ens1f0np0", state: LinkState{MTU: 1500, MAC: "\x02\x00\x00\x00\x00\x01", Alias: "a long alias, as operators write them"}}
+		states[i] = linkfilter.Seen{Name: "ens1f0np0", State: linkfilter.State{MTU: 1500, MAC: "\x02\x00\x00\x00\x00\x01", Alias: "a long alias, as operators write them"}}
 	}
-	prog, err := linkFilter(watchList{indexes: indexes, parents: true, states: states})
+	prog, err := linkfilter.Program(linkfilter.List{Indexes: indexes, Parents: true, States: states})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(prog) > maxFilter {
-		t.Fatalf("%d instructions", len(prog))
-	}
 	msg := linkState{name: "ens1f0np0", mtu: 1500, mac: []byte{2, 0, 0, 0, 0, 1}, alias: "a long alias, as operators write them"}.bytes(30)
-	if runFilter(t, prog, msg) == 0 {
+	if linkfiltertest.Run(t, prog, msg) == 0 {
 		t.Error("an unchanged event was dropped by a program that could not hold the states")
 	}
 }

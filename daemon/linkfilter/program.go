@@ -1,4 +1,9 @@
-package inventory
+// Package linkfilter is the kernel filter on raild's link-event socket:
+// the classic BPF program that drops, in the kernel, the link events the
+// inventory would classify as no concern of its (program.go), its
+// comparisons of a watched link's last state (state.go), and the watch
+// that keeps the program on the links the inventory follows (watch.go).
+package linkfilter
 
 import (
 	"encoding/binary"
@@ -42,7 +47,7 @@ const (
 	offIndex  = unix.NLMSG_HDRLEN + 4  // ifinfomsg.ifi_index, 4 bytes
 	offChange = unix.NLMSG_HDRLEN + 12 // ifinfomsg.ifi_change, 4 bytes
 	minLink   = unix.NLMSG_HDRLEN + unix.SizeofIfInfomsg
-	newLink   = 0xffffffff // ifi_change of a link new to the netns
+	NewLink   = 0xffffffff // ifi_change of a link new to the netns (registered in it or moved into it)
 	keepAll   = 0xffffffff // a filter's "pass the whole message"
 )
 
@@ -59,32 +64,32 @@ const maxFilter = 1024
 // leafSize is how many ifindexes the jump tree compares one by one.
 const leafSize = 4
 
-// watchList is what a filter passes.
-type watchList struct {
-	indexes []int    // links by ifindex (order and repeats do not matter)
-	names   []string // new links of these names
-	// parents: the kernel names a link's parent device, so a new link
+// List is what a filter passes.
+type List struct {
+	Indexes []int    // links by ifindex (order and repeats do not matter)
+	Names   []string // new links of these names
+	// Parents: the kernel names a link's parent device, so a new link
 	// without one is no NIC; false: every new link passes.
-	parents bool
-	// states are the last states raild read of watched links, by
+	Parents bool
+	// States are the last states raild read of watched links, by
 	// ifindex: an RTM_NEWLINK of one that differs from it in none of the
-	// fields a LinkEvent follows (its name and LinkState) is dropped.
-	states map[int]linkSeen
+	// fields a link event follows (its name and State) is dropped.
+	States map[int]Seen
 }
 
-// linkFilter is the program for w, or an error when it is longer than
-// maxFilter. When the state comparisons (w.states) make it longer, it is
+// Program is the program for w, or an error when it is longer than
+// maxFilter. When the state comparisons (w.States) make it longer, it is
 // the program without them: every event of a watched link passes.
-func linkFilter(w watchList) ([]bpf.Instruction, error) {
-	keys := make([]uint32, 0, len(w.indexes))
-	for _, index := range w.indexes {
+func Program(w List) ([]bpf.Instruction, error) {
+	keys := make([]uint32, 0, len(w.Indexes))
+	for _, index := range w.Indexes {
 		keys = append(keys, asLoaded32(uint32(index)))
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	var blocks map[uint32][]bpf.Instruction
-	if len(w.states) > 0 {
-		blocks = stateBlocks(w.states)
+	if len(w.States) > 0 {
+		blocks = stateBlocks(w.States)
 	}
 	prog := filterProgram(w, keys, blocks)
 	if len(prog) > maxFilter && len(blocks) > 0 {
@@ -92,7 +97,7 @@ func linkFilter(w watchList) ([]bpf.Instruction, error) {
 	}
 	if len(prog) > maxFilter {
 		return nil, fmt.Errorf("a filter of %d links and %d names takes %d instructions, more than %d",
-			len(w.indexes), len(w.names), len(prog), maxFilter)
+			len(w.Indexes), len(w.Names), len(prog), maxFilter)
 	}
 	return prog, nil
 }
@@ -109,7 +114,7 @@ const missMark = 0xfffffffe
 // jumps to and the new link's checks fall into: it passes an upper
 // device of a watched link that is up. Its tree of the watched links
 // also passes a link's departure.
-func filterProgram(w watchList, keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruction {
+func filterProgram(w List, keys []uint32, blocks map[uint32][]bpf.Instruction) []bpf.Instruction {
 	changes := indexTree(keys, blocks, bpf.RetConstant{Val: missMark})
 	checks := newLinkChecks(w)
 	upper := upperCheck()
@@ -121,7 +126,7 @@ func filterProgram(w watchList, keys []uint32, blocks map[uint32][]bpf.Instructi
 		bpf.LoadAbsolute{Off: offType, Size: 2},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_NEWLINK), SkipFalse: 4},
 		bpf.LoadAbsolute{Off: offChange, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: newLink, SkipTrue: 6}, // a new link
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: NewLink, SkipTrue: 6}, // a new link
 		bpf.LoadAbsolute{Off: offIndex, Size: 4},
 		bpf.Jump{Skip: 5}, // a change: to the changes tree
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: asLoaded16(unix.RTM_DELLINK), SkipTrue: 1},
@@ -145,12 +150,12 @@ func filterProgram(w watchList, keys []uint32, blocks map[uint32][]bpf.Instructi
 // newLinkChecks pass a new link that could be a NIC (see the top): one of
 // the names, one with a parent device; any other goes on to the upper
 // check after them.
-func newLinkChecks(w watchList) []bpf.Instruction {
-	if !w.parents {
+func newLinkChecks(w List) []bpf.Instruction {
+	if !w.Parents {
 		return []bpf.Instruction{bpf.RetConstant{Val: keepAll}}
 	}
 	var names []bpf.Instruction
-	for _, name := range slices.Compact(slices.Sorted(slices.Values(w.names))) {
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(w.Names))) {
 		names = append(names, nameCheck(name)...)
 	}
 	prog := append(findAttr(unix.IFLA_IFNAME),
@@ -271,3 +276,6 @@ func asLoaded32(v uint32) uint32 {
 func asLoaded16(v uint16) uint32 {
 	return uint32(binary.BigEndian.Uint16(binary.NativeEndian.AppendUint16(nil, v)))
 }
+
+// rtaAlign rounds an attribute's length up as the kernel lays attributes out.
+func rtaAlign(n int) int { return (n + unix.RTA_ALIGNTO - 1) &^ (unix.RTA_ALIGNTO - 1) }

@@ -1,18 +1,10 @@
-package service
+package sriov
 
 import (
 	"net"
 
-	"github.com/railcni/rail/daemon/sriov"
-	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/topology"
-)
-
-// Why the sweep reset a VF (the reason label of rail_vf_resets_total).
-const (
-	vfResetReturned = "returned" // back from a pod that is gone, reset from rail's label
-	vfResetUnowned  = "unowned"  // on an owned PF, an admin MAC no lease holds
 )
 
 // unownedReset is one VF resetUnowned reset, with what it found.
@@ -31,19 +23,19 @@ type unownedReset struct {
 // failed (skip) is left alone. It runs under the allocator's lock, so an
 // ADD takes such a VF before or after its reset, never during it, and
 // returns the holders as of then.
-func (s *Service) resetUnowned(m *topology.Machine, holders map[string]string, skip map[vfPlace]bool) map[string]string {
-	owned, _ := sriov.Config{OwnPFs: s.opt.OwnPFs}.Owned(m)
+func (w *Sweep) resetUnowned(m *topology.Machine, holders map[string]string, skip map[vfPlace]bool) map[string]string {
+	owned, _ := Config{OwnPFs: w.OwnPFs}.Owned(m)
 	if len(owned) == 0 {
 		return holders
 	}
 	var done []unownedReset
-	s.alloc.ReadNICs(func(use ipam.NICUse) {
-		holders = heldVFs(use)
-		s.vfAdminMACs(m, func(pf topology.PF) bool { return owned[pf.PCI] }, func(pf topology.PF, vf topology.VF, _ net.HardwareAddr) bool {
+	w.Holding(func(held map[string]string) {
+		holders = held
+		w.AdminMACs(m, func(pf topology.PF) bool { return owned[pf.PCI] }, func(pf topology.PF, vf topology.VF, _ net.HardwareAddr) bool {
 			if _, held := vf.HeldBy(holders); held || vf.Attachable() != "" || skip[vfPlace{pf.Netdev, vf.Index}] {
 				return true
 			}
-			before, err := s.opt.HostVFs.ResetUnowned(pf.Netdev, vf.Index)
+			before, err := w.Host.ResetUnowned(pf.Netdev, vf.Index)
 			done = append(done, unownedReset{pf: pf.Netdev, vf: vf, before: before, err: err})
 			return true
 		})
@@ -52,18 +44,11 @@ func (s *Service) resetUnowned(m *topology.Machine, holders map[string]string, s
 		attrs := []any{"pf", r.pf, "vf", r.vf.Index, "pci", r.vf.PCI, "netdev", r.vf.Netdev, "mac", r.before.MAC.String(),
 			"vlan", r.before.VLAN, "trust", r.before.Trust, "spoofchk", r.before.Spoofchk}
 		if r.err != nil {
-			s.log.Warn("VF with an admin MAC no lease holds could not be reset on a PF raild owns", append(attrs, "error", r.err)...)
+			w.Log.Warn("VF with an admin MAC no lease holds could not be reset on a PF raild owns", append(attrs, "error", r.err)...)
 			continue
 		}
-		s.countVFReset(r.pf, vfResetUnowned)
-		s.log.Info("VF with an admin MAC no lease holds reset to a clean state on a PF raild owns (sriov.ownPFs)", attrs...)
+		w.count(r.pf, resetUnowned)
+		w.Log.Info("VF with an admin MAC no lease holds reset to a clean state on a PF raild owns (sriov.ownPFs)", attrs...)
 	}
 	return holders
-}
-
-// countVFReset counts a VF the sweep reset.
-func (s *Service) countVFReset(pf, why string) {
-	if s.opt.Metrics != nil {
-		s.opt.Metrics.VFResets.WithLabelValues(pf, why).Inc()
-	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/daemon/linkfilter"
 )
 
 // recorder reads a NetlinkLinks source and keeps every event's link name
@@ -96,8 +98,8 @@ func TestKernelFilterDrops(t *testing.T) {
 	mtu := 1500 // the marker's
 	for _, parents := range []bool{false, true} {
 		awaited, renamed := base+"aw", fmt.Sprintf("%sn%v", base, parents)
-		w := watchList{indexes: []int{index(marker.Name), index(nic.Name)}, names: []string{awaited}, parents: parents}
-		if on, err := filtered.src.watch(w); err != nil || !on {
+		w := linkfilter.List{Indexes: []int{index(marker.Name), index(nic.Name)}, Names: []string{awaited}, Parents: parents}
+		if on, err := filtered.src.Watch(w); err != nil || !on {
 			t.Fatalf("filter set %v: %v", on, err)
 		}
 		toggle := func() { // one event, sent at once (no link watch later)

@@ -1,4 +1,4 @@
-package inventory
+package linkfilter
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/bpf"
+
+	"github.com/railcni/rail/daemon/linkfilter/linkfiltertest"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,17 +26,17 @@ type kernelLink struct {
 }
 
 func (m kernelLink) bytes() []byte {
-	attrs := [][]byte{attr(unix.IFLA_IFNAME, append([]byte(m.name), 0)), attr(unix.IFLA_TXQLEN, le32(1000)), attr(unix.IFLA_MTU, le32(1500))}
+	attrs := [][]byte{linkfiltertest.Attr(unix.IFLA_IFNAME, append([]byte(m.name), 0)), linkfiltertest.Attr(unix.IFLA_TXQLEN, linkfiltertest.LE32(1000)), linkfiltertest.Attr(unix.IFLA_MTU, linkfiltertest.LE32(1500))}
 	if m.lower != 0 {
-		attrs = append(attrs, attr(unix.IFLA_LINK, le32(uint32(m.lower))))
+		attrs = append(attrs, linkfiltertest.Attr(unix.IFLA_LINK, linkfiltertest.LE32(uint32(m.lower))))
 	}
-	attrs = append(attrs, attr(unix.IFLA_ADDRESS, []byte{2, 0, 0, 0, 0, 1}))
+	attrs = append(attrs, linkfiltertest.Attr(unix.IFLA_ADDRESS, []byte{2, 0, 0, 0, 0, 1}))
 	if m.parent != "" {
-		attrs = append(attrs, attr(iflaParentDevName, append([]byte(m.parent), 0)))
+		attrs = append(attrs, linkfiltertest.Attr(iflaParentDevName, append([]byte(m.parent), 0)))
 	}
-	b := linkMessage(m.typ, m.index, attrs...)
-	binary.NativeEndian.PutUint32(b[offChange:], m.change)
-	binary.NativeEndian.PutUint32(b[offFlags:], m.flags)
+	b := linkfiltertest.Message(m.typ, m.index, attrs...)
+	binary.NativeEndian.PutUint32(b[linkfiltertest.OffChange:], m.change)
+	binary.NativeEndian.PutUint32(b[linkfiltertest.OffFlags:], m.flags)
 	return b
 }
 
@@ -42,21 +44,21 @@ func (m kernelLink) bytes() []byte {
 // lays them out: which pass, which are dropped.
 func TestLinkFilter(t *testing.T) {
 	const nic, vf, upper, veth = 7, 300, 1041, 12
-	watched := watchList{indexes: []int{upper, nic, 2, vf, 3}, names: []string{"ens1f0v3", "ryinv99a"}, parents: true}
-	added := func(m kernelLink) kernelLink { m.typ, m.change = unix.RTM_NEWLINK, newLink; return m }
+	watched := List{Indexes: []int{upper, nic, 2, vf, 3}, Names: []string{"ens1f0v3", "ryinv99a"}, Parents: true}
+	added := func(m kernelLink) kernelLink { m.typ, m.change = unix.RTM_NEWLINK, NewLink; return m }
 	tests := []struct {
 		name string
-		w    watchList
+		w    List
 		msg  []byte
 		pass bool
 	}{
 		{"a watched NIC's state", watched, kernelLink{typ: unix.RTM_NEWLINK, index: nic, change: unix.IFF_UP, name: "ens1f0np0"}.bytes(), true},
 		{"a watched NIC's carrier (change 0)", watched, kernelLink{typ: unix.RTM_NEWLINK, index: nic, name: "ens1f0np0"}.bytes(), true},
-		{"a watched VF leaves", watched, kernelLink{typ: unix.RTM_DELLINK, index: vf, change: newLink, name: "ens1f0v0"}.bytes(), true},
-		{"a watched upper device leaves", watched, kernelLink{typ: unix.RTM_DELLINK, index: upper, change: newLink, name: "mv0", lower: nic}.bytes(), true},
+		{"a watched VF leaves", watched, kernelLink{typ: unix.RTM_DELLINK, index: vf, change: NewLink, name: "ens1f0v0"}.bytes(), true},
+		{"a watched upper device leaves", watched, kernelLink{typ: unix.RTM_DELLINK, index: upper, change: NewLink, name: "mv0", lower: nic}.bytes(), true},
 		{"a veth up", watched, kernelLink{typ: unix.RTM_NEWLINK, index: veth, change: unix.IFF_UP, name: "veth1a2b"}.bytes(), false},
 		{"a veth's carrier", watched, kernelLink{typ: unix.RTM_NEWLINK, index: veth, name: "veth1a2b"}.bytes(), false},
-		{"a veth deleted", watched, kernelLink{typ: unix.RTM_DELLINK, index: veth, change: newLink, name: "veth1a2b"}.bytes(), false},
+		{"a veth deleted", watched, kernelLink{typ: unix.RTM_DELLINK, index: veth, change: NewLink, name: "veth1a2b"}.bytes(), false},
 		{"a new veth", watched, added(kernelLink{index: veth, name: "veth1a2b", lower: 4}).bytes(), false},
 		{"a new veth of a watched ifindex's peer number in another netns", watched, added(kernelLink{index: veth, name: "veth1a2b"}).bytes(), false},
 		{"a new link with a parent device (a VF bound)", watched, added(kernelLink{index: 900, name: "eth5", parent: "0000:3b:02.1"}).bytes(), true},
@@ -68,20 +70,20 @@ func TestLinkFilter(t *testing.T) {
 		{"a new upper device of a watched NIC, down (upstream macvlan's)", watched, added(kernelLink{index: 903, flags: unix.IFF_BROADCAST, name: "mv7", lower: nic}).bytes(), false},
 		{"an upper device of a watched NIC set up", watched, kernelLink{typ: unix.RTM_NEWLINK, index: 903, change: unix.IFF_UP, flags: unix.IFF_UP | unix.IFF_BROADCAST, name: "mv7", lower: nic}.bytes(), true},
 		{"an upper device of a watched NIC changed, down", watched, kernelLink{typ: unix.RTM_NEWLINK, index: 903, flags: unix.IFF_BROADCAST, name: "mv7", lower: nic}.bytes(), false},
-		{"an upper device of a watched NIC leaves, not watched", watched, kernelLink{typ: unix.RTM_DELLINK, index: 903, change: newLink, flags: unix.IFF_UP, name: "mv7", lower: nic}.bytes(), false},
+		{"an upper device of a watched NIC leaves, not watched", watched, kernelLink{typ: unix.RTM_DELLINK, index: 903, change: NewLink, flags: unix.IFF_UP, name: "mv7", lower: nic}.bytes(), false},
 		{"a new upper device of another link, up", watched, added(kernelLink{index: 903, flags: unix.IFF_UP, name: "mv7", lower: veth}).bytes(), false},
 		{"an upper device of another link set up", watched, kernelLink{typ: unix.RTM_NEWLINK, index: 903, change: unix.IFF_UP, flags: unix.IFF_UP, name: "mv7", lower: veth}.bytes(), false},
 		{"an up link without a lower link changed", watched, kernelLink{typ: unix.RTM_NEWLINK, index: veth, change: unix.IFF_UP, flags: unix.IFF_UP, name: "veth1a2b"}.bytes(), false},
 		{"a watched upper device's change, down", watched, kernelLink{typ: unix.RTM_NEWLINK, index: upper, change: unix.IFF_UP, name: "mv0", lower: nic}.bytes(), true},
-		{"an upper device of a watched NIC set up, state blocks", watchList{indexes: []int{nic, upper}, parents: true, states: map[int]linkSeen{nic: {name: "ens1f0np0"}}},
+		{"an upper device of a watched NIC set up, state blocks", List{Indexes: []int{nic, upper}, Parents: true, States: map[int]Seen{nic: {Name: "ens1f0np0"}}},
 			kernelLink{typ: unix.RTM_NEWLINK, index: 903, change: unix.IFF_UP, flags: unix.IFF_UP, name: "mv7", lower: nic}.bytes(), true},
-		{"an upper device of a watched NIC changed down, state blocks", watchList{indexes: []int{nic, upper}, parents: true, states: map[int]linkSeen{nic: {name: "ens1f0np0"}}},
+		{"an upper device of a watched NIC changed down, state blocks", List{Indexes: []int{nic, upper}, Parents: true, States: map[int]Seen{nic: {Name: "ens1f0np0"}}},
 			kernelLink{typ: unix.RTM_NEWLINK, index: 903, flags: unix.IFF_BROADCAST, name: "mv7", lower: nic}.bytes(), false},
-		{"a new link without a parent, parents not told", watchList{indexes: []int{nic}}, added(kernelLink{index: veth, name: "veth1a2b"}).bytes(), true},
-		{"a watched NIC, parents not told", watchList{indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: nic}.bytes(), true},
-		{"an unwatched link, parents not told", watchList{indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: veth}.bytes(), false},
-		{"nothing watched: a new link", watchList{parents: true}, added(kernelLink{index: 5, name: "p", parent: "0000:01:00.0"}).bytes(), true},
-		{"nothing watched: a link's state", watchList{parents: true}, kernelLink{typ: unix.RTM_NEWLINK, index: 5}.bytes(), false},
+		{"a new link without a parent, parents not told", List{Indexes: []int{nic}}, added(kernelLink{index: veth, name: "veth1a2b"}).bytes(), true},
+		{"a watched NIC, parents not told", List{Indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: nic}.bytes(), true},
+		{"an unwatched link, parents not told", List{Indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: veth}.bytes(), false},
+		{"nothing watched: a new link", List{Parents: true}, added(kernelLink{index: 5, name: "p", parent: "0000:01:00.0"}).bytes(), true},
+		{"nothing watched: a link's state", List{Parents: true}, kernelLink{typ: unix.RTM_NEWLINK, index: 5}.bytes(), false},
 		{"an address message", watched, func() []byte {
 			b := kernelLink{index: nic}.bytes()
 			binary.NativeEndian.PutUint16(b[4:6], unix.RTM_NEWADDR)
@@ -93,11 +95,11 @@ func TestLinkFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			prog, err := linkFilter(tt.w)
+			prog, err := Program(tt.w)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := runFilter(t, prog, tt.msg) != 0; got != tt.pass {
+			if got := linkfiltertest.Run(t, prog, tt.msg) != 0; got != tt.pass {
 				t.Errorf("passed %v, want %v", got, tt.pass)
 			}
 		})
@@ -120,7 +122,7 @@ func TestLinkFilterLarge(t *testing.T) {
 					indexes = append(indexes, i)
 				}
 			}
-			prog, err := linkFilter(watchList{indexes: indexes, parents: true})
+			prog, err := Program(List{Indexes: indexes, Parents: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +135,7 @@ func TestLinkFilterLarge(t *testing.T) {
 			}
 			for _, i := range probe {
 				msg := kernelLink{typ: unix.RTM_NEWLINK, index: int32(i), change: unix.IFF_UP}.bytes()
-				if got := runFilter(t, prog, msg) != 0; got != set[i] {
+				if got := linkfiltertest.Run(t, prog, msg) != 0; got != set[i] {
 					t.Fatalf("ifindex %d passed %v, want %v (%d instructions)", i, got, set[i], len(prog))
 				}
 			}
@@ -143,111 +145,7 @@ func TestLinkFilterLarge(t *testing.T) {
 	for i := range many {
 		many[i] = i + 1
 	}
-	if prog, err := linkFilter(watchList{indexes: many}); err == nil {
+	if prog, err := Program(List{Indexes: many}); err == nil {
 		t.Errorf("a filter of %d links was made (%d instructions), want an error past %d", len(many), len(prog), maxFilter)
 	}
-}
-
-// runFilter runs a classic BPF program on msg as the kernel does and
-// returns what it returned (0: dropped). bpf.VM does not know the
-// SKF_AD_NLATTR extension, so this interprets the instructions the
-// filter uses; an out-of-bounds load drops, as in the kernel.
-func runFilter(t *testing.T, prog []bpf.Instruction, msg []byte) uint32 {
-	t.Helper()
-	if _, err := bpf.Assemble(prog); err != nil {
-		t.Fatalf("the program does not assemble: %v", err)
-	}
-	var a, x uint32
-	load := func(off uint32, size int) (uint32, bool) {
-		if uint64(off)+uint64(size) > uint64(len(msg)) {
-			return 0, false
-		}
-		switch size {
-		case 1:
-			return uint32(msg[off]), true
-		case 2:
-			return uint32(binary.BigEndian.Uint16(msg[off:])), true
-		}
-		return binary.BigEndian.Uint32(msg[off:]), true
-	}
-	for pc := 0; pc < len(prog); pc++ {
-		ok := true
-		switch ins := prog[pc].(type) {
-		case bpf.LoadExtension:
-			switch ins.Num {
-			case bpf.ExtLen:
-				a = uint32(len(msg))
-			case bpf.ExtNetlinkAttr:
-				a = nlattr(msg, a, x)
-			default:
-				t.Fatalf("extension %d", ins.Num)
-			}
-		case bpf.LoadAbsolute:
-			a, ok = load(ins.Off, ins.Size)
-		case bpf.LoadIndirect:
-			a, ok = load(ins.Off+x, ins.Size)
-		case bpf.LoadConstant:
-			if ins.Dst == bpf.RegA {
-				a = ins.Val
-			} else {
-				x = ins.Val
-			}
-		case bpf.TAX:
-			x = a
-		case bpf.ALUOpConstant:
-			if ins.Op != bpf.ALUOpAnd {
-				t.Fatalf("ALU operation %v", ins.Op)
-			}
-			a &= ins.Val
-		case bpf.Jump:
-			pc += int(ins.Skip)
-		case bpf.JumpIf:
-			var yes bool
-			switch ins.Cond {
-			case bpf.JumpEqual:
-				yes = a == ins.Val
-			case bpf.JumpGreaterOrEqual:
-				yes = a >= ins.Val
-			case bpf.JumpNotEqual:
-				yes = a != ins.Val
-			case bpf.JumpBitsSet:
-				yes = a&ins.Val != 0
-			default:
-				t.Fatalf("condition %v", ins.Cond)
-			}
-			if yes {
-				pc += int(ins.SkipTrue)
-			} else {
-				pc += int(ins.SkipFalse)
-			}
-		case bpf.RetConstant:
-			return ins.Val
-		default:
-			t.Fatalf("instruction %T", ins)
-		}
-		if !ok {
-			return 0
-		}
-	}
-	t.Fatal("the program ran off its end")
-	return 0
-}
-
-// nlattr is the kernel's SKF_AD_NLATTR: the offset of the first
-// attribute of type typ in msg from offset from, 0 when there is none.
-func nlattr(msg []byte, from, typ uint32) uint32 {
-	if uint64(from)+unix.SizeofRtAttr > uint64(len(msg)) {
-		return 0
-	}
-	for off := int(from); off+unix.SizeofRtAttr <= len(msg); {
-		l := int(binary.NativeEndian.Uint16(msg[off:]))
-		if l < unix.SizeofRtAttr || off+l > len(msg) {
-			return 0
-		}
-		if uint32(binary.NativeEndian.Uint16(msg[off+2:])&nlaTypeMask) == typ {
-			return uint32(off)
-		}
-		off += rtaAlign(l)
-	}
-	return 0
 }

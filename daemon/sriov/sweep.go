@@ -1,11 +1,12 @@
-package service
+package sriov
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
+	"sync"
 
-	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/topology"
@@ -24,24 +25,54 @@ type HostVFs interface {
 	ResetUnowned(pf string, index int) (attach.VFState, error)
 }
 
+// Sweep keeps vf mode from leaking a VF: it runs with every reconcile of
+// raild's service (Run) and keeps what it found (Leaked).
+type Sweep struct {
+	// Host resets VFs and reads their admin MACs.
+	Host HostVFs
+	// OwnPFs are the PFs whose VFs only raild hands out (sriov.ownPFs):
+	// a VF of theirs with an admin MAC no lease holds is reset (empty:
+	// such VFs are only reported).
+	OwnPFs []string
+	// Machine is the node as it is now.
+	Machine func() *topology.Machine
+	// Holding runs fn under the allocator's lock with the pods holding
+	// each NIC or VF a lease names (by PCI address as leased and
+	// normalized): an ADD that takes a VF gets its lease before or after
+	// fn, never during it.
+	Holding func(fn func(holders map[string]string))
+	// Rescan reads the node again (nil: nothing): after VFs were renamed
+	// back, before any plan names their netdevs.
+	Rescan func(cause string)
+	// Count counts a VF reset on pf, and why (nil: not counted).
+	Count func(pf, why string)
+	Log   *slog.Logger
+
+	mu     sync.Mutex
+	leaked []topology.LeakedVF // what the last run found
+}
+
+// Why the sweep reset a VF (the reason label of rail_vf_resets_total).
+const (
+	resetReturned = "returned" // back from a pod that is gone, reset from rail's label
+	resetUnowned  = "unowned"  // on an owned PF, an admin MAC no lease holds
+)
+
 // vfPlace is a VF as the sweep names it: by its PF's netdev and index.
 type vfPlace struct {
 	pf    string
 	index int
 }
 
-// sweepVFs runs with every reconcile (start, CNI GC, the timer), after the
+// Run runs with every reconcile (start, CNI GC, the timer), after the
 // leases of dead pods are released: it resets each VF that came back from
 // a pod netns that died without DEL and that no lease holds; on the PFs
 // raild owns (sriov.ownPFs) it resets each VF in the host that carries an
 // admin MAC no lease holds; then it reports the VFs whose admin MAC is
 // one rail gives (api.LeaseMAC) while no lease holds them, and VFs that
 // share an admin MAC.
-func (s *Service) sweepVFs() error {
-	if s.opt.HostVFs == nil {
-		return nil
-	}
-	m := s.Machine()
+func (w *Sweep) Run() error {
+	m := w.Machine()
 	byPlace := map[vfPlace]topology.VF{}
 	for _, pf := range m.PFs {
 		for _, vf := range pf.VFs {
@@ -53,11 +84,9 @@ func (s *Service) sweepVFs() error {
 	var returned []attach.ReturnedVF
 	var resetErr error
 	var holders map[string]string
-	// Under the allocator's lock: an ADD that takes one of these VFs gets
-	// its lease before or after the reset, never during it.
-	s.alloc.ReadNICs(func(use ipam.NICUse) {
-		holders = heldVFs(use)
-		returned, resetErr = s.opt.HostVFs.ResetReturned(func(pf string, index int) bool {
+	w.Holding(func(held map[string]string) {
+		holders = held
+		returned, resetErr = w.Host.ResetReturned(func(pf string, index int) bool {
 			vf, known := byPlace[vfPlace{pf, index}]
 			if !known {
 				return false // a VF the node no longer lists cannot be held
@@ -72,43 +101,33 @@ func (s *Service) sweepVFs() error {
 		attrs := []any{"pf", r.PF, "vf", r.Index, "netdev", r.Netdev, "host", r.Host, "sandbox", r.Owner.Sandbox}
 		if r.Err != nil {
 			failed[vfPlace{r.PF, r.Index}] = true
-			s.log.Warn("VF back from a pod that is gone could not be reset; it stays out of placement until it is", append(attrs, "error", r.Err)...)
+			w.Log.Warn("VF back from a pod that is gone could not be reset; it stays out of placement until it is", append(attrs, "error", r.Err)...)
 			continue
 		}
 		reset++
-		s.countVFReset(r.PF, vfResetReturned)
-		s.log.Info("VF back from a pod that is gone reset to its settings from before the pod", attrs...)
+		w.count(r.PF, resetReturned)
+		w.Log.Info("VF back from a pod that is gone reset to its settings from before the pod", attrs...)
 	}
-	if reset > 0 && s.opt.Rescan != nil {
+	if reset > 0 && w.Rescan != nil {
 		// Their netdevs have their host names again: plans must name those
 		// (at start the link events that say so may come before raild
 		// follows them).
-		s.opt.Rescan("VFs reset after their pods were gone")
-		m = s.Machine()
+		w.Rescan("VFs reset after their pods were gone")
+		m = w.Machine()
 	}
-	holders = s.resetUnowned(m, holders, failed)
-	s.setLeakedVFs(s.findLeakedVFs(m, holders))
+	holders = w.resetUnowned(m, holders, failed)
+	w.setLeaked(w.findLeaked(m, holders))
 	if resetErr != nil {
 		return fmt.Errorf("reset VFs back from dead pods: %w", resetErr)
 	}
 	return nil
 }
 
-// heldVFs names the pods holding each NIC or VF PCI address a lease names.
-func heldVFs(use ipam.NICUse) map[string]string {
-	holders := map[string]string{}
-	use.Range(func(nic string, l *ipam.Lease) {
-		holders[topology.NormalizePCI(nic)] = podName(l.PodNamespace, l.PodName, l.Sandbox)
-		holders[nic] = podName(l.PodNamespace, l.PodName, l.Sandbox)
-	})
-	return holders
-}
-
-// findLeakedVFs reads each PF's VFs' admin MACs.
-func (s *Service) findLeakedVFs(m *topology.Machine, holders map[string]string) []topology.LeakedVF {
+// findLeaked reads each PF's VFs' admin MACs.
+func (w *Sweep) findLeaked(m *topology.Machine, holders map[string]string) []topology.LeakedVF {
 	var out []topology.LeakedVF
 	seen := map[string]topology.LeakedVF{} // admin MAC -> first VF carrying it
-	s.vfAdminMACs(m, nil, func(pf topology.PF, vf topology.VF, mac net.HardwareAddr) bool {
+	w.AdminMACs(m, nil, func(pf topology.PF, vf topology.VF, mac net.HardwareAddr) bool {
 		v := topology.LeakedVF{PCI: vf.PCI, PF: pf.Netdev, Index: vf.Index, MAC: mac.String()}
 		if first, twice := seen[v.MAC]; twice {
 			v.Why = fmt.Sprintf("admin MAC %s is also VF %d of %s's (%s)", v.MAC, first.Index, first.PF, first.PCI)
@@ -125,18 +144,18 @@ func (s *Service) findLeakedVFs(m *topology.Machine, holders map[string]string) 
 	return out
 }
 
-// vfAdminMACs calls fn with each VF that carries an admin MAC, on the
-// PFs with a netdev that only selects (nil: all), as their PFs report
-// them; fn returning false stops. A PF whose VFs cannot be read is logged
-// and passed over.
-func (s *Service) vfAdminMACs(m *topology.Machine, only func(topology.PF) bool, fn func(topology.PF, topology.VF, net.HardwareAddr) bool) {
+// AdminMACs calls fn with each VF that carries an admin MAC, on the
+// PFs of m with a netdev that only selects (nil: all), as their PFs
+// report them; fn returning false stops. A PF whose VFs cannot be read is
+// logged and passed over.
+func (w *Sweep) AdminMACs(m *topology.Machine, only func(topology.PF) bool, fn func(topology.PF, topology.VF, net.HardwareAddr) bool) {
 	for _, pf := range m.PFs {
 		if pf.Netdev == "" || len(pf.VFs) == 0 || (only != nil && !only(pf)) {
 			continue
 		}
-		macs, err := s.opt.HostVFs.AdminMACs(pf.Netdev)
+		macs, err := w.Host.AdminMACs(pf.Netdev)
 		if err != nil {
-			s.log.Warn("cannot read the VFs' admin MACs", "pf", pf.Netdev, "error", err)
+			w.Log.Warn("cannot read the VFs' admin MACs", "pf", pf.Netdev, "error", err)
 			continue
 		}
 		for _, vf := range pf.VFs {
@@ -151,23 +170,30 @@ func isZeroMAC(mac net.HardwareAddr) bool {
 	return !slices.ContainsFunc(mac, func(b byte) bool { return b != 0 })
 }
 
-// setLeakedVFs keeps the sweep's finding for metrics, raild topo and
+// setLeaked keeps the sweep's finding for metrics, raild topo and
 // doctor, and logs each VF found leaked that was not before.
-func (s *Service) setLeakedVFs(leaked []topology.LeakedVF) {
-	s.mu.Lock()
-	before := s.leakedVFs
-	s.leakedVFs = leaked
-	s.mu.Unlock()
+func (w *Sweep) setLeaked(leaked []topology.LeakedVF) {
+	w.mu.Lock()
+	before := w.leaked
+	w.leaked = leaked
+	w.mu.Unlock()
 	for _, v := range leaked {
 		if !slices.Contains(before, v) {
-			s.log.Warn("VF carries a pod's admin MAC that no lease owns", "pci", v.PCI, "pf", v.PF, "vf", v.Index, "mac", v.MAC, "why", v.Why)
+			w.Log.Warn("VF carries a pod's admin MAC that no lease owns", "pci", v.PCI, "pf", v.PF, "vf", v.Index, "mac", v.MAC, "why", v.Why)
 		}
 	}
 }
 
-// LeakedVFs is what the last sweep found (see sweepVFs).
-func (s *Service) LeakedVFs() []topology.LeakedVF {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.leakedVFs)
+// Leaked is what the last run found (see Run).
+func (w *Sweep) Leaked() []topology.LeakedVF {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.leaked)
+}
+
+// count counts a VF the sweep reset.
+func (w *Sweep) count(pf, why string) {
+	if w.Count != nil {
+		w.Count(pf, why)
+	}
 }

@@ -1,4 +1,4 @@
-package inventory
+package linkfilter
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 // The kernel filter's state comparisons: for a watched link whose last
 // state raild read is known, an RTM_NEWLINK that is not a new link's
 // passes only when it differs from that state in a field a LinkEvent
-// follows (see parseLink): the flags raild keeps (followedFlags), the
+// follows (the inventory's parseLink): the flags raild keeps (FollowedFlags), the
 // name, MTU, master, operational state, address and alias. The kernel
 // sends a NIC's netdev such an event, ifi_change 0, for many things that
 // change none of them: an upper device added or removed (someone's
@@ -20,7 +20,32 @@ import (
 // One that arrives while the program still holds an older state is
 // compared with that older state: a change passes; a change back to the
 // older state is dropped, but the read that the change asks for comes
-// after the program is replaced, so it sees it (see kernelWatch.saw).
+// after the program is replaced, so it sees it (see Watch.Saw).
+
+// State is what a NIC's record can follow among a link's attributes:
+// the flags that say it is up and has a carrier, its operational state,
+// MTU, master (bond, bridge), address and alias. An event of a NIC's
+// netdev that changes none of them (the kernel sends one when an upper
+// device such as someone's macvlan is added on it or removed, which may
+// also turn promiscuous mode on and off, and for counters) asks for no
+// read; the timer's rescan sees what it may have changed.
+type State struct {
+	Flags     uint32 // FollowedFlags only
+	OperState uint8
+	MTU       int
+	Master    int
+	MAC       string
+	Alias     string
+}
+
+// FollowedFlags are the interface flags a NIC's record depends on.
+const FollowedFlags = unix.IFF_UP | unix.IFF_RUNNING | unix.IFF_LOWER_UP | unix.IFF_DORMANT
+
+// Seen is a link's name and state at its last event.
+type Seen struct {
+	Name  string
+	State State
+}
 
 // offFlags is ifinfomsg.ifi_flags, 4 bytes.
 const offFlags = unix.NLMSG_HDRLEN + 8
@@ -36,7 +61,7 @@ const offFlags = unix.NLMSG_HDRLEN + 8
 // no program per event.
 const maxStateLinks = 16
 
-func stateBlocks(states map[int]linkSeen) map[uint32][]bpf.Instruction {
+func stateBlocks(states map[int]Seen) map[uint32][]bpf.Instruction {
 	blocks := make(map[uint32][]bpf.Instruction, len(states))
 	for index, seen := range states {
 		if block, ok := stateBlock(seen); ok {
@@ -48,16 +73,16 @@ func stateBlocks(states map[int]linkSeen) map[uint32][]bpf.Instruction {
 
 // stateBlock drops a message whose followed fields are those of seen and
 // passes any other.
-func stateBlock(seen linkSeen) ([]bpf.Instruction, bool) {
+func stateBlock(seen Seen) ([]bpf.Instruction, bool) {
 	var b compareBlock
-	b.add(bpf.LoadAbsolute{Off: offFlags, Size: 4}, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: asLoaded32(followedFlags)})
-	b.differsUnless(asLoaded32(seen.state.Flags))
-	b.attrBytes(unix.IFLA_IFNAME, seen.name)
-	b.attrWord(unix.IFLA_MTU, uint32(seen.state.MTU), 4)
-	b.attrWord(unix.IFLA_MASTER, uint32(seen.state.Master), 4)
-	b.attrWord(unix.IFLA_OPERSTATE, uint32(seen.state.OperState), 1)
-	b.attrRaw(unix.IFLA_ADDRESS, []byte(seen.state.MAC))
-	b.attrBytes(unix.IFLA_IFALIAS, seen.state.Alias)
+	b.add(bpf.LoadAbsolute{Off: offFlags, Size: 4}, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: asLoaded32(FollowedFlags)})
+	b.differsUnless(asLoaded32(seen.State.Flags))
+	b.attrBytes(unix.IFLA_IFNAME, seen.Name)
+	b.attrWord(unix.IFLA_MTU, uint32(seen.State.MTU), 4)
+	b.attrWord(unix.IFLA_MASTER, uint32(seen.State.Master), 4)
+	b.attrWord(unix.IFLA_OPERSTATE, uint32(seen.State.OperState), 1)
+	b.attrRaw(unix.IFLA_ADDRESS, []byte(seen.State.MAC))
+	b.attrBytes(unix.IFLA_IFALIAS, seen.State.Alias)
 	return b.finish()
 }
 
@@ -80,7 +105,7 @@ func (b *compareBlock) differsIf(cond bpf.JumpTest, val uint32) {
 }
 
 // attrWord compares the value (4 or 1 bytes) of an attribute that
-// parseLink reads as 0 when it is absent.
+// the inventory's parseLink reads as 0 when it is absent.
 func (b *compareBlock) attrWord(attr, want uint32, size int) {
 	b.add(findAttr(attr)...)
 	if want == 0 {
