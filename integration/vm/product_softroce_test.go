@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -32,7 +33,7 @@ import (
 // explains.
 func TestSoftRoCEProduct(t *testing.T) {
 	requireBoot(t, rdma.NetnsShared)
-	s := &softNode{n: requireGuestNode(t), standIn: uniqueName(t, "rvs")}
+	s := &softNode{n: requireGuestNode(t), standIn: netnstest.UniqueName(t, "rvs")}
 	s.parent, _ = addVethPair(t)
 	addRxe(t, rdmaHandle(t, nil), s.standIn, s.parent)
 	s.n.start(t, chainedConflist(s.n, "macvlan"), raildConfig(s.n, "10.78.0.0/24")+"softRoCE: true\n")
@@ -191,7 +192,7 @@ func (p *softPod) checkReady(t *testing.T) {
 // sandbox that holds no lease, left in a live netns.
 func (p *softPod) checkSweep(t *testing.T) {
 	stray := newNetns(t)
-	a, b := uniqueName(t, "rst"), uniqueName(t, "rsu")
+	a, b := netnstest.UniqueName(t, "rst"), netnstest.UniqueName(t, "rsu")
 	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a}, PeerName: b}
 	if err := netlink.LinkAdd(veth); err != nil {
 		t.Fatal(err)
