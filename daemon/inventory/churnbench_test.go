@@ -39,12 +39,18 @@ const churnTail = 2500 * time.Millisecond
 // (a veth pair whose peer is made in the pod netns, the host end set up,
 // the peer set up, the pair deleted); "macvlan": upstream macvlan's (a
 // macvlan made on a NIC's netdev in the node's netns, moved into the pod
-// netns, set up and deleted there). Reported per pod: this process's CPU
-// (getrusage, all threads) less that of an idle window as long, and the
-// link events the inventory classified.
+// netns, set up and deleted there); "move": host-device's (the NIC's own
+// netdev moved into the pod netns, set up there, moved back and set up
+// again, as make bench puts it back); "veth-fake": the veth pods beside an
+// inventory on a fake machine (raild --root, as make bench runs it: the
+// kernel filter cannot ask the kernel for parent devices there).
+// Reported per pod: this process's CPU (getrusage, all threads) less that
+// of an idle window as long, and the link events the inventory
+// classified.
 func BenchmarkChurnBeside(b *testing.B) {
-	for _, kind := range []string{"veth", "macvlan"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, name := range []string{"veth", "macvlan", "move", "veth-fake"} {
+		kind, fake := strings.CutSuffix(name, "-fake")
+		b.Run(name, func(b *testing.B) {
 			ns, h := testNetns(b)
 			podName := fmt.Sprintf("ry-inv-%d-cpod", os.Getpid())
 			namedNetns(b, podName)
@@ -53,7 +59,9 @@ func BenchmarkChurnBeside(b *testing.B) {
 			root, _ := fakeNode(b, fakesys.Options{Netdevs: map[string]string{"mlx5_0": nic.Name}})
 			inv, err := New(root, nil, nil)
 			must(b, err)
-			inv.linksDescribed = kernelNamesParents() // as on a node (TestKernelFilterQuietsChurn)
+			if !fake {
+				inv.linksDescribed = kernelNamesParents() // as on a node (TestKernelFilterQuietsChurn)
+			}
 			runWatch(b, inv, ns, Watch{Settle: 100 * time.Millisecond, FollowUp: 2 * time.Second})
 			must(b, h.LinkAdd(nic))
 			must(b, h.LinkSetUp(nic))
@@ -126,6 +134,8 @@ func TestChurnNeighbour(t *testing.T) {
 			parent, err := host.LinkByName(nicName)
 			must(t, err)
 			macvlanPod(t, host, pod, podNS, parent.Attrs().Index, fmt.Sprintf("%s-m%d", prefix, i))
+		case "move":
+			hostDevicePod(t, host, pod, hostNS, podNS, nicName)
 		default:
 			t.Fatalf("unknown churn %q", kind)
 		}
@@ -159,4 +169,21 @@ func macvlanPod(t testing.TB, host, pod *netlink.Handle, podNS netns.NsHandle, p
 	must(t, err)
 	must(t, pod.LinkSetUp(moved))
 	must(t, pod.LinkDel(moved))
+}
+
+// hostDevicePod is what upstream host-device does for a pod with a NIC's
+// netdev: moved into the pod netns and set up there, then moved back
+// (down) and set up again in the host netns (as make bench tidies it).
+func hostDevicePod(t testing.TB, host, pod *netlink.Handle, hostNS, podNS netns.NsHandle, name string) {
+	t.Helper()
+	link, err := host.LinkByName(name)
+	must(t, err)
+	must(t, host.LinkSetNsFd(link, int(podNS)))
+	inPod, err := pod.LinkByName(name)
+	must(t, err)
+	must(t, pod.LinkSetUp(inPod))
+	must(t, pod.LinkSetNsFd(inPod, int(hostNS)))
+	back, err := host.LinkByName(name)
+	must(t, err)
+	must(t, host.LinkSetUp(back))
 }

@@ -2,6 +2,8 @@ package inventory
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/railcni/rail/daemon/linkfilter"
@@ -52,6 +54,17 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 	if src, ok := w.Events.(linkfilter.Source); ok {
 		kernel = newKernelWatch(src, inv.linksDescribed && kernelNamesParents(), &inv.stats, w.FilterFailed)
 	}
+	var fakeNet *fakeNetWatch
+	if kernel != nil && !inv.linksDescribed {
+		// a fake machine: its NICs are those its sysfs names
+		var err error
+		if fakeNet, err = watchFakeNet(ctx, inv.root); err != nil && w.FilterFailed != nil {
+			w.FilterFailed(fmt.Errorf("every new link is read: %w", err))
+		}
+		if err == nil {
+			kernel.ByName(inv.sys.DeviceNetdevs)
+		}
+	}
 	uppers := upperSettler{k: kernel}
 	// watched has the kernel filter follow a new snapshot's netdevs; the
 	// events of one it did not watch until now may have been dropped, so
@@ -80,6 +93,11 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		case <-tick:
 			inv.rescan("rescan timer", w)
 			watched()
+		case <-fakeNet.notices():
+			if names := kernel.SysChanged(); len(names) > 0 {
+				inv.rescan("netdevs the fake machine gained, already there: "+strings.Join(names, ","), w)
+				watched()
+			}
 		case <-followUp:
 			c := pending
 			followUp, pending = nil, concern{}

@@ -26,7 +26,10 @@ import (
 //     kernel's IFLA_PARENT_DEV_NAME, Linux 5.16 on: the `device` of
 //     sysfs; every new link on older kernels), one named as a snapshot's
 //     netdev that is not in the netns now (a NIC back from a pod, a
-//     stand-in);
+//     stand-in); on a machine whose sysfs is not the kernel's (raild's
+//     --root: a fake machine, its NICs' netdevs stand-ins without a
+//     parent device), only those named: the snapshot's netdevs not in
+//     the netns and the netdevs that sysfs gives a `device`;
 //   - an RTM_NEWLINK, new or not, of an upper device of a watched link
 //     (IFLA_LINK) that is up (IFF_UP in ifi_flags): one that arrives up
 //     or is set up in this netns;
@@ -69,8 +72,12 @@ type List struct {
 	Indexes []int    // links by ifindex (order and repeats do not matter)
 	Names   []string // new links of these names
 	// Parents: the kernel names a link's parent device, so a new link
-	// without one is no NIC; false: every new link passes.
+	// without one is no NIC; false: every new link passes, unless ByName.
 	Parents bool
+	// ByName: the sysfs raild reads is not the kernel's (a fake
+	// machine), so the kernel's parent devices say nothing of its NICs: a
+	// new link passes only when Names holds its name.
+	ByName bool
 	// States are the last states raild read of watched links, by
 	// ifindex: an RTM_NEWLINK of one that differs from it in none of the
 	// fields a link event follows (its name and State) is dropped.
@@ -148,10 +155,10 @@ func filterProgram(w List, keys []uint32, blocks map[uint32][]bpf.Instruction) [
 }
 
 // newLinkChecks pass a new link that could be a NIC (see the top): one of
-// the names, one with a parent device; any other goes on to the upper
-// check after them.
+// the names, one with a parent device (unless w.ByName); any other goes
+// on to the upper check after them.
 func newLinkChecks(w List) []bpf.Instruction {
-	if !w.Parents {
+	if !w.Parents && !w.ByName {
 		return []bpf.Instruction{bpf.RetConstant{Val: keepAll}}
 	}
 	var names []bpf.Instruction
@@ -164,6 +171,9 @@ func newLinkChecks(w List) []bpf.Instruction {
 		bpf.TAX{},
 	)
 	prog = append(prog, names...)
+	if w.ByName {
+		return prog
+	}
 	prog = append(prog, findAttr(iflaParentDevName)...)
 	return append(prog,
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},

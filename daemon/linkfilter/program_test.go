@@ -82,6 +82,13 @@ func TestLinkFilter(t *testing.T) {
 		{"a new link without a parent, parents not told", List{Indexes: []int{nic}}, added(kernelLink{index: veth, name: "veth1a2b"}).bytes(), true},
 		{"a watched NIC, parents not told", List{Indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: nic}.bytes(), true},
 		{"an unwatched link, parents not told", List{Indexes: []int{nic}}, kernelLink{typ: unix.RTM_NEWLINK, index: veth}.bytes(), false},
+		{"a fake machine: a new link named", List{Indexes: []int{nic}, Names: []string{"rb1a2b3cn7"}, ByName: true},
+			added(kernelLink{index: 901, name: "rb1a2b3cn7"}).bytes(), true},
+		{"a fake machine: a new veth not named", List{Indexes: []int{nic}, Names: []string{"rb1a2b3cn7"}, ByName: true},
+			added(kernelLink{index: veth, name: "veth1a2b"}).bytes(), false},
+		{"a fake machine: a parent device alone does not pass", List{Indexes: []int{nic}, Names: []string{"rb1a2b3cn7"}, ByName: true},
+			added(kernelLink{index: 900, name: "eth5", parent: "0000:3b:02.1"}).bytes(), false},
+		{"a fake machine: a watched NIC's change", List{Indexes: []int{nic}, ByName: true}, kernelLink{typ: unix.RTM_NEWLINK, index: nic}.bytes(), true},
 		{"nothing watched: a new link", List{Parents: true}, added(kernelLink{index: 5, name: "p", parent: "0000:01:00.0"}).bytes(), true},
 		{"nothing watched: a link's state", List{Parents: true}, kernelLink{typ: unix.RTM_NEWLINK, index: 5}.bytes(), false},
 		{"an address message", watched, func() []byte {

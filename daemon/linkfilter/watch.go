@@ -60,6 +60,12 @@ type Watch struct {
 	// parents: a new link without a parent device is no NIC (the sysfs
 	// read is the kernel's own, and the kernel names parent devices).
 	parents bool
+	// sysNetdevs, on a machine whose sysfs is not the kernel's (a fake
+	// one: nil on the kernel's own), lists the netdevs that sysfs could
+	// take for NICs'; a new link then passes only when named (ByName in
+	// program.go): a snapshot's netdev not in the netns, or one of these
+	// that no snapshot names (extra, read at each snapshot).
+	sysNetdevs func() []string
 
 	mu      sync.Mutex
 	version uint64         // the snapshot whose names were resolved
@@ -67,6 +73,8 @@ type Watch struct {
 	links   map[int]int    // ifindex of a link that concerned the inventory -> its lower (an upper device's NIC's), else 0
 	applied []int          // the ifindexes last given to the source (sorted)
 	awaited []string       // the names last given to it (sorted)
+	extra   []string       // sysNetdevs not in the last snapshot (sorted)
+	netdevs []string       // the last snapshot's netdevs
 	tried   bool           // applied was given
 	filter  bool           // a filter is set (not too many links, no failure)
 	added   []int          // ifindexes watched since the reader last took them (or whose state went unverified)
@@ -102,6 +110,12 @@ func New(src Source, parents bool, health func(set bool, err error)) *Watch {
 // Batched says that the reader ends each batch of events it read with
 // FlushStates. Call it before the first event.
 func (k *Watch) Batched() { k.batched = true }
+
+// ByName has the filter pass a new link only when named, on a machine
+// whose sysfs is not the kernel's (a fake one): netdevs lists the netdevs
+// that sysfs could take for NICs' (those with a `device`). Set it before
+// the watch is used.
+func (k *Watch) ByName(netdevs func() []string) { k.sysNetdevs = netdevs }
 
 // Saw takes in what one classified event teaches and applies the filter.
 // The reader calls it for every event, before passing its concern on,
@@ -190,6 +204,8 @@ func (k *Watch) Follow(version uint64, netdevs, vfNetdevs []string) []string {
 		return nil
 	}
 	k.version = version
+	k.netdevs = slices.Clone(netdevs)
+	k.readExtra()
 	// kept across snapshots: a VF in a pod has no netdev in the snapshot
 	for _, name := range vfNetdevs {
 		k.vfNames[name] = true
@@ -228,6 +244,36 @@ func (k *Watch) Follow(version uint64, netdevs, vfNetdevs []string) []string {
 		}
 	}
 	return newly
+}
+
+// readExtra reads which netdevs the fake machine's sysfs has that the
+// last snapshot does not name. mu is held.
+func (k *Watch) readExtra() {
+	if k.sysNetdevs == nil {
+		return
+	}
+	k.extra = slices.DeleteFunc(k.sysNetdevs(), func(name string) bool { return slices.Contains(k.netdevs, name) })
+}
+
+// SysChanged takes in that the fake machine's sysfs gained netdevs (see
+// ByName): the filter passes their new links from now on. Those already
+// in the netns came while it did not (their arrival may have been
+// dropped): they are returned, for the loop to read the machine again.
+func (k *Watch) SysChanged() (present []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	before := k.extra
+	k.readExtra()
+	k.apply()
+	for _, name := range k.extra {
+		if slices.Contains(before, name) {
+			continue
+		}
+		if _, there, err := k.src.Link(0, name); err != nil || there {
+			present = append(present, name)
+		}
+	}
+	return present
 }
 
 // UpperLeft says whether an upper device seen arriving on the NIC of
@@ -338,7 +384,9 @@ func (k *Watch) install(withStates bool) {
 	}
 	slices.Sort(want)
 	want = slices.Compact(want)
+	awaited = append(awaited, k.extra...)
 	slices.Sort(awaited)
+	awaited = slices.Compact(awaited)
 	for index := range k.states {
 		if _, watched := slices.BinarySearch(want, index); !watched {
 			delete(k.states, index)
@@ -353,7 +401,8 @@ func (k *Watch) install(withStates bool) {
 	if k.tried && slices.Equal(want, k.applied) && slices.Equal(awaited, k.awaited) && maps.Equal(states, k.appliedStates) {
 		return // as it is (or, too many or failing, as it was)
 	}
-	filter, err := k.src.Watch(List{Indexes: want, Names: awaited, Parents: k.parents, States: maps.Clone(states)})
+	filter, err := k.src.Watch(List{Indexes: want, Names: awaited, Parents: k.parents, ByName: k.sysNetdevs != nil,
+		States: maps.Clone(states)})
 	k.health(filter, err)
 	if k.filter { // without a filter before, nothing was dropped
 		for _, index := range want {

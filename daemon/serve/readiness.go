@@ -30,7 +30,7 @@ type railReadiness struct {
 	sink      *podreport.Reporter // nil without an API server
 	leases    func() []ipam.Lease
 	held      *podinfo.DRAHeld // the NICs DRA NIC drivers gave pods (nil: not kept)
-	exclusive bool             // the kernel's RDMA netns mode is exclusive
+	rdmaNetns rdma.NetnsMode   // the kernel's RDMA netns mode
 	softRoCE  bool             // a softRoCE node: each rail's device is its pod's rxe
 
 	mu         sync.Mutex
@@ -44,7 +44,7 @@ func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, h
 	}
 	placed := &placements{next: next, bySandbox: map[string]service.Attached{}, at: map[string]time.Time{}, now: time.Now}
 	return &railReadiness{placed: placed, sink: reports,
-		leases: leases, held: held, exclusive: mode == rdma.NetnsExclusive, softRoCE: softRoCE}
+		leases: leases, held: held, rdmaNetns: mode, softRoCE: softRoCE}
 }
 
 // reporter is what the service reports to: the placements, then the API.
@@ -122,7 +122,7 @@ func (r *railReadiness) pods(m *topology.Machine) []readiness.Pod {
 func (r *railReadiness) rail(l ipam.Lease, m *topology.Machine, gidIndex int) readiness.Rail {
 	mode := api.Mode(l.Mode)
 	rail := readiness.Rail{Netns: l.Netns, IfName: l.IfName, Addresses: []netip.Prefix{l.Address}, Mode: mode,
-		Exclusive: r.exclusive && mode.Exclusive(), GIDIndex: gidIndex, Placed: r.placed.of(l.Sandbox, l.IfName)}
+		Exclusive: r.rdmaNetns == rdma.NetnsExclusive && mode.Exclusive(), GIDIndex: gidIndex, Placed: r.placed.of(l.Sandbox, l.IfName)}
 	_, isVF := m.VFByPCI(l.NICs[0])
 	switch nic, ok := m.NICByName(l.NICs[0]); {
 	case ok:

@@ -149,7 +149,7 @@ func (s *Service) Machine() *topology.Machine { return s.opt.Machine() }
 
 // node is the placement view of the node now.
 func (s *Service) node() *placement.Node {
-	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.RDMANetnsMode == rdma.NetnsExclusive,
+	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, RDMANetns: s.opt.RDMANetnsMode,
 		Guard: s.opt.Guard, Limits: s.opt.Limits}
 }
 

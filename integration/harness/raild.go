@@ -103,7 +103,7 @@ func (r *Raild) launch() error {
 	// fresh raild would take another test's pods in its pool for its own and
 	// refuse to start (the lost-store check); its own dir holds none.
 	args := []string{"serve", "--config", filepath.Join(r.opt.Dir, "raild.yaml"), "--root", r.opt.Root,
-		"--socket", r.Socket, "--state-dir", filepath.Join(r.opt.Dir, "state"), "--node-name", r.opt.NodeName,
+		"--socket", r.Socket, "--state-dir", r.StateDir(), "--node-name", r.opt.NodeName,
 		"--netns-dir", filepath.Join(r.opt.Dir, "netns"), "--log-level", "debug"}
 	if r.opt.PodResources != "" {
 		args = append(args, "--pod-resources-socket", r.opt.PodResources)
@@ -142,6 +142,9 @@ func launchHere(cmd *exec.Cmd, done func(error)) error {
 	}()
 	return <-started
 }
+
+// StateDir is raild's --state-dir (its lease store).
+func (r *Raild) StateDir() string { return filepath.Join(r.opt.Dir, "state") }
 
 // Exited is closed when the process has exited.
 func (r *Raild) Exited() <-chan struct{} { return r.exited }

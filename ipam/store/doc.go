@@ -9,7 +9,7 @@
 //
 // Open checks the whole store before anything is handed out (open.go):
 // records carry checksums, each commit's sequence is also kept in the side
-// record, so an empty, missing, truncated, damaged or rolled-back store is
+// record (written once the commit's sessions are answered), so an empty, missing, truncated, damaged or rolled-back store is
 // a *DamagedError (ErrDamaged) and never a fresh start or a panic. Rebuild
 // replaces such a store. Health says whether the store can still write.
 //

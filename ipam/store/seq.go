@@ -112,6 +112,9 @@ type seqFile struct {
 	mu      sync.Mutex
 	f       *os.File
 	written uint64 // highest sequence on disk
+	// sync makes the record's write durable (unix.Fdatasync; a test
+	// holds it to see who waits for it)
+	sync func(fd int) error
 }
 
 func openSeqFile(path string, seq uint64) (*seqFile, error) {
@@ -119,7 +122,7 @@ func openSeqFile(path string, seq uint64) (*seqFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &seqFile{path: path, f: f}
+	s := &seqFile{path: path, f: f, sync: unix.Fdatasync}
 	s.committed.Store(seq)
 	if err := s.cover(seq); err != nil {
 		return nil, errors.Join(err, f.Close())
@@ -128,7 +131,8 @@ func openSeqFile(path string, seq uint64) (*seqFile, error) {
 }
 
 // cover returns once the side record holds seq or later. One write covers
-// every commit made before it, so concurrent callers share the fdatasync.
+// every commit made before it. The writer calls it after answering each
+// commit's sessions (writer.go), openSeqFile once.
 func (s *seqFile) cover(seq uint64) error {
 	for {
 		if c := s.committed.Load(); c >= seq || s.committed.CompareAndSwap(c, seq) {
@@ -144,7 +148,7 @@ func (s *seqFile) cover(seq uint64) error {
 	if _, err := s.f.WriteAt(encodeSeq(target), 0); err != nil {
 		return fmt.Errorf("write %s: %w", s.path, err)
 	}
-	if err := unix.Fdatasync(int(s.f.Fd())); err != nil {
+	if err := s.sync(int(s.f.Fd())); err != nil {
 		return fmt.Errorf("sync %s: %w", s.path, err)
 	}
 	s.written = target

@@ -62,11 +62,10 @@ type pending struct {
 	done chan result
 }
 
-// result is what the writer did with a session: its error, else the
-// commit sequence that made it durable.
+// result is what the writer did with a session: its error, nil once the
+// commit that made it durable returned.
 type result struct {
 	err error
-	seq uint64
 }
 
 // Path is the lease file.
@@ -94,17 +93,9 @@ func (s *Store) commit(op *writeOp) error {
 		return fmt.Errorf("ipam: write %s: %w", s.path, errStoreClosed)
 	}
 	res := <-p.done
-	if res.err != nil {
-		return res.err
-	}
-	// The session is durable; a side record that cannot follow only
-	// weakens the rollback check, so it makes the store unhealthy, not the
-	// session failed. Concurrent callers share the side record's sync,
-	// while the writer goes on with the next transaction.
-	if err := s.seq.cover(res.seq); err != nil {
-		s.setWriteErr(fmt.Errorf("ipam: %w", err))
-	}
-	return nil
+	// The session is durable once bbolt's commit is: the writer brings
+	// the side record up to it after answering (writer.go).
+	return res.err
 }
 
 // refusal is why a write must not reach bbolt now, if it must not.

@@ -41,9 +41,21 @@ func (s *Store) gather(batch []*pending) []*pending {
 	return batch
 }
 
-// write commits batch in one transaction. When that fails for a reason of
-// one session (not damage), each is tried alone so the others are not
-// failed with it.
+// write commits batch in one transaction and answers its sessions, then
+// brings the side record up to the commit. When the transaction fails for
+// a reason of one session (not damage), each is tried alone so the others
+// are not failed with it.
+//
+// A session waits for bbolt's commit only: one durable write (bbolt's
+// pages, then its meta page, each made durable in turn). The side record
+// (seq.go) follows after the answer, before the writer takes the next
+// batch, so sessions that arrive meanwhile share the next commit and the
+// record never lags more than the commit just answered; Close returns once
+// it holds the last one. What that leaves open: a rollback of exactly the
+// commit just answered (its meta page damaged after bbolt made it durable,
+// or an older copy put back) in the moment before its side record is
+// durable goes unnoticed at the next Open. A crash in that moment loses
+// nothing: the commit is durable in leases.db.
 func (s *Store) write(batch []*pending) {
 	err := s.transact(batch)
 	var damage *DamagedError
@@ -54,7 +66,15 @@ func (s *Store) write(batch []*pending) {
 		return
 	}
 	for _, p := range batch {
-		p.done <- result{err: err, seq: s.lastSeq}
+		p.done <- result{err: err}
+	}
+	if err != nil {
+		return
+	}
+	// A side record that cannot follow only weakens the rollback check:
+	// the store is unhealthy, the sessions stay committed.
+	if err := s.seq.cover(s.lastSeq); err != nil {
+		s.setWriteErr(fmt.Errorf("ipam: %w", err))
 	}
 }
 

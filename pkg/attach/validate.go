@@ -194,7 +194,7 @@ func validateLinkSettings(s Spec) error {
 }
 
 func validateRDMA(s Spec) error {
-	if s.RDMADevice == "" || !s.RDMAExclusive {
+	if s.RDMADevice == "" || s.RDMANetns != rdma.NetnsExclusive {
 		return nil
 	}
 	if err := rdma.ModeRequirement(s.Mode, rdma.NetnsExclusive); err != nil {

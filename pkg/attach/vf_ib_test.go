@@ -15,6 +15,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/pkg/netnstest"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
@@ -377,7 +378,7 @@ func TestIBVFSequences(t *testing.T) {
 			s := ibSpec(w, "0e:72:aa:bb:cc:dd:ee:05")
 			dev := "mlx5_4"
 			if tt.exclusive {
-				s.RDMADevice, s.RDMAExclusive = dev, true
+				s.RDMADevice, s.RDMANetns = dev, rdma.NetnsExclusive
 			}
 			if tt.renumber != "" {
 				ib := filepath.Join(w.root, "sys/bus/pci/devices", w.pci, "infiniband")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/rdma"
 )
 
 // The VF tests use a veth end in the host as the VF's netdev (no kernel
@@ -219,7 +221,7 @@ func TestVFAttachFailureLeavesVFAsItWas(t *testing.T) {
 			return s
 		}, wantErr: "add route 10.20.0.0/16 via 192.168.77.1"},
 		{name: "rdma device move fails", spec: func(s Spec) Spec {
-			s.RDMADevice, s.RDMAExclusive = "mlx5_12", true
+			s.RDMADevice, s.RDMANetns = "mlx5_12", rdma.NetnsExclusive
 			return s
 		}, wantErr: "move rdma device mlx5_12"},
 		{name: "VF index the PF does not have", spec: func(s Spec) Spec {

@@ -182,3 +182,21 @@ func deviceOf(nic NIC) string {
 	dev, _ := ParseTarget(nic.Name)
 	return dev
 }
+
+// DeviceNetdevs are the host netdevs that could be NICs' (a `device` link
+// in /sys/class/net/<netdev>, as NetdevRDMADevices judges one), sorted.
+// An unreadable /sys/class/net gives none.
+func (s *Sysfs) DeviceNetdevs() []string {
+	names, err := s.fs.names("/sys/class/net")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, name := range names {
+		if validName(name) && s.fs.exists("/sys/class/net/"+name+"/device") {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

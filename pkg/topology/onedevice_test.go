@@ -145,6 +145,36 @@ func TestNetdevRDMADevices(t *testing.T) {
 	}
 }
 
+// TestDeviceNetdevs: the netdevs DeviceNetdevs lists are exactly those
+// NetdevRDMADevices calls NICs', sorted; a netdev taken into a pod is
+// gone from the list.
+func TestDeviceNetdevs(t *testing.T) {
+	root, spec := writeMachine(t, "gpu8-nic8", fakesys.Options{})
+	sys, err := topology.OpenSysfs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := os.ReadDir(filepath.Join(root, "sys/class/net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range all {
+		if _, nic := sys.NetdevRDMADevices(e.Name()); nic {
+			want = append(want, e.Name())
+		}
+	}
+	got := sys.DeviceNetdevs()
+	if len(got) == 0 || !slices.Equal(got, want) || !slices.IsSorted(got) {
+		t.Fatalf("DeviceNetdevs() = %v, want %v (sorted, not empty)", got, want)
+	}
+	nic0, _ := spec.NIC("mlx5_0")
+	mustDo(t, fakesys.RemoveNetdev(root, nic0.Netdev))
+	if got := sys.DeviceNetdevs(); slices.Contains(got, nic0.Netdev) || len(got) != len(want)-1 {
+		t.Errorf("after %s left: %v, want it gone and the rest kept", nic0.Netdev, got)
+	}
+}
+
 func mustDo(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -78,7 +78,7 @@ func specFor(conf *netconf.Rail, iface api.PlanInterface, attachMode api.Mode, m
 	spec := attach.Spec{
 		Mode: attachMode, Name: iface.Name, MTU: iface.MTU, Table: iface.Table,
 		ArpTuning: iface.Table > 0, MacvlanMode: conf.MacvlanMode, PKey: conf.PKeyValue, IPoIBMode: conf.IPoIBMode,
-		RDMAExclusive: mode == rdma.NetnsExclusive, Addresses: addressing.Prefixes(), SoftRoCE: iface.SoftRoCE,
+		RDMANetns: mode, Addresses: addressing.Prefixes(), SoftRoCE: iface.SoftRoCE,
 	}
 	if conf.MTU != 0 {
 		spec.MTU = conf.MTU

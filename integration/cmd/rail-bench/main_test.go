@@ -139,3 +139,49 @@ func TestCells(t *testing.T) {
 		})
 	}
 }
+
+// TestFloorRatioRows: every floor measured gives rail's ADD and DEL a
+// ratio to it, and the mode's floor is exec + kernel + write.
+func TestFloorRatioRows(t *testing.T) {
+	fig := func(add, del int) figures {
+		return figures{add: stat{p50: time.Duration(add) * time.Millisecond}, del: stat{p50: time.Duration(del) * time.Millisecond}}
+	}
+	kernel, write := fig(2, 10), fig(1, 1)
+	tests := []struct {
+		name   string
+		kernel *figures
+		write  *figures
+		want   []string
+	}{
+		{name: "every floor", kernel: &kernel, write: &write, want: []string{
+			"| s | ADD / DEL p50 vs the kernel's own work for the mode | 12.0 / 26.0 | 24.0 / 39.0 | 0.50× / 0.67× | 2.00 / 10.0 | 6.00× / 2.60× |\n",
+			"|  | ADD / DEL p50 vs one durable write | 12.0 / 26.0 | 24.0 / 39.0 | 0.50× / 0.67× | 1.00 / 1.00 | 12.00× / 26.00× |\n",
+			"|  | ADD / DEL p50 vs the mode's floor (exec + kernel + durable write) | 12.0 / 26.0 | 24.0 / 39.0 | 0.50× / 0.67× | 9.00 / 15.0 | 1.33× / 1.73× |\n",
+		}},
+		{name: "no write floor", kernel: &kernel, want: []string{
+			"| s | ADD / DEL p50 vs the kernel's own work for the mode | 12.0 / 26.0 | 24.0 / 39.0 | 0.50× / 0.67× | 2.00 / 10.0 | 6.00× / 2.60× |\n",
+			"|  | ADD / DEL p50 vs the mode's floor (exec + kernel) | 12.0 / 26.0 | 24.0 / 39.0 | 0.50× / 0.67× | 8.00 / 14.0 | 1.50× / 1.86× |\n",
+		}},
+		{name: "chained: no mode floor", write: &write, want: []string{
+			"| s | ADD / DEL p50 vs one durable write | 12.0 / 26.0 | 24.0 / 39.0 | 0.50× / 0.67× | 1.00 / 1.00 | 12.00× / 26.00× |\n",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := comparison{name: "s", rail: fig(12, 26), upstream: fig(24, 39), floor: fig(6, 4), kernel: tt.kernel, write: tt.write}
+			rows := floorRatioRows(c)
+			if len(rows) != len(tt.want) {
+				t.Fatalf("%d rows, want %d", len(rows), len(tt.want))
+			}
+			for i, r := range rows {
+				name := ""
+				if i == 0 {
+					name = "s"
+				}
+				if got := r.format(name); got != tt.want[i] {
+					t.Errorf("row %d:\n got %q\nwant %q", i, got, tt.want[i])
+				}
+			}
+		})
+	}
+}

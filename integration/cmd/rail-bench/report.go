@@ -22,7 +22,10 @@ func (b *bench) settings(opt options, took time.Duration, loadBefore, loadAfter 
 			"a burst of link events) and opened clear of the ticks of raild's %s rescan timer (one found first by watching raild idle), "+
 			"less the same window's length with nothing happening, taken a whole number of %s later (the same phase of raild's timers), "+
 			"per pod; beside upstream it is what pods raild does not serve cost it. "+
-			"Mode floors: the exec floor plus the kernel floor of rail's mode (none for rail chained after ptp, whose ADD holds ptp's work).",
+			"Floors, each measured in the same run: exec (a no-op plugin through libcni), the kernel's own work for rail's mode, "+
+			"one durable 4 KiB write (pwrite + fdatasync, as each lease store commit is made durable before raild answers, "+
+			"in a file beside raild's state dir); the mode's floor is their sum (none for rail chained after ptp, whose ADD holds ptp's work). "+
+			"Goals (issue 28): ADD p50 within 1.5× of the mode's floor, DEL p50 within 1.3× of the kernel's own work for the mode.",
 			opt.rounds, opt.warmup, len(b.sides.all()), opt.burstReps, opt.rounds, slices.Max(opt.bursts), timing.settle, timing.rescan,
 			timing.period),
 		fmt.Sprintf("Node: %s, 1 GPU, ConnectX-7 RoCE PF + %d VFs (veth stand-ins), raild in the node netns; "+

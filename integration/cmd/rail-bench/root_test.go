@@ -28,7 +28,9 @@ func TestQuickRun(t *testing.T) {
 	}
 	table := out.String()
 	wants := []string{tableHeader, "Leaks: none", "**floors**", "kernel: into and back, p50 / p99",
-		"kernel: macvlan created and deleted, p50 / p99", "| ADD / DEL p50 vs the mode's floor (exec + kernel) |",
+		"kernel: macvlan created and deleted, p50 / p99", "| ADD / DEL p50 vs the mode's floor (exec + kernel + durable write) |",
+		"| ADD / DEL p50 vs the kernel's own work for the mode |", "| ADD / DEL p50 vs one durable write |",
+		"write: one durable 4 KiB write (pwrite + fdatasync) on raild's state dir's filesystem, p50 / p99",
 		"| raild's CPU per ADD+DEL, sequential, less idle: rail's pod / a pod it does not serve |",
 		"| **raild idle** | raild's CPU per s with nothing happening: all idle windows / the highest one |"}
 	for _, sc := range []string{"rail move vs host-device + static", "rail macvlan vs macvlan + host-local",
@@ -122,7 +124,12 @@ func newTestBench(t *testing.T) (*bench, baseline) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeAll(t, kernel.close) })
-	b, err := newBench(node, kernel, 2)
+	write, err := newWriteFloor(node.Dir, node.Raild.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeAll(t, write.close) })
+	b, err := newBench(node, kernel, write, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

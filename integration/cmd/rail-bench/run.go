@@ -38,7 +38,12 @@ func run(ctx context.Context, opt options, out, log io.Writer) (retErr error) {
 		return err
 	}
 	defer func() { retErr = errors.Join(retErr, kernel.close()) }()
-	b, err := newBench(node, kernel, maxPods)
+	write, err := newWriteFloor(node.Dir, node.Raild.StateDir())
+	if err != nil {
+		return err
+	}
+	defer func() { retErr = errors.Join(retErr, write.close()) }()
+	b, err := newBench(node, kernel, write, maxPods)
 	if err != nil {
 		return err
 	}
@@ -56,12 +61,12 @@ type bench struct {
 }
 
 // newBench snapshots the node, then makes the pods and the networks.
-func newBench(node *harness.Node, kernel *kernelFloors, pods int) (*bench, error) {
+func newBench(node *harness.Node, kernel *kernelFloors, write *writeFloor, pods int) (*bench, error) {
 	before, err := node.Snapshot()
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{node: node, before: before, sides: sideSet{kernel: kernel}}
+	b := &bench{node: node, before: before, sides: sideSet{kernel: kernel, write: write}}
 	for i := range pods {
 		pod, err := node.NewPod("default", fmt.Sprintf("p%d", i), podAnnotations())
 		if err != nil {
@@ -155,6 +160,7 @@ func (m *measurer) all(ctx context.Context, opt options, raild int, verify, wind
 // print writes the table from what the measurer recorded.
 func (b *bench) print(out io.Writer, m *measurer, opt options) {
 	exec := summarize(m.records[b.sides.execFloor])
+	write := summarize(m.records[b.sides.write])
 	var comps []comparison
 	var windows []raildWindow
 	for _, sc := range b.sides.scenarios {
@@ -162,7 +168,7 @@ func (b *bench) print(out io.Writer, m *measurer, opt options) {
 			windows = append(windows, m.records[s].raild.seq, m.records[s].raild.burst)
 		}
 		c := comparison{name: sc.name, rail: summarize(m.records[sc.rail]),
-			upstream: summarize(m.records[sc.upstream]), floor: exec}
+			upstream: summarize(m.records[sc.upstream]), floor: exec, write: &write}
 		if sc.kernel != nil {
 			k := summarize(m.records[sc.kernel])
 			c.kernel = &k
@@ -170,10 +176,10 @@ func (b *bench) print(out io.Writer, m *measurer, opt options) {
 		comps = append(comps, c)
 	}
 	mean, highest := idleRate(windows)
-	writeTable(out, comps, opt.bursts, exec, []kernelFloor{
+	writeTable(out, comps, opt.bursts, floorSet{exec: exec, write: &write, kernel: []kernelFloor{
 		{each: "one netdev into a netns / back (one netlink message each)", both: "into and back",
 			f: summarize(m.records[b.sides.kernel.move])},
 		{each: "one macvlan created into a netns / found and deleted there", both: "macvlan created and deleted",
 			f: summarize(m.records[b.sides.kernel.macvlan])},
-	}, []time.Duration{mean, highest})
+	}}, []time.Duration{mean, highest})
 }

@@ -39,15 +39,16 @@ type sideSet struct {
 	scenarios []scenario
 	execFloor side
 	kernel    *kernelFloors
+	write     *writeFloor
 }
 
 // all lists every side in a fixed order (the rounds rotate it).
 func (s sideSet) all() []side {
-	out := make([]side, 0, 2*len(s.scenarios)+3)
+	out := make([]side, 0, 2*len(s.scenarios)+4)
 	for _, sc := range s.scenarios {
 		out = append(out, sc.rail, sc.upstream)
 	}
-	return append(out, s.execFloor, s.kernel.move, s.kernel.macvlan)
+	return append(out, s.execFloor, s.kernel.move, s.kernel.macvlan, s.write)
 }
 
 // buildSides writes the conflists of every scenario and the exec floor.

@@ -13,12 +13,22 @@ import (
 const tableHeader = "| scenario | figure (ms) | rail | upstream | rail ÷ upstream | floor | rail ÷ floor |\n" +
 	"|---|---|---|---|---|---|---|\n"
 
-// comparison is one scenario's figures, the exec floor's and, where rail
-// works alone, the kernel floor's of rail's mode.
+// comparison is one scenario's figures, the exec floor's, the write
+// floor's and, where rail works alone, the kernel floor's of rail's mode.
 type comparison struct {
 	name                  string
 	rail, upstream, floor figures
 	kernel                *figures // nil: no mode floor
+	write                 *figures // nil: no write floor measured
+}
+
+// floorSet are the floors as the table shows them on their own: the exec
+// of a no-op plugin, the kernel's own work of each mode and one durable
+// write (nil: not measured).
+type floorSet struct {
+	exec   figures
+	kernel []kernelFloor
+	write  *figures
 }
 
 // kernelFloor is one attach mode's kernel floor as the table shows it:
@@ -38,7 +48,7 @@ type row struct {
 
 // writeTable prints the scenarios, then the floors and raild's idle rate
 // (mean over its idle windows, highest of one), per second.
-func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, kernel []kernelFloor, idle []time.Duration) {
+func writeTable(w io.Writer, comps []comparison, bursts []int, floors floorSet, idle []time.Duration) {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, c := range comps {
@@ -50,7 +60,7 @@ func writeTable(w io.Writer, comps []comparison, bursts []int, exec figures, ker
 			b.WriteString(r.format(name))
 		}
 	}
-	b.WriteString(floorRows(exec, kernel, idle))
+	b.WriteString(floorRows(floors, idle))
 	fmt.Fprint(w, b.String())
 }
 
@@ -60,9 +70,7 @@ func comparisonRows(c comparison, bursts []int) []row {
 		pairRow("DEL, p50 / p99", c, func(f figures) []time.Duration { return []time.Duration{f.del.p50, f.del.p99} }),
 		pairRow("ADD+DEL, p50 / p99", c, func(f figures) []time.Duration { return []time.Duration{f.cycle.p50, f.cycle.p99} }),
 	}
-	if c.kernel != nil {
-		rows = append(rows, modeFloorRow(c))
-	}
+	rows = append(rows, floorRatioRows(c)...)
 	for _, size := range bursts {
 		rows = append(rows, pairRow(fmt.Sprintf("burst of %d pods, wall: ADD / DEL", size), c, func(f figures) []time.Duration {
 			if got, ok := f.bursts[size]; ok {
@@ -85,14 +93,35 @@ func comparisonRows(c comparison, bursts []int) []row {
 	return rows
 }
 
-// modeFloorRow sets rail's ADD and DEL against the floor of its mode: the
-// exec of a no-op plugin plus the kernel's own work (one move; one
-// macvlan created, then deleted), each p50, measured in the same run.
-func modeFloorRow(c comparison) row {
-	k := *c.kernel
-	return row{label: "ADD / DEL p50 vs the mode's floor (exec + kernel)",
-		rail: []time.Duration{c.rail.add.p50, c.rail.del.p50}, upstream: []time.Duration{c.upstream.add.p50, c.upstream.del.p50},
-		floor: []time.Duration{c.floor.add.p50 + k.add.p50, c.floor.del.p50 + k.del.p50}}
+// floorRatioRows set rail's ADD and DEL (p50) against each floor of the
+// scenario measured in the same run — the kernel's own work of its mode
+// (one move; one macvlan created, then deleted), one durable write — and
+// against the mode's floor, their sum with the exec of a no-op plugin
+// (the ADD and DEL rows above hold the ratios to the exec floor alone).
+// A floor not measured, or none for the scenario (rail chained after
+// another plugin has no mode floor), gives no row.
+func floorRatioRows(c comparison) []row {
+	p50s := func(f figures) []time.Duration { return []time.Duration{f.add.p50, f.del.p50} }
+	floorRow := func(label string, floor []time.Duration) row {
+		return row{label: label, rail: p50s(c.rail), upstream: p50s(c.upstream), floor: floor}
+	}
+	var rows []row
+	if c.kernel != nil {
+		rows = append(rows, floorRow("ADD / DEL p50 vs the kernel's own work for the mode", p50s(*c.kernel)))
+	}
+	if c.write != nil {
+		rows = append(rows, floorRow("ADD / DEL p50 vs one durable write", p50s(*c.write)))
+	}
+	if c.kernel != nil {
+		sum := []time.Duration{c.floor.add.p50 + c.kernel.add.p50, c.floor.del.p50 + c.kernel.del.p50}
+		label := "ADD / DEL p50 vs the mode's floor (exec + kernel)"
+		if c.write != nil {
+			sum[0], sum[1] = sum[0]+c.write.add.p50, sum[1]+c.write.del.p50
+			label = "ADD / DEL p50 vs the mode's floor (exec + kernel + durable write)"
+		}
+		rows = append(rows, floorRow(label, sum))
+	}
+	return rows
 }
 
 // cpuFigure is CPU per pod: the plugin processes', and raild's (its CPU
@@ -141,15 +170,20 @@ func (r row) format(scenario string) string {
 
 // floorRows are the floors on their own, in the floor column, and raild's
 // idle rate.
-func floorRows(exec figures, kernel []kernelFloor, idle []time.Duration) string {
+func floorRows(floors floorSet, idle []time.Duration) string {
 	line := func(scenario, label string, v ...time.Duration) string {
 		return fmt.Sprintf("| %s | %s |  |  |  | %s |  |\n", scenario, label, values(v))
 	}
+	exec := floors.exec
 	out := line("**floors**", "exec: no-op plugin through libcni, ADD / DEL p50", exec.add.p50, exec.del.p50) +
 		line("", "exec: ADD+DEL, p50 / p99", exec.cycle.p50, exec.cycle.p99)
-	for _, k := range kernel {
+	for _, k := range floors.kernel {
 		out += line("", "kernel: "+k.each+", p50", k.f.add.p50, k.f.del.p50) +
 			line("", "kernel: "+k.both+", p50 / p99", k.f.cycle.p50, k.f.cycle.p99)
+	}
+	if w := floors.write; w != nil {
+		out += line("", fmt.Sprintf("write: one durable %d KiB write (pwrite + fdatasync) on raild's state dir's filesystem, p50 / p99",
+			writeFloorSize/1024), w.add.p50, w.add.p99)
 	}
 	return out + line("**raild idle**", "raild's CPU per s with nothing happening: all idle windows / the highest one", idle...)
 }

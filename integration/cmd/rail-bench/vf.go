@@ -32,6 +32,7 @@ type vfBench struct {
 	upstream side
 	exec     side
 	floor    *vfFloor
+	write    *writeFloor
 	up       upstreamVF
 	before   map[int]string // the VFs before any ADD
 }
@@ -77,7 +78,7 @@ func runVF(ctx context.Context, opt options, out, log io.Writer) (retErr error) 
 	if err := b.setUp(bins, opt); err != nil {
 		return err
 	}
-	sides := []side{b.rail, b.upstream, b.exec, b.floor}
+	sides := []side{b.rail, b.upstream, b.exec, b.floor, b.write}
 	if b.base != nil {
 		sides = append(sides, b.base)
 	}
@@ -161,7 +162,10 @@ func (b *vfBench) setUp(bins harness.Bins, opt options) error {
 	}
 	b.rail, b.upstream, b.exec = rail, upstream, exec
 	// the floor works on the last VF: bursts fill the first ones
-	b.floor, err = newVFFloor(runID, b.pf.name, b.pf.vfs[len(b.pf.vfs)-1], benchVFSettings())
+	if b.floor, err = newVFFloor(runID, b.pf.name, b.pf.vfs[len(b.pf.vfs)-1], benchVFSettings()); err != nil {
+		return err
+	}
+	b.write, err = newWriteFloor(b.dir, b.raild.StateDir())
 	return err
 }
 
@@ -226,13 +230,16 @@ func (b *vfBench) leaks(raildFDs []string) ([]string, error) {
 // sideCount is how many sides the rounds rotate.
 func (b *vfBench) sideCount() int {
 	if b.base != nil {
-		return 5
+		return 6
 	}
-	return 4
+	return 5
 }
 
 func (b *vfBench) close() error {
 	var errs []error
+	if b.write != nil {
+		errs = append(errs, b.write.close())
+	}
 	if b.floor != nil {
 		errs = append(errs, b.floor.close())
 	}
@@ -248,24 +255,25 @@ func (b *vfBench) close() error {
 	return errors.Join(errs...)
 }
 
-// print writes the table: rail vf against upstream, the exec floor and
-// vf mode's kernel floor.
+// print writes the table: rail vf against upstream, the exec floor, vf
+// mode's kernel floor and the write floor.
 func (b *vfBench) print(out io.Writer, m *measurer, opt options) {
 	exec := summarize(m.records[b.exec])
 	floor := summarize(m.records[b.floor])
+	write := summarize(m.records[b.write])
 	c := comparison{name: "rail vf vs " + b.up.name(), rail: summarize(m.records[b.rail]),
-		upstream: summarize(m.records[b.upstream]), floor: exec, kernel: &floor}
+		upstream: summarize(m.records[b.upstream]), floor: exec, kernel: &floor, write: &write}
 	windows := []raildWindow{m.records[b.rail].raild.seq, m.records[b.rail].raild.burst,
 		m.records[b.upstream].raild.seq, m.records[b.upstream].raild.burst}
 	mean, highest := idleRate(windows)
 	comps := []comparison{c}
 	if b.base != nil {
 		comps = append(comps, comparison{name: "rail vf of --rail-base (A/B) vs " + b.up.name(), rail: summarize(m.records[b.base]),
-			upstream: c.upstream, floor: exec, kernel: &floor})
+			upstream: c.upstream, floor: exec, kernel: &floor, write: &write})
 	}
-	writeTable(out, comps, opt.bursts, exec, []kernelFloor{{
+	writeTable(out, comps, opt.bursts, floorSet{exec: exec, write: &write, kernel: []kernelFloor{{
 		each: "VF read and set through the PF (mac, vlan/qos, spoofchk, rate, trust), then its netdev into a netns / back, then reset through the PF",
-		both: "VF configured, moved and back, reset", f: floor}}, []time.Duration{mean, highest})
+		both: "VF configured, moved and back, reset", f: floor}}}, []time.Duration{mean, highest})
 }
 
 // settings says how the figures were made, under the table.
