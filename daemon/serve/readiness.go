@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/railcni/rail/daemon/config"
+	"github.com/railcni/rail/daemon/draplugin"
 	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/nri"
@@ -35,6 +36,9 @@ type railReadiness struct {
 
 	mu         sync.Mutex
 	containers func(sandbox string) []nri.ContainerRecord // nil without NRI
+	// claims get each pod's condition too, for its DRA claims' status
+	// (nil: Rail is no DRA driver).
+	claims readiness.Sink
 }
 
 func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, held *podinfo.DRAHeld, mode rdma.NetnsMode, softRoCE bool) *railReadiness {
@@ -51,6 +55,22 @@ func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, h
 func (r *railReadiness) reporter() service.Reporter { return r.placed }
 
 // useNRI makes the checks read the NRI plugin's container records.
+// useDRA makes the DRA driver hear every pod's condition (nil: none).
+func (r *railReadiness) useDRA(p *draplugin.Plugin) {
+	if p != nil {
+		r.claims = p
+	}
+}
+
+// sinks hands a condition to each sink.
+type sinks []readiness.Sink
+
+func (s sinks) RDMAReady(c readiness.Condition) {
+	for _, sink := range s {
+		sink.RDMAReady(c)
+	}
+}
+
 func (r *railReadiness) useNRI(p *nri.Plugin) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -68,8 +88,13 @@ func (r *railReadiness) start(ctx context.Context, cfg *config.Config, inv *inve
 	}
 	opt := readiness.Options{Checker: checker, Pods: func() []readiness.Pod { return r.pods(inv.Machine()) },
 		Interval: cfg.Readiness.IntervalDuration, Log: log}
-	if r.sink != nil {
+	switch {
+	case r.sink != nil && r.claims != nil:
+		opt.Sink = sinks{r.sink, r.claims}
+	case r.sink != nil:
 		opt.Sink = r.sink
+	case r.claims != nil:
+		opt.Sink = r.claims
 	}
 	if m != nil {
 		opt.Registerer = m.Registry

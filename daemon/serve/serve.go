@@ -14,6 +14,7 @@ import (
 
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/draplugin"
 	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/nri"
@@ -126,7 +127,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err := checkSoftRoCE(cfg, netnsMode, log); err != nil {
 		return err
 	}
-	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
+	claims, err := openDRAClaims(cfg)
+	if err != nil {
+		return err
+	}
+	opt := service.Options{DRAClaims: serviceClaims(claims), Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
 		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg), SoftRoCE: cfg.SoftRoCE,
 		DRAHeld: draHeld(cfg),
 		HostVFs: attach.NewHostVFsAt(cfg.Root), OwnPFs: ownedPFs(inv, cfg, log), Rescan: func(cause string) {
@@ -157,15 +162,21 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	inv.SetHolders(svc.NICHolders)
 	sweepSoftRoCE(svc, log.With("component", "softroce"))
+	dra, err := newDRAPlugin(draDriver{cfg: cfg, clients: clients, inv: inv, svc: svc, alloc: alloc, gpus: gpus, rails: rails, claims: claims},
+		log.With("component", "dra"))
+	if err != nil {
+		return err
+	}
+	ready.useDRA(dra)
 	log.Info("raild starting", "node", cfg.NodeName, "nodeClass", cfg.NodeClass, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
 	go followPools(ctx)
-	return run(ctx, cfg, inv, svc, m, gpus, k, ready, log)
+	return run(ctx, cfg, inv, svc, m, gpus, k, ready, dra, log)
 }
 
 // run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
 func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics,
-	gpus *podinfo.GPUSource, k *kube, ready *railReadiness, log *slog.Logger) error {
+	gpus *podinfo.GPUSource, k *kube, ready *railReadiness, dra *draplugin.Plugin, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
@@ -183,7 +194,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		changed = append(changed, tracker.Wake)
 		sandboxChanged = tracker.SandboxChanged
 	}
-	errs := make(chan error, 4)
+	errs := make(chan error, 5)
 	go func() { errs <- srv.Serve(ln) }()
 	go reconcileLoop(ctx, svc, log.With("component", "reconcile"))
 	k.run(ctx)
@@ -217,6 +228,11 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 		dp := deviceplugin.New(deviceplugin.Options{Config: cfg.DevicePlugin, Machine: inv.Machine, Calls: m.DevicePlugin, Log: log})
 		changed = append(changed, dp.MachineChanged)
 		go func() { errs <- dp.Run(ctx) }()
+	}
+	if dra != nil {
+		changed = append(changed, dra.MachineChanged)
+		go followSlices(ctx, gpus, dra)
+		go func() { errs <- dra.Run(ctx) }()
 	}
 	watchNode(ctx, inv, statedir.RecordsFile(cfg.StateDir), log.With("component", "inventory"), changed...)
 	select {

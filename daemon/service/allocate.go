@@ -28,12 +28,16 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	}
 	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
+	claimed := s.draClaims(req)
 	if existing := s.alloc.Get(req.Sandbox, req.CNIIfName, req.Network); len(existing) > 0 {
-		return s.planFromLeases(s.node(), req.Sandbox, req.CNIIfName, req.Network, existing), nil
+		return withClaimVFKeys(s.planFromLeases(s.node(), req.Sandbox, req.CNIIfName, req.Network, existing), claimed), nil
 	}
 	req, err := s.withPodAnnotations(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if len(claimed) > 0 {
+		return s.allocateClaimed(ctx, req, claimed)
 	}
 	pool, err := s.explicitPool(req)
 	if err != nil {
@@ -149,15 +153,24 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	if err != nil {
 		return nil, err
 	}
+	place := s.place
+	if req.Mode == api.ModeVF {
+		place = s.placeVFs
+	}
+	return s.allocatePlaced(node, req, pool, gpus, input, place)
+}
+
+// placeFunc chooses NICs for one attachment under the allocator's lock.
+type placeFunc func(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error)
+
+// allocatePlaced places with place on one view of the node and leases
+// what it chose.
+func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, pool string, gpus []int, input placement.Input, place placeFunc) (*api.Plan, error) {
 	var picks []placement.Pick
 	var placeErr error
 	// Placement reads the allocator's NIC use and the leases are reserved
 	// in the same critical section: no second copy of the use to keep in
 	// step, and no window in which two ADDs see the same NIC free.
-	place := s.place
-	if req.Mode == api.ModeVF {
-		place = s.placeVFs
-	}
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
 		picks, reqs, placeErr = place(node, req, pool, input, s.placementUse(use))

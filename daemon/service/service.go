@@ -61,6 +61,10 @@ type Options struct {
 	// DRAHeld are the NICs DRA NIC drivers gave the node's pods: placement
 	// never takes them, and ADD records its own pod's (nil: none known).
 	DRAHeld *podinfo.DRAHeld
+	// DRAClaims are the Rail devices a pod's prepared DRA claims hold
+	// (nil: Rail is no DRA driver here); a pod holding some gets exactly
+	// those at ADD (draclaims.go).
+	DRAClaims DRAClaims
 	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
 	// with every reconcile (nil: neither, as on a node without SR-IOV).
 	HostVFs sriov.HostVFs
@@ -175,6 +179,12 @@ func (s *Service) NICHolders() map[string]string {
 	var holders map[string]string
 	s.alloc.ReadNICs(func(use ipam.NICUse) { holders = placement.Holders(leaseUse{use}) })
 	return holders
+}
+
+// NICUses calls fn for each pod interface a lease holds a NIC for (a
+// VF's lease by the VF's PCI address), as placement sees them.
+func (s *Service) NICUses(fn func(nic string, h placement.Holder)) {
+	s.alloc.ReadNICs(func(use ipam.NICUse) { leaseUse{use}.Range(fn) })
 }
 
 // leaseUse is placement's view of the NICs' use: the allocator's index of
