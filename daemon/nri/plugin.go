@@ -64,7 +64,10 @@ type Options struct {
 	// Proc is the procfs containers' processes are pinned in when they
 	// start (raild's readiness.procRoot; "": /proc).
 	Proc string
-	Log  *slog.Logger
+	// SoftRoCE: the node is in softRoCE mode; a leased pod's containers
+	// get the rxe devices the plugin made in the pod (softroce.go).
+	SoftRoCE bool
+	Log      *slog.Logger
 }
 
 // Plugin is raild's NRI plugin.
@@ -78,6 +81,7 @@ type Plugin struct {
 	kubelet *kubeletGPUs               // nil: neither gpuAutoInject nor DRA NICs, or no kubelet
 	draHeld *podinfo.DRAHeld           // nil: DRA NICs are not completed
 	envs    *podEnvCache
+	soft    *softRoCEDevices // nil: not a softRoCE node
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
 	topoFile string
@@ -123,6 +127,7 @@ func New(opt Options) (*Plugin, error) {
 		log:      log,
 		hooks:    hookMetrics(opt.Hooks),
 		envs:     newPodEnvCache(opt.Machine().Root),
+		soft:     softRoCEOf(opt),
 		topoFile: s.topoFileSource(opt.TopologyFile),
 		records:  newContainerRecords(),
 		proc:     cmp.Or(opt.Proc, "/proc"),
@@ -177,6 +182,7 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 	pod, ctr := call.pod, call.ctr
 	leases := p.state.SandboxLeases(pod.GetId())
+	call.soft = p.soft.devices(call, leases)
 	call.dra = p.containerDRANICs(call)
 	nics := p.containerNICs(call, leases)
 	extra := p.annotatedDevices(call)
@@ -209,6 +215,12 @@ func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
 	var nics []string
 	for _, l := range leases {
+		if p.soft != nil {
+			if name := softRoCEName(l); name != "" {
+				nics = appendUnique(nics, name)
+			}
+			continue
+		}
 		for _, n := range l.NICs {
 			nics = appendUnique(nics, n)
 		}
@@ -225,7 +237,7 @@ func (p *Plugin) collect(call *hookCall, nics []string, extra []namedDevice) *in
 	inj := newInjection(len(nics) + len(extra) + 1)
 	devs := call.node().devs
 	for _, name := range nics {
-		nd, ok := devs.nics[name]
+		nd, ok := call.nic(name)
 		if !ok {
 			call.log().Warn("leased NIC unknown to this node's topology: skipped", "nic", name)
 			continue
@@ -252,4 +264,11 @@ func needsMemlock(ctr *nriapi.Container, limit uint64) bool {
 		}
 	}
 	return true
+}
+
+func softRoCEOf(opt Options) *softRoCEDevices {
+	if !opt.SoftRoCE {
+		return nil
+	}
+	return newSoftRoCEDevices(opt.Machine().Root)
 }

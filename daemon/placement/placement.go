@@ -111,7 +111,7 @@ func (n *Node) admit(in Input) (topology.LinkLayer, []string, error) {
 func (n *Node) choose(in Input, req topology.Request) ([]Pick, error) {
 	choices, err := n.Machine.Select(req)
 	if err != nil {
-		return nil, fmt.Errorf("no usable NIC for mode %s: %w", in.Mode, err)
+		return nil, fmt.Errorf("no usable NIC for mode %s: %w%s", in.Mode, err, n.ibHint(in.Mode))
 	}
 	picks := groupByNIC(n.Machine, choices)
 	if n.RDMANetns == rdma.NetnsExclusive && in.Mode.Exclusive() {
@@ -273,4 +273,19 @@ func groupByNIC(m *topology.Machine, choices []topology.Choice) []Pick {
 		}
 	}
 	return picks
+}
+
+// ibHint names the mode that shares an InfiniBand port when a RoCE child
+// mode (macvlan, ipvlan) found no NIC on a node that has InfiniBand ones.
+func (n *Node) ibHint(m api.Mode) string {
+	hint := m.Instead(topology.InfiniBand)
+	if hint == "" {
+		return ""
+	}
+	for _, nic := range n.Machine.NICs {
+		if nic.LinkLayer == topology.InfiniBand {
+			return hint
+		}
+	}
+	return ""
 }

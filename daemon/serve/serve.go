@@ -124,12 +124,15 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer closeGPUs()
 	netnsMode := rdmaNetnsMode(log)
+	if err := checkSoftRoCE(cfg, netnsMode, log); err != nil {
+		return err
+	}
 	claims, err := openDRAClaims(cfg)
 	if err != nil {
 		return err
 	}
 	opt := service.Options{DRAClaims: serviceClaims(claims), Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
-		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg),
+		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg), SoftRoCE: cfg.SoftRoCE,
 		DRAHeld: draHeld(cfg),
 		HostVFs: attach.NewHostVFsAt(cfg.Root), OwnPFs: ownedPFs(inv, cfg, log), Rescan: func(cause string) {
 			if _, err := inv.Rescan(cause); err != nil {
@@ -152,12 +155,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	ready := newRailReadiness(reports, alloc.Leases, opt.DRAHeld, netnsMode)
+	ready := newRailReadiness(reports, alloc.Leases, opt.DRAHeld, netnsMode, cfg.SoftRoCE)
 	opt.Reporter = ready.reporter()
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
 	inv.SetHolders(svc.NICHolders)
+	sweepSoftRoCE(svc, log.With("component", "softroce"))
 	dra, err := newDRAPlugin(draDriver{cfg: cfg, clients: clients, inv: inv, svc: svc, alloc: alloc, gpus: gpus, rails: rails, claims: claims},
 		log.With("component", "dra"))
 	if err != nil {
@@ -212,7 +216,8 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
-			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Proc: cfg.Readiness.ProcRoot, Log: log})
+			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Proc: cfg.Readiness.ProcRoot,
+			SoftRoCE: cfg.SoftRoCE, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}

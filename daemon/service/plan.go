@@ -9,6 +9,7 @@ import (
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -48,6 +49,9 @@ func (s *Service) planInterface(node *placement.Node, l ipam.Lease, table int) a
 		iface.NIC, iface.VF = s.vfInfo(node.Machine, l)
 	default:
 		iface.NIC = nicInfo(node, l.NICs[0])
+	}
+	if s.opt.SoftRoCE && len(l.NICs) > 0 {
+		iface.SoftRoCE = rdma.SoftRoCEName(l.Sandbox, l.IfName)
 	}
 	return iface
 }
