@@ -81,6 +81,11 @@ type Config struct {
 	// bond) rail may still share with pods in child modes (macvlan,
 	// ipoib), by RDMA name or PCI address. They are never moved.
 	AllowProtectedNICs []string `json:"allowProtectedNICs,omitempty"`
+	// SoftRoCE puts the node in Soft-RoCE mode (nodes without RDMA
+	// hardware): after an interface reaches a pod, rail creates an rxe on
+	// it inside the pod's netns, and that rxe is the pod's RDMA device
+	// (docs/configuration.md, "Soft-RoCE nodes"). Off by default.
+	SoftRoCE bool `json:"softRoCE,omitempty"`
 	// NodeClasses override the keys above (and rails, attachPolicy, the
 	// pools' NIC binding) on the nodes their nodeSelector matches.
 	NodeClasses []NodeClass `json:"nodeClasses,omitempty"`

@@ -95,9 +95,9 @@ func TestDRANICsCompleted(t *testing.T) {
 		want summary
 	}{
 		{ctr: "trainer", want: summary{Rlimits: memlock, Env: map[string]string{
-			envNCCLHCA: "=mlx5_1", envUCXDevices: "mlx5_1:1", envNCCLGIDIndex: "1", envNCCLSocketIf: "=eth0"}}},
+			envNCCLHCA: "=mlx5_1", envUCXDevices: "mlx5_1:1", envMCFilters: "mlx5_1", envNCCLGIDIndex: "1", envUCXGIDIndex: "1", envMCGIDIndex: "1", envNCCLSocketIf: "=eth0"}}},
 		{ctr: "two", want: summary{Rlimits: memlock, Env: map[string]string{
-			envNCCLHCA: "=mlx5_1,mlx5_3", envUCXDevices: "mlx5_1:1,mlx5_3:1", envNCCLSocketIf: "=eth0"}}},
+			envNCCLHCA: "=mlx5_1,mlx5_3", envUCXDevices: "mlx5_1:1,mlx5_3:1", envMCFilters: "mlx5_1,mlx5_3", envNCCLSocketIf: "=eth0"}}},
 		{ctr: "own-env", env: []string{envNCCLHCA + "=mlx5_9", envNCCLGIDIndex + "=3"}, want: summary{Rlimits: memlock, Env: map[string]string{
 			envUCXDevices: "mlx5_1:1", envNCCLSocketIf: "=eth0"}}},
 		{ctr: "sidecar", want: summary{Env: map[string]string{}}},

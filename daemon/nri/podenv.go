@@ -20,6 +20,9 @@ type podEnv struct {
 	addrFamily string // NCCL_IB_ADDR_FAMILY: AF_INET6 when the RoCE addresses are IPv6
 	addrRange  string // NCCL_IB_ADDR_RANGE: the subnet of the RoCE addresses, when one
 	socketIf   string // NCCL_SOCKET_IFNAME: "=" and the pod's primary interface
+	// softRoCE: the pod's devices are Soft-RoCE (rxe) ones rail made in
+	// the pod (UCX_UD_ETH_DGID_CHECK=n).
+	softRoCE bool
 	// retry is true when a table lookup missed (the kernel publishes a GID
 	// shortly after the address is added): the next CreateContainer works
 	// it out once more, and keeps that answer.

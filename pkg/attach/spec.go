@@ -14,6 +14,9 @@ const (
 	ModeMove = api.ModeMove
 	// ModeMacvlan gives the pod a macvlan child of the NIC's netdev (RoCE).
 	ModeMacvlan = api.ModeMacvlan
+	// ModeIPVLAN gives the pod an ipvlan (L2) child of the NIC's netdev
+	// (RoCE): the port's MAC, the pod's own address.
+	ModeIPVLAN = api.ModeIPVLAN
 	// ModeIPoIB gives the pod an IPoIB child of the NIC's InfiniBand netdev.
 	ModeIPoIB = api.ModeIPoIB
 	// ModeVF moves an SR-IOV VF's netdev into the pod, as ModeMove does,
@@ -75,6 +78,10 @@ type Spec struct {
 	// VF is what vf mode needs (and only vf mode takes): the VF's PF and
 	// index, and what to set through the PF.
 	VF *VF
+	// SoftRoCE, when set, is the name of the Soft-RoCE device (rxe) to
+	// create on the pod interface inside the pod netns once it is there
+	// (a node in softRoCE mode); Detach deletes it. "" creates none.
+	SoftRoCE string
 	// RDMAExclusive says the RDMA subsystem is in exclusive netns mode.
 	// Macvlan and ipoib attachments that name an RDMADevice are refused then,
 	// since a pod cannot reach the parent's RDMA device in that mode.
