@@ -15,6 +15,12 @@ func TestFabric(t *testing.T) {
 	r := requireRig(t)
 	a, b := r.newNode(t, "a"), r.newNode(t, "b")
 	image := r.buildImage(t, a, b)
+	var floor figures
+	t.Run("floor: two netns made by hand on the rail-0 wire", func(t *testing.T) {
+		fa, fb := a.addFloor(t, 0, "10.79.0.1"), b.addFloor(t, 0, "10.79.0.2")
+		floor = transfer(t, "floor", endpointOf{fa, fa.dev, 0, fa.addr}, endpointOf{fb, fb.dev, 0, fb.addr}, 18600)
+	})
+	t.Logf("floor: %+v", floor)
 	for _, n := range []*node{a, b} {
 		n.run(t, "rxe on the NICs", time.Minute, fmt.Sprintf("rdma link add rxe_r0 type rxe netdev %s && rdma link add rxe_r1 type rxe netdev %s", n.nics[0].name, n.nics[1].name))
 	}

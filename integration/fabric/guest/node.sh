@@ -17,7 +17,7 @@ raild_alive() { local p; p=$(raild_pid) && kill -0 "$p" 2>/dev/null; }
 
 raild_start() {
   local from
-  from=$(cat "$share/raild.log" 2>/dev/null | wc -c)
+  from=$(stat -c %s "$share/raild.log" 2>/dev/null || echo 0)
   setsid "$BIN/raild" serve --config "$share/node/raild.yaml" --root / --socket "$W/raild.sock" \
     --state-dir "$W/state" --node-name "$(hostname)" >>"$share/raild.log" 2>&1 </dev/null &
   echo $! >"$W/raild.pid"
