@@ -27,6 +27,8 @@ type nicDevices struct {
 	// linkLayer decides what the pod's env needs from the port's tables:
 	// RoCE the GID of the pod's address, InfiniBand its P_Key's index.
 	linkLayer topology.LinkLayer
+	// soft: a pod's own rxe on a softRoCE node (softroce.go).
+	soft bool
 }
 
 // namedDevice is one RDMA character device an annotation may choose.

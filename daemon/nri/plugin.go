@@ -60,7 +60,10 @@ type Options struct {
 	// up and when a container raild gave RDMA devices started: the
 	// moments to check its readiness. Nil: nobody is told.
 	Changed func(sandbox string)
-	Log     *slog.Logger
+	// SoftRoCE: the node is in softRoCE mode; a leased pod's containers
+	// get the rxe devices the plugin made in the pod (softroce.go).
+	SoftRoCE bool
+	Log      *slog.Logger
 }
 
 // Plugin is raild's NRI plugin.
@@ -74,6 +77,7 @@ type Plugin struct {
 	kubelet *kubeletGPUs               // nil: neither gpuAutoInject nor DRA NICs, or no kubelet
 	draHeld *podinfo.DRAHeld           // nil: DRA NICs are not completed
 	envs    *podEnvCache
+	soft    *softRoCEDevices // nil: not a softRoCE node
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
 	topoFile string
@@ -118,6 +122,7 @@ func New(opt Options) (*Plugin, error) {
 		log:      log,
 		hooks:    hookMetrics(opt.Hooks),
 		envs:     newPodEnvCache(opt.Machine().Root),
+		soft:     softRoCEOf(opt),
 		topoFile: s.topoFileSource(opt.TopologyFile),
 		records:  newContainerRecords(),
 		changed:  opt.Changed,
@@ -171,6 +176,7 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 	pod, ctr := call.pod, call.ctr
 	leases := p.state.SandboxLeases(pod.GetId())
+	call.soft = p.soft.devices(call, leases)
 	call.dra = p.containerDRANICs(call)
 	nics := p.containerNICs(call, leases)
 	extra := p.annotatedDevices(call)
@@ -203,6 +209,12 @@ func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
 	var nics []string
 	for _, l := range leases {
+		if p.soft != nil {
+			if name := softRoCEName(l); name != "" {
+				nics = appendUnique(nics, name)
+			}
+			continue
+		}
 		for _, n := range l.NICs {
 			nics = appendUnique(nics, n)
 		}
@@ -219,7 +231,7 @@ func (p *Plugin) collect(call *hookCall, nics []string, extra []namedDevice) *in
 	inj := newInjection(len(nics) + len(extra) + 1)
 	devs := call.node().devs
 	for _, name := range nics {
-		nd, ok := devs.nics[name]
+		nd, ok := call.nic(name)
 		if !ok {
 			call.log().Warn("leased NIC unknown to this node's topology: skipped", "nic", name)
 			continue
@@ -246,4 +258,11 @@ func needsMemlock(ctr *nriapi.Container, limit uint64) bool {
 		}
 	}
 	return true
+}
+
+func softRoCEOf(opt Options) *softRoCEDevices {
+	if !opt.SoftRoCE {
+		return nil
+	}
+	return newSoftRoCEDevices(opt.Machine().Root)
 }

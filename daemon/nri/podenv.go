@@ -46,7 +46,7 @@ type portTables interface {
 // A DRA NIC driver's NICs (dra) count as RoCE NICs of the pod with the
 // address their slice lists (no subnet: a slice gives none); one the slice
 // lists no address for leaves the GID index unknown, so it is not set.
-func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics map[string]*nicDevices, ports portTables,
+func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics func(ipam.Lease, string) (*nicDevices, bool), ports portTables,
 	warn func(msg string, args ...any)) *podEnv {
 	pe := &podEnv{}
 	var gid, pkey agreedIndex
@@ -57,10 +57,11 @@ func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics map[string]*nicDev
 			primary = l.PrimaryIf
 		}
 		for _, name := range l.NICs {
-			nd, ok := nics[name]
+			nd, ok := nics(l, name)
 			if !ok || nd.port == 0 {
 				continue
 			}
+			pe.softRoCE = pe.softRoCE || nd.soft
 			switch nd.linkLayer {
 			case topology.Ethernet:
 				subnet.add(l.Address.Masked())

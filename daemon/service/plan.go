@@ -9,6 +9,7 @@ import (
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -48,6 +49,9 @@ func (s *Service) planInterface(l ipam.Lease, table int) api.PlanInterface {
 		iface.NIC, iface.VF = s.vfInfo(l)
 	default:
 		iface.NIC = s.nicInfo(l.NICs[0])
+	}
+	if s.opt.SoftRoCE && len(l.NICs) > 0 {
+		iface.SoftRoCE = rdma.SoftRoCEName(l.Sandbox, l.IfName)
 	}
 	return iface
 }

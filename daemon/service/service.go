@@ -53,6 +53,10 @@ type Options struct {
 	Guard placement.Guard
 	// Limits are the NICs and modes this node serves (config, node class).
 	Limits placement.Limits
+	// SoftRoCE: the node is in softRoCE mode; each planned interface then
+	// names the rxe the plugin makes on it in the pod (rdma.SoftRoCEName
+	// of its lease).
+	SoftRoCE bool
 	// DRAHeld are the NICs DRA NIC drivers gave the node's pods: placement
 	// never takes them, and ADD records its own pod's (nil: none known).
 	DRAHeld *podinfo.DRAHeld

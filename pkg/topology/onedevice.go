@@ -32,7 +32,7 @@ func OpenSysfs(root string) (*Sysfs, error) {
 // device's own sysfs directory, where the kernel registers them, and in
 // the whole classes only when they are not there.
 func (s *Sysfs) DiscoverDevice(device string) ([]NIC, []Problem) {
-	if !validName(device) {
+	if !validName(device) || IsPodSoftRoCE(device) {
 		return nil, nil
 	}
 	d := &discovery{fs: s.fs, cpus: s.cpus}

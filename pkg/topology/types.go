@@ -5,6 +5,8 @@
 // It imports nothing else of the project.
 package topology
 
+import "strings"
+
 // Class is a GPU-to-NIC distance class, in nvidia-smi / NCCL terms.
 // Lower is closer.
 type Class int
@@ -118,3 +120,12 @@ type Machine struct {
 
 	idx *index // selection index, built by Discover and NewMachine
 }
+
+// PodSoftRoCEPrefix starts the name of every Soft-RoCE device (rxe) rail
+// creates inside a pod on a node in softRoCE mode (rdma.SoftRoCEName). Such
+// a device is a pod's, never a NIC to place: Discover leaves it out, and
+// Sysfs.PodSoftRoCE reads it.
+const PodSoftRoCEPrefix = "railrxe_"
+
+// IsPodSoftRoCE reports whether an RDMA device name is one rail made in a pod.
+func IsPodSoftRoCE(device string) bool { return strings.HasPrefix(device, PodSoftRoCEPrefix) }

@@ -1,0 +1,64 @@
+package topology_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/topology/fakesys"
+)
+
+// TestPodSoftRoCE lays out a node with a stand-in rxe on its NIC's netdev
+// and an rxe rail made in a pod (shared netns mode shows it in the host's
+// sysfs): Discover and DiscoverDevice leave the pod's device out of the
+// NICs, PodSoftRoCE reads it with its uverbs device, and refuses other
+// names and devices that are gone.
+func TestPodSoftRoCE(t *testing.T) {
+	root := t.TempDir()
+	pod := topology.PodSoftRoCEPrefix + "0123456789ab"
+	host, ok := fakesys.Machine("softroce")
+	if !ok {
+		t.Fatal("no softroce machine")
+	}
+	host.SoftRoCE = append(host.SoftRoCE, fakesys.SoftRoCE{RDMA: pod, Netdev: "rail0"})
+	if _, err := fakesys.WriteHost(root, "pod-softroce", host, fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := topology.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range m.NICs {
+		names = append(names, n.Name)
+	}
+	if strings.Join(names, ",") != "rxe0" {
+		t.Errorf("Discover NICs = %v, want [rxe0]: a pod's rxe is not a NIC", names)
+	}
+	sys, err := topology.OpenSysfs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nics, _ := sys.DiscoverDevice(pod); len(nics) != 0 {
+		t.Errorf("DiscoverDevice(%s) = %v, want none", pod, nics)
+	}
+	nic, err := sys.PodSoftRoCE(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nic.Name != pod || nic.Uverbs == nil || !strings.HasPrefix(nic.Uverbs.Name, "uverbs") || nic.Netdev != "rail0" ||
+		nic.LinkLayer != topology.Ethernet || nic.Port != 1 {
+		t.Errorf("PodSoftRoCE = name %s uverbs %v netdev %s link layer %s port %d", nic.Name, nic.Uverbs, nic.Netdev, nic.LinkLayer, nic.Port)
+	}
+	for _, bad := range []string{"rxe0", "../" + pod, topology.PodSoftRoCEPrefix + "gone"} {
+		_, err := sys.PodSoftRoCE(bad)
+		if err == nil {
+			t.Errorf("PodSoftRoCE(%q) = nil error", bad)
+		}
+		if bad == topology.PodSoftRoCEPrefix+"gone" && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("PodSoftRoCE(%q) = %v, want os.ErrNotExist", bad, err)
+		}
+	}
+}
