@@ -2,50 +2,120 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 )
 
 // TestFabric runs two nodes joined by two wires (run.sh) and the product on
-// both, then the scenarios of integration/fabric/README.md in order, each
-// against both nodes.
+// both in softRoCE mode, then the scenarios of integration/fabric/README.md
+// in order, each against both nodes.
 func TestFabric(t *testing.T) {
 	r := requireRig(t)
 	a, b := r.newNode(t, "a"), r.newNode(t, "b")
 	image := r.buildImage(t, a, b)
-	var floor figures
+	var floor, pods figures
 	t.Run("floor: two netns made by hand on the rail-0 wire", func(t *testing.T) {
 		fa, fb := a.addFloor(t, 0, "10.79.0.1"), b.addFloor(t, 0, "10.79.0.2")
 		floor = transfer(t, "floor", endpointOf{fa, fa.dev, 0, fa.addr}, endpointOf{fb, fb.dev, 0, fb.addr}, 18600)
 	})
-	t.Logf("floor: %+v", floor)
-	for _, n := range []*node{a, b} {
-		n.run(t, "rxe on the NICs", time.Minute, fmt.Sprintf("rdma link add rxe_r0 type rxe netdev %s && rdma link add rxe_r1 type rxe netdev %s", n.nics[0].name, n.nics[1].name))
+	if t.Failed() {
+		return // the wires or the tools do not work: nothing of the product can
 	}
-	startNodes(t, nodeConfig{mode: api.ModeMacvlan}, image, a, b)
-	t.Run("across nodes: prefill on a, decode on b, by their GPUs", func(t *testing.T) { acrossNodes(t, a, b) })
+	// A softRoCE node's NICs are its rxe devices on the NICs' netdevs (what
+	// raild places, as it places a hardware RDMA NIC); pods get their own.
+	for _, n := range []*node{a, b} {
+		n.run(t, "rxe on the NICs", time.Minute, fmt.Sprintf("rdma link add %s type rxe netdev %s && rdma link add %s type rxe netdev %s",
+			rigRxe(0), n.nics[0].name, rigRxe(1), n.nics[1].name))
+	}
+	startNodes(t, nodeConfig{mode: api.ModeMacvlan, softRoCE: true}, image, a, b)
+	before := map[*node]nodeState{a: a.state(t), b: b.state(t)}
+
+	t.Run("across nodes: prefill on a, decode on b, by their GPUs", func(t *testing.T) {
+		prefill := a.runPod(t, "prefill", map[string]string{api.AnnotationGPUs: "0"})
+		decode := b.runPod(t, "decode", map[string]string{api.AnnotationGPUs: "0"})
+		t.Run("rping, ib_write_bw -R and ucx_perftest on rc_verbs over the rail-0 wire", func(t *testing.T) {
+			pa, pb := podEndpoint(t, prefill, "rail0", 0, "rail0"), podEndpoint(t, decode, "rail0", 0, "rail0")
+			pods = transfer(t, "across nodes", pa, pb, 18700)
+		})
+		t.Run("readiness: doctor --pod and RDMAReady on both nodes; a port down on a flips its pod", func(t *testing.T) {
+			checkReady(t, prefill, 0)
+			checkReady(t, decode, 0)
+			portDownFlipsReady(t, prefill, 0)
+		})
+	})
+	t.Run("clean: after the pods go both nodes are as before", func(t *testing.T) { checkAsBefore(t, before) })
+	for _, mode := range []api.Mode{api.ModeMacvlan, api.ModeIPVLAN} {
+		t.Run(fmt.Sprintf("one port, two pods (%s): prefill and decode on a's rail 0 both to b at once", mode), func(t *testing.T) {
+			for _, n := range []*node{a, b} {
+				n.setMode(t, mode)
+			}
+			onePortTwoPods(t, a, b, mode)
+		})
+	}
+	for _, n := range []*node{a, b} {
+		n.setMode(t, api.ModeMacvlan)
+	}
+	t.Run("clean: after the shared-port pods", func(t *testing.T) { checkAsBefore(t, before) })
+	t.Run("two rails, one subnet: rail-1 traffic leaves and arrives by rail 1", func(t *testing.T) { twoRails(t, a, b) })
+	t.Run("clean: after raild SIGKILL with pods attached, restart and teardown leave nothing", func(t *testing.T) {
+		killedWithPods(t, a, b)
+		checkAsBefore(t, before)
+	})
+	if floor.writeBW > 0 && pods.writeBW > 0 {
+		t.Logf("speed (TCG, MB/s): floor ib_write_bw %.2f, ucx_perftest %.2f; Rail's pods ib_write_bw %.2f (%.0f%% of the floor), ucx_perftest %.2f (%.0f%%)",
+			floor.writeBW, floor.ucx, pods.writeBW, 100*pods.writeBW/floor.writeBW, pods.ucx, 100*pods.ucx/max(floor.ucx, 1e-9))
+	}
 }
 
-// acrossNodes: a prefill pod on node a and a decode pod on node b, each
-// given GPU 0, get rail 0's NIC (PIX to GPU 0) and addresses of their
-// node's slice of pool rail0, and reach each other over the wire.
-func acrossNodes(t *testing.T, a, b *node) {
-	prefill := a.runPod(t, "prefill", map[string]string{api.AnnotationGPUs: "0"})
-	decode := b.runPod(t, "decode", map[string]string{api.AnnotationGPUs: "0"})
-	for _, p := range []*pod{prefill, decode} {
-		l := p.lease(t, "rail0")
-		t.Logf("node %s: pod %s: lease %+v", p.n.name, p.name, l)
-		if l.Pool != "rail0" {
-			t.Errorf("node %s: pod %s: pool %q, want rail0 (GPU 0's NIC is rail 0)", p.n.name, p.name, l.Pool)
+// rigRxe is the rxe the rig makes on a node's NIC of rail: the node's RDMA
+// NIC as raild sees it.
+func rigRxe(rail int) string { return fmt.Sprintf("rxe_r%d", rail) }
+
+// podEndpoint is a pod's side of a transfer on interface ifname: its
+// device is the one the container's UCX_NET_DEVICES names, which must be
+// the rxe Rail made on that interface; the engines' variables must agree.
+func podEndpoint(t *testing.T, p *pod, ifname string, rail int, pool string) endpointOf {
+	t.Helper()
+	l := p.lease(t, ifname)
+	if l.Pool != pool {
+		t.Errorf("node %s: pod %s: %s from pool %q, want %s", p.n.name, p.name, ifname, l.Pool, pool)
+	}
+	if got, ok := p.n.railOf(l); !ok || got != rail {
+		t.Errorf("node %s: pod %s: %s on NIC %v, want rail %d's (%s, %s)", p.n.name, p.name, ifname, l.NICs, rail, p.n.nics[rail].name, p.n.nics[rail].pci)
+	}
+	dev := rdma.SoftRoCEName(l.Sandbox, l.IfName)
+	env := p.env(t)
+	devs := strings.Split(env["UCX_NET_DEVICES"], ",")
+	if !slices.Contains(devs, dev+":1") {
+		t.Errorf("node %s: pod %s: UCX_NET_DEVICES=%q does not name %s:1, the rxe on %s", p.n.name, p.name, env["UCX_NET_DEVICES"], dev, ifname)
+	}
+	for _, k := range []string{"UCX_IB_GID_INDEX", "MC_GID_INDEX"} {
+		if env[k] == "" || env[k] != env["NCCL_IB_GID_INDEX"] {
+			t.Errorf("node %s: pod %s: %s=%q, want NCCL_IB_GID_INDEX's %q", p.n.name, p.name, k, env[k], env["NCCL_IB_GID_INDEX"])
 		}
 	}
-	ca, cb := a.counters(t), b.counters(t)
-	out := prefill.exec(t, "ping decode", time.Minute, fmt.Sprintf("ping -c 5 -W 5 %s", decode.addr(t, "rail0")))
-	da, db := a.counters(t).delta(ca), b.counters(t).delta(cb)
-	t.Logf("ping:\n%s\nnode a: %v\nnode b: %v", out, da, db)
-	if da.nicTX[0] < 5 || db.nicRX[0] < 5 {
-		t.Errorf("5 pings left a by rail 0 %d times and reached b's rail 0 %d times: want at least 5 each", da.nicTX[0], db.nicRX[0])
+	if env["UCX_UD_ETH_DGID_CHECK"] != "n" {
+		t.Errorf("node %s: pod %s: UCX_UD_ETH_DGID_CHECK=%q, want n on a softRoCE node", p.n.name, p.name, env["UCX_UD_ETH_DGID_CHECK"])
 	}
+	if v, ok := env["UCX_TLS"]; ok {
+		t.Errorf("node %s: pod %s: UCX_TLS=%q is set; Rail never sets it", p.n.name, p.name, v)
+	}
+	// the device's netdev is the pod's interface, and the container holds its uverbs node
+	out := p.n.run(t, "the pod's rxe", time.Minute, fmt.Sprintf(`set -e
+cat /sys/class/infiniband/%[1]s/parent
+for u in /sys/class/infiniband_verbs/uverbs*; do [ "$(cat $u/ibdev)" = %[1]s ] && echo ${u##*/}; done`, dev))
+	f := strings.Fields(out)
+	if len(f) != 2 || f[0] != ifname {
+		t.Fatalf("node %s: pod %s: rxe %s: parent and uverbs %q, want %s and one uverbs device", p.n.name, p.name, dev, out, ifname)
+	}
+	nodes := p.exec(t, "ls /dev/infiniband", time.Minute, "ls /dev/infiniband")
+	if !slices.Contains(strings.Fields(nodes), f[1]) || !slices.Contains(strings.Fields(nodes), "rdma_cm") {
+		t.Errorf("node %s: pod %s: /dev/infiniband holds %q, want %s and rdma_cm", p.n.name, p.name, nodes, f[1])
+	}
+	return endpointOf{s: p, dev: dev, rail: rail, addr: p.addr(t, ifname).String()}
 }
