@@ -59,7 +59,7 @@ boot_guest() {
   qemu-system-x86_64 -nodefaults -no-user-config -no-reboot -display none \
     -machine q35 $accel -smp "${RAIL_FABRIC_CPUS:-1}" -m "${RAIL_FABRIC_MEM:-1536}" \
     -kernel "$kernel" -initrd "$INITRD" \
-    -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off pci=noari" \
+    -append "console=ttyS0 loglevel=4 panic=-1 mitigations=off pci=noari no_timer_check" \
     -chardev "file,id=kcon,path=$dir/console.log" -serial chardev:kcon \
     -chardev "file,id=jobout,path=$dir/job.log" -serial chardev:jobout \
     -fsdev local,id=hostfs,path=/,security_model=none,readonly=on,multidevs=remap \
@@ -82,47 +82,39 @@ boot_guest() {
 guest_up() { [ -e "$RUN/$1/ready" ]; }
 guest_gone() { ! kill -0 "${QPID[$1]}" 2>/dev/null; }
 
-# boot_guests: boots both guests at once and waits for both agents; a guest that does not reach
-# its job in RAIL_FABRIC_START_TIMEOUT seconds (TCG under load: a guest silent before init) is
-# booted once more. Returns 1 when a guest never comes up.
+# boot_guests: boots both guests at once and waits for both agents; a guest that dies or does not
+# reach its job in RAIL_FABRIC_START_TIMEOUT seconds (TCG under load: a guest silent before init, a
+# kernel that panics at boot) is booted once more, alone. Returns 1 when a guest never comes up.
 boot_guests() {
-  local node tries limit=${RAIL_FABRIC_START_TIMEOUT:-300} t0 waiting
+  local node limit=${RAIL_FABRIC_START_TIMEOUT:-300} pending
+  declare -A tries=() started=()
   FABRIC_PORT=${RAIL_FABRIC_PORT:-$(pick_port)}
   say "booting nodes a and b: $VM_KERNEL_ABI, ${RAIL_VM_ACCEL:-tcg}, ${RAIL_FABRIC_CPUS:-1} vCPU, ${RAIL_FABRIC_MEM:-1536} MiB each; wires on 127.0.0.1:$FABRIC_PORT-$((FABRIC_PORT + 3))"
-  for node in $FABRIC_NODES; do boot_guest "$node"; done
-  for tries in 1 2; do
-    t0=$(date +%s)
-    while :; do
-      waiting=
-      for node in $FABRIC_NODES; do
-        guest_up "$node" && continue
-        if guest_gone "$node"; then
-          [ -s "$RUN/$node/rc" ] && { say "node $node's job ended early (exit $(cat "$RUN/$node/rc")):"; cat "$RUN/$node/job.log" >&2; return 1; }
-          waiting="$waiting $node!"
-        else
-          waiting="$waiting $node"
-        fi
-      done
-      [ -z "$waiting" ] && return 0
-      case $waiting in *'!'*) break ;; esac
-      [ $(($(date +%s) - t0)) -ge "$limit" ] && break
-      sleep 1
-    done
-    [ "$tries" = 2 ] && break
+  for node in $FABRIC_NODES; do boot_guest "$node"; tries[$node]=1; started[$node]=$(date +%s); done
+  while :; do
+    pending=
     for node in $FABRIC_NODES; do
       guest_up "$node" && continue
-      say "node $node did not reach its job (a rig failure, not a test's): booting it once more; console:"
-      tail -15 "$RUN/$node/console.log" >&2 || true
-      kill "${QPID[$node]}" 2>/dev/null || true
-      wait "${QPID[$node]}" 2>/dev/null || true
-      mv "$RUN/$node" "$RUN/$node.failed-boot"
-      boot_guest "$node"
+      if [ -s "$RUN/$node/rc" ]; then
+        say "node $node's job ended before it was ready (exit $(cat "$RUN/$node/rc")):"; cat "$RUN/$node/job.log" >&2; return 1
+      fi
+      if guest_gone "$node" || [ $(($(date +%s) - started[$node])) -ge "$limit" ]; then
+        say "node $node did not reach its job (a rig failure, not a test's); console:"
+        tail -15 "$RUN/$node/console.log" >&2 || true
+        kill "${QPID[$node]}" 2>/dev/null || true
+        wait "${QPID[$node]}" 2>/dev/null || true
+        [ "${tries[$node]}" -ge 2 ] && return 1
+        mv "$RUN/$node" "$RUN/$node.failed-boot-${tries[$node]}"
+        say "booting node $node once more"
+        boot_guest "$node"
+        tries[$node]=$((tries[$node] + 1))
+        started[$node]=$(date +%s)
+      fi
+      pending=1
     done
+    [ -z "$pending" ] && return 0
+    sleep 1
   done
-  for node in $FABRIC_NODES; do
-    guest_up "$node" || { say "node $node never reached its job; console:"; tail -30 "$RUN/$node/console.log" >&2 || true; }
-  done
-  return 1
 }
 
 # stop_guests: asks each agent to end (stage2 then powers off), kills what is still running after 30 s.
