@@ -3,7 +3,7 @@
 # guest's initial netns: links (name, MTU, up), addresses, routes of every table, rules, RDMA
 # devices with their netdevs, /dev/infiniband, each RDMA device's GID table, named netns. Counters,
 # link indexes and lifetimes are left out: they change without anything being left behind.
-set -uo pipefail
+set -u
 {
   ip -o link show | awk '{sub(":", "", $2); sub("@.*", "", $2); up = ($3 ~ /[<,]UP[,>]/) ? "up" : "down"; print "link", $2, $5, up}'
   ip -o addr show | awk '{print "addr", $2, $3, $4}'
@@ -22,5 +22,5 @@ set -uo pipefail
         v != "0000:0000:0000:0000:0000:0000:0000:0000" { gid[idx] = v }
         END { for (i in gid) print "gid", dev, i, gid[i], ndev[i] }'
   done
-  ls /run/netns 2>/dev/null | sed 's/^/netns /'
+  [ -d /run/netns ] && ls /run/netns | sed "s/^/netns /"
 } | LC_ALL=C sort
