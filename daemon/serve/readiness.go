@@ -31,19 +31,20 @@ type railReadiness struct {
 	leases    func() []ipam.Lease
 	held      *podinfo.DRAHeld // the NICs DRA NIC drivers gave pods (nil: not kept)
 	exclusive bool             // the kernel's RDMA netns mode is exclusive
+	softRoCE  bool             // a softRoCE node: each rail's device is its pod's rxe
 
 	mu         sync.Mutex
 	containers func(sandbox string) []nri.ContainerRecord // nil without NRI
 }
 
-func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, held *podinfo.DRAHeld, mode rdma.NetnsMode) *railReadiness {
+func newRailReadiness(reports *podreport.Reporter, leases func() []ipam.Lease, held *podinfo.DRAHeld, mode rdma.NetnsMode, softRoCE bool) *railReadiness {
 	var next service.Reporter
 	if reports != nil {
 		next = reports
 	}
 	placed := &placements{next: next, bySandbox: map[string]service.Attached{}, at: map[string]time.Time{}, now: time.Now}
 	return &railReadiness{placed: placed, sink: reports,
-		leases: leases, held: held, exclusive: mode == rdma.NetnsExclusive}
+		leases: leases, held: held, exclusive: mode == rdma.NetnsExclusive, softRoCE: softRoCE}
 }
 
 // reporter is what the service reports to: the placements, then the API.
@@ -139,6 +140,12 @@ func (r *railReadiness) rail(l ipam.Lease, m *topology.Machine, gidIndex int) re
 	}
 	if rail.Placed.NIC != nil && rail.Placed.NIC.LinkLayer != "" {
 		rail.LinkLayer = rail.Placed.NIC.LinkLayer // as placed, not as it is now
+	}
+	if r.softRoCE {
+		// The pod's RDMA device is the rxe made on its interface (port 1,
+		// RoCE), whatever NIC the interface came from.
+		rail.Device, rail.Port, rail.LinkLayer = rdma.SoftRoCEName(l.Sandbox, l.IfName), 1, topology.Ethernet
+		rail.Exclusive = false
 	}
 	return rail
 }

@@ -38,7 +38,7 @@ func TestReadinessPods(t *testing.T) {
 	for _, mode := range []rdma.NetnsMode{rdma.NetnsShared, rdma.NetnsExclusive} {
 		t.Run(string(mode), func(t *testing.T) {
 			api1 := &recordingReporter{}
-			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, nil, mode)
+			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, nil, mode, false)
 			r.placed.next = api1
 			r.containers = func(sandbox string) []nri.ContainerRecord {
 				if sandbox != "s1" {

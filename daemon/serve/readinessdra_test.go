@@ -90,7 +90,7 @@ func TestReadinessDRAPods(t *testing.T) {
 	}
 	for _, mode := range []rdma.NetnsMode{rdma.NetnsShared, rdma.NetnsExclusive} {
 		t.Run(string(mode), func(t *testing.T) {
-			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, held, mode)
+			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, held, mode, false)
 			r.containers = containers
 			pods := r.pods(m)
 			if len(pods) != 2 || pods[0].Sandbox != "both" || pods[1].Sandbox != "dra" {
@@ -125,7 +125,7 @@ func TestReadinessDRAPods(t *testing.T) {
 			}
 		})
 	}
-	r := newRailReadiness(nil, func() []ipam.Lease { return nil }, nil, rdma.NetnsShared)
+	r := newRailReadiness(nil, func() []ipam.Lease { return nil }, nil, rdma.NetnsShared, false)
 	if pods := r.pods(m); len(pods) != 0 {
 		t.Fatalf("no table: %+v", pods)
 	}
@@ -183,7 +183,7 @@ func TestDRAPodCondition(t *testing.T) {
 	t.Cleanup(cancel)
 	reports, err := startPodReport(ctx, &kubeclient.Clients{Kube: kube}, "node1", nil, nil)
 	must(err)
-	r := newRailReadiness(reports, func() []ipam.Lease { return nil }, held, rdma.NetnsShared)
+	r := newRailReadiness(reports, func() []ipam.Lease { return nil }, held, rdma.NetnsShared, false)
 	r.containers = func(string) []nri.ContainerRecord {
 		return []nri.ContainerRecord{{Name: "app", Pid: 4242, Memlock: 1 << 40, GIDIndex: 1, DriverDevices: []nri.DriverDeviceRecord{{
 			DeviceRecord: nri.DeviceRecord{Path: nic.Uverbs.Path, Major: int64(nic.Uverbs.Major), Minor: int64(nic.Uverbs.Minor)},

@@ -55,7 +55,7 @@ func TestReadinessVFLeases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := ipam.Lease{Sandbox: "s1", IfName: "net1", Mode: string(api.ModeVF), Address: netip.MustParsePrefix("10.0.0.1/24"),
 				NICs: []string{tt.vf}, Netns: "/var/run/netns/s1"}
-			r := newRailReadiness(nil, func() []ipam.Lease { return []ipam.Lease{l} }, nil, rdma.NetnsShared)
+			r := newRailReadiness(nil, func() []ipam.Lease { return []ipam.Lease{l} }, nil, rdma.NetnsShared, false)
 			if tt.placed != "" {
 				r.reporter().Attached(service.Attached{Sandbox: "s1", Network: "vfnet", Interfaces: []service.AttachedInterface{{
 					PlanInterface: api.PlanInterface{Name: "net1", NIC: &api.NIC{RDMADevice: tt.placed, LinkLayer: "Ethernet"}}}}})

@@ -123,8 +123,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer closeGPUs()
 	netnsMode := rdmaNetnsMode(log)
+	if err := checkSoftRoCE(cfg, netnsMode, log); err != nil {
+		return err
+	}
 	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
-		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg),
+		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg), SoftRoCE: cfg.SoftRoCE,
 		DRAHeld: draHeld(cfg),
 		HostVFs: attach.NewHostVFsAt(cfg.Root), OwnPFs: ownedPFs(inv, cfg, log), Rescan: func(cause string) {
 			if _, err := inv.Rescan(cause); err != nil {
@@ -147,12 +150,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	ready := newRailReadiness(reports, alloc.Leases, opt.DRAHeld, netnsMode)
+	ready := newRailReadiness(reports, alloc.Leases, opt.DRAHeld, netnsMode, cfg.SoftRoCE)
 	opt.Reporter = ready.reporter()
 	if svc, err = service.New(opt); err != nil {
 		return err
 	}
 	inv.SetHolders(svc.NICHolders)
+	sweepSoftRoCE(svc, log.With("component", "softroce"))
 	log.Info("raild starting", "node", cfg.NodeName, "nodeClass", cfg.NodeClass, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
 	go followPools(ctx)
@@ -196,7 +200,7 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
-			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Log: log})
+			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, SoftRoCE: cfg.SoftRoCE, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}

@@ -90,6 +90,9 @@ func PodSoftRoCEDevices(netnsPath string) ([]string, error) {
 // errNoRDMA is a kernel without RDMA netlink.
 var errNoRDMA = errors.New("this kernel has no RDMA subsystem")
 
+// IsNoRDMA reports whether err says the kernel has no RDMA subsystem.
+func IsNoRDMA(err error) bool { return errors.Is(err, errNoRDMA) }
+
 // rdmaHandle opens an RDMA netlink socket in the netns at path ("": the
 // caller's).
 func rdmaHandle(path string) (*netlink.Handle, func(), error) {

@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/railcni/rail/pkg/topology"
@@ -30,5 +31,44 @@ func TestSoftRoCEName(t *testing.T) {
 			t.Errorf("leases %d and %d share the rxe name %s", j, i, name)
 		}
 		seen[name] = i
+	}
+}
+
+// TestUDPTableHasPort reads /proc/net/udp lines as the kernel writes them.
+func TestUDPTableHasPort(t *testing.T) {
+	const table = `   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+  371: 00000000:12B7 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 20937 2 0000000000000000 0
+  372: 0100007F:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 16022 2 0000000000000000 0
+`
+	tests := []struct {
+		port int
+		want bool
+	}{{4791, true}, {53, true}, {4789, false}, {0x12B, false}}
+	for _, tt := range tests {
+		got, err := udpTableHasPort(strings.NewReader(table), tt.port)
+		if err != nil || got != tt.want {
+			t.Errorf("port %d: %v, %v; want %v", tt.port, got, err, tt.want)
+		}
+	}
+}
+
+// TestCheckSoftRoCERefusals: the refusals that need no RDMA kernel name
+// the kernel and what is missing.
+func TestCheckSoftRoCERefusals(t *testing.T) {
+	release := KernelRelease()
+	tests := []struct {
+		mode NetnsMode
+		want []string
+	}{
+		{NetnsNone, []string{"Linux " + release, "no RDMA subsystem", "rdma_rxe"}},
+		{NetnsExclusive, []string{"Linux " + release, "exclusive netns mode", "rdma system set netns shared"}},
+	}
+	for _, tt := range tests {
+		err := CheckSoftRoCE(tt.mode)
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("CheckSoftRoCE(%q) = %v, want it to say %q", tt.mode, err, w)
+			}
+		}
 	}
 }
