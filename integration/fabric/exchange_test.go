@@ -38,11 +38,20 @@ done
 echo "$out"`, cmd)
 }
 
-// exchange runs server on srv (in the background) and then client on cli
-// until it connects, and returns both outputs; both must succeed.
-func exchange(t *testing.T, what string, srv side, server string, cli side, client string) (srvOut, cliOut string) {
+// exchange runs server on srv (in the background), waits until its output
+// holds ready (the program's own "waiting" line; "": none, the client's
+// retries cover the start), then runs client on cli until it connects, and
+// returns both outputs; both must succeed. A client that reached a server
+// still starting can leave it waiting for a peer that is gone (perftest's
+// rdma_cm client crashes when rejected), hence the wait.
+func exchange(t *testing.T, what string, srv side, server, ready string, cli side, client string) (srvOut, cliOut string) {
 	t.Helper()
 	j := srv.host().start(what+" server", exchangeTimeout, srv.command(server))
+	if ready != "" {
+		if out, ok := j.waitOutput(ready, exchangeTimeout); !ok {
+			t.Fatalf("%s: the server on %s never printed %q:\n%s", what, srv.label(), ready, out)
+		}
+	}
 	cliOut, cliRC, cliErr := cli.host().try(what+" client", exchangeTimeout, cli.command(retryScript(client)))
 	srvOut, srvRC, srvErr := j.wait(exchangeTimeout)
 	if cliErr != nil || srvErr != nil || cliRC != 0 || srvRC != 0 {
@@ -71,16 +80,24 @@ func rpingClient(addr, src string, count int) string {
 }
 
 // writeBW is ib_write_bw over rdma_cm (-R) on the side's device: iters
-// RDMA writes of 64 KiB; the client names the server's address.
+// RDMA writes of 64 KiB; the client names the server's address. Its output
+// is line-buffered, so that the server's writeBWReady shows while it waits.
 func writeBW(port, iters int, server string) string {
-	return devFromEnv + fmt.Sprintf("ib_write_bw -R -d $DEV -p %d -n %d -s 65536 %s", port, iters, server)
+	return devFromEnv + fmt.Sprintf("stdbuf -oL ib_write_bw -R -d $DEV -p %d -n %d -s 65536 %s", port, iters, server)
 }
+
+// writeBWReady is what ib_write_bw's server prints once it listens;
+// ucxReady ucx_perftest's.
+const (
+	writeBWReady = "Waiting for client to connect"
+	ucxReady     = "Waiting for connection"
+)
 
 // ucxPerftest is ucx_perftest's tag_bw on whatever UCX picks from the
 // environment (only UCX_LOG_LEVEL=info is added: it makes UCX print the
 // transport and device each endpoint uses, and changes no choice).
 func ucxPerftest(port, iters int, server string) string {
-	return fmt.Sprintf("UCX_LOG_LEVEL=info ucx_perftest -p %d -t tag_bw -s 65536 -n %d %s", port, iters, server)
+	return fmt.Sprintf("UCX_LOG_LEVEL=info stdbuf -oL ucx_perftest -p %d -t tag_bw -s 65536 -n %d %s", port, iters, server)
 }
 
 // writeBWAverage is the BW average (MB/s) ib_write_bw's client reports.

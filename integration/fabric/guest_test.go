@@ -68,6 +68,23 @@ func (j *job) wait(timeout time.Duration) (string, int, error) {
 	}
 }
 
+// waitOutput waits until the job's output holds s (true), or the job
+// ended or timeout passed without it (false); it returns the output.
+func (j *job) waitOutput(s string, timeout time.Duration) (string, bool) {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, _ := os.ReadFile(j.base + ".out")
+		if strings.Contains(string(out), s) {
+			return string(out), true
+		}
+		if _, err := os.Stat(j.base + ".rc"); err == nil || time.Now().After(deadline) {
+			out, _ = os.ReadFile(j.base + ".out")
+			return string(out), strings.Contains(string(out), s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // try runs a script and returns its output and exit code.
 func (g *guest) try(what string, timeout time.Duration, script string) (string, int, error) {
 	return g.start(what, timeout, script).wait(timeout)

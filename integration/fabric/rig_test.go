@@ -54,6 +54,8 @@ func (r *rig) buildImage(t *testing.T, nodes ...*node) string {
 		}
 		programs = append(programs, m...)
 	}
+	// stdbuf: the servers' output line by line, so the tests see them listen
+	programs = append(programs, "/usr/bin/stdbuf", "/usr/libexec/coreutils/libstdbuf.so")
 	files, err := harness.ImageFiles([]string{"/bin/busybox", "/etc/libibverbs.d/rxe.driver"}, programs)
 	if err != nil {
 		t.Fatal(err)

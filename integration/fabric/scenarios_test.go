@@ -34,6 +34,11 @@ func onePortTwoPods(t *testing.T, a, b *node, mode api.Mode) {
 	}
 	srv1 := b.start("sink server 1", exchangeTimeout, sink.command(writeBW(port, transferIters, "")))
 	srv2 := b.start("sink server 2", exchangeTimeout, sink.command(writeBW(port+2, transferIters, "")))
+	for _, j := range []*job{srv1, srv2} {
+		if out, ok := j.waitOutput(writeBWReady, exchangeTimeout); !ok {
+			t.Fatalf("%s never printed %q:\n%s", j.what, writeBWReady, out)
+		}
+	}
 	cli1 := a.start("prefill client", exchangeTimeout, p1.command(retryScript(writeBW(port, transferIters, es.addr))))
 	cli2 := a.start("decode client", exchangeTimeout, p2.command(retryScript(writeBW(port+2, transferIters, es.addr))))
 	remotes := map[string]string{}
@@ -130,7 +135,7 @@ func twoRails(t *testing.T, a, b *node) {
 		}
 	}
 	wc, ws := watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
-	exchange(t, "rping rail 1", wb, rpingServer(b1.addr, 20), wa, rpingClient(b1.addr, a1.addr, 20))
+	exchange(t, "rping rail 1", wb, rpingServer(b1.addr, 20), "", wa, rpingClient(b1.addr, a1.addr, 20))
 	da, db := checkOnWire(t, "rping rail 1", wc, ws)
 	noRail0("rping rail 1", da, db)
 	if da.nicTX[0] >= da.nicTX[1] || db.nicRX[0] >= db.nicRX[1] {
@@ -139,9 +144,9 @@ func twoRails(t *testing.T, a, b *node) {
 
 	wc, ws = watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
 	gid := "-x ${NCCL_IB_GID_INDEX:?}"
-	srv := fmt.Sprintf("ib_write_bw -d %s %s -p 19000 -n %d -s 65536", b1.dev, gid, transferIters)
+	srv := fmt.Sprintf("stdbuf -oL ib_write_bw -d %s %s -p 19000 -n %d -s 65536", b1.dev, gid, transferIters)
 	cli := fmt.Sprintf("ib_write_bw -d %s %s -p 19000 -n %d -s 65536 %s", a1.dev, gid, transferIters, b1.addr)
-	exchange(t, "ib_write_bw rail 1", wb, srv, wa, cli)
+	exchange(t, "ib_write_bw rail 1", wb, srv, writeBWReady, wa, cli)
 	da, db = checkOnWire(t, "ib_write_bw rail 1", wc, ws)
 	noRail0("ib_write_bw rail 1", da, db)
 }

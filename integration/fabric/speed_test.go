@@ -31,11 +31,11 @@ func transfer(t *testing.T, what string, cli, srv endpointOf, port int) figures 
 	t.Helper()
 	var f figures
 	wc, ws := watch(t, cli.s, cli.dev, cli.rail), watch(t, srv.s, srv.dev, srv.rail)
-	exchange(t, what+": rping", srv.s, rpingServer(srv.addr, 20), cli.s, rpingClient(srv.addr, "", 20))
+	exchange(t, what+": rping", srv.s, rpingServer(srv.addr, 20), "", cli.s, rpingClient(srv.addr, "", 20))
 	checkOnWire(t, what+": rping", wc, ws)
 
 	wc, ws = watch(t, cli.s, cli.dev, cli.rail), watch(t, srv.s, srv.dev, srv.rail)
-	_, out := exchange(t, what+": ib_write_bw -R", srv.s, writeBW(port, transferIters, ""), cli.s, writeBW(port, transferIters, srv.addr))
+	_, out := exchange(t, what+": ib_write_bw -R", srv.s, writeBW(port, transferIters, ""), writeBWReady, cli.s, writeBW(port, transferIters, srv.addr))
 	bw, ok := writeBWAverage(out)
 	if !ok {
 		t.Errorf("%s: no BW average in ib_write_bw's output:\n%s", what, out)
@@ -44,7 +44,7 @@ func transfer(t *testing.T, what string, cli, srv endpointOf, port int) figures 
 	checkOnWire(t, what+": ib_write_bw", wc, ws)
 
 	wc, ws = watch(t, cli.s, cli.dev, cli.rail), watch(t, srv.s, srv.dev, srv.rail)
-	srvOut, cliOut := exchange(t, what+": ucx_perftest", srv.s, ucxPerftest(port+1, transferIters, ""), cli.s, ucxPerftest(port+1, transferIters, srv.addr))
+	srvOut, cliOut := exchange(t, what+": ucx_perftest", srv.s, ucxPerftest(port+1, transferIters, ""), ucxReady, cli.s, ucxPerftest(port+1, transferIters, srv.addr))
 	for _, o := range []struct {
 		e   endpointOf
 		out string
