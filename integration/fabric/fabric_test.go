@@ -108,7 +108,7 @@ func podEndpoint(t *testing.T, p *pod, ifname string, rail int, pool string) end
 	// the device's netdev is the pod's interface, and the container holds its uverbs node
 	out := p.n.run(t, "the pod's rxe", time.Minute, fmt.Sprintf(`set -e
 cat /sys/class/infiniband/%[1]s/parent
-for u in /sys/class/infiniband_verbs/uverbs*; do [ "$(cat $u/ibdev)" = %[1]s ] && echo ${u##*/}; done`, dev))
+for u in /sys/class/infiniband_verbs/uverbs*; do [ "$(cat $u/ibdev)" != %[1]s ] || echo ${u##*/}; done`, dev))
 	f := strings.Fields(out)
 	if len(f) != 2 || f[0] != ifname {
 		t.Fatalf("node %s: pod %s: rxe %s: parent and uverbs %q, want %s and one uverbs device", p.n.name, p.name, dev, out, ifname)
@@ -117,5 +117,37 @@ for u in /sys/class/infiniband_verbs/uverbs*; do [ "$(cat $u/ibdev)" = %[1]s ] &
 	if !slices.Contains(strings.Fields(nodes), f[1]) || !slices.Contains(strings.Fields(nodes), "rdma_cm") {
 		t.Errorf("node %s: pod %s: /dev/infiniband holds %q, want %s and rdma_cm", p.n.name, p.name, nodes, f[1])
 	}
-	return endpointOf{s: p, dev: dev, rail: rail, addr: p.addr(t, ifname).String()}
+	e := endpointOf{s: p, dev: dev, rail: rail, addr: p.addr(t, ifname).String()}
+	checkBindsOwnDevice(t, e)
+	return e
+}
+
+// checkBindsOwnDevice: an rdma_cm listener the container binds to the
+// pod's address must sit on the pod's own device (the kernel's cm_id list,
+// read on the node while it listens). Any RDMA device whose GID table holds
+// the address can win rdma_cm's lookup, and a container can open only its
+// own: a listener on another device is a pod whose RDMA path is the
+// node's, and in a container rdma_bind_addr then fails (ENODEV).
+func checkBindsOwnDevice(t *testing.T, e endpointOf) {
+	t.Helper()
+	p := e.s.(*pod)
+	out := p.n.run(t, "where rdma_cm binds "+e.addr, time.Minute, fmt.Sprintf(`%s >/tmp/bind-%[2]s.out 2>&1 &
+sleep 4
+rdma res show cm_id | grep "src-addr %[2]s:" || true
+wait
+echo "== rping:"; cat /tmp/bind-%[2]s.out
+# the same listener as root in the pod's netns (every device node): where the kernel binds it
+pid=$(%[3]s inspect %[4]s | grep -m1 '"pid"' | tr -dc 0-9)
+nsenter -t "$pid" -n timeout 8 rping -s -a %[2]s -C 1 >/dev/null 2>&1 &
+sleep 4
+echo "== as root:"; rdma res show cm_id | grep "src-addr %[2]s:" || true
+wait`, p.execScript("timeout 8 rping -s -a "+e.addr+" -C 1"), e.addr, p.n.crictl(), p.ctr))
+	listener, rest, _ := strings.Cut(out, "== rping:")
+	rping, root, _ := strings.Cut(rest, "== as root:")
+	f := strings.Fields(listener)
+	if len(f) < 2 || f[0] != "link" || f[1] != e.dev+"/1" {
+		t.Errorf("node %s: pod %s: an rdma_cm listener on %s binds to %q, want the pod's own %s/1 (rping in the container: %s; "+
+			"as root in the pod's netns the kernel binds it to: %s)",
+			p.n.name, p.name, e.addr, strings.TrimSpace(listener), e.dev, strings.TrimSpace(rping), strings.TrimSpace(root))
+	}
 }
