@@ -86,6 +86,14 @@ func writeBW(port, iters int, server string) string {
 	return devFromEnv + fmt.Sprintf("stdbuf -oL ib_write_bw -R -d $DEV -p %d -n %d -s 65536 %s", port, iters, server)
 }
 
+// writeBWVerbs is ib_write_bw without rdma_cm: the QPs connect over raw
+// verbs on the side's device and the GID index the environment names
+// (NCCL_IB_GID_INDEX, as NCCL's IB transport would use it); the client
+// reaches the server's address over TCP for the QP numbers only.
+func writeBWVerbs(port, iters int, server string) string {
+	return devFromEnv + fmt.Sprintf("stdbuf -oL ib_write_bw -d $DEV -x ${NCCL_IB_GID_INDEX:?} -p %d -n %d -s 65536 %s", port, iters, server)
+}
+
 // writeBWReady is what ib_write_bw's server prints once it listens;
 // ucxReady ucx_perftest's.
 const (

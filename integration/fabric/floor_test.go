@@ -21,7 +21,7 @@ type floorNS struct {
 func (f *floorNS) host() *node   { return f.n }
 func (f *floorNS) label() string { return "netns " + f.n.name + "/" + f.name }
 func (f *floorNS) command(script string) string {
-	return fmt.Sprintf("ip netns exec %s env UCX_NET_DEVICES=%s:1 UCX_IB_GID_INDEX=1 UCX_UD_ETH_DGID_CHECK=n sh -c %s",
+	return fmt.Sprintf("ip netns exec %s env UCX_NET_DEVICES=%s:1 UCX_IB_GID_INDEX=1 NCCL_IB_GID_INDEX=1 UCX_UD_ETH_DGID_CHECK=n sh -c %s",
 		f.name, f.dev, shellQuote(script))
 }
 

@@ -14,7 +14,9 @@ import (
 
 // onePortTwoPods: a prefill and a decode pod on node a share rail 0's port
 // (both given GPU 0) in mode, and both write to a sink pod on node b at
-// once; each server sees its client's own rail address as the remote GID.
+// once (ib_write_bw over verbs, each on its own device and the env's GID
+// index); each server sees its client's own rail address as the remote
+// GID.
 func onePortTwoPods(t *testing.T, a, b *node, mode api.Mode) {
 	p1 := a.runPod(t, "prefill-"+string(mode), map[string]string{api.AnnotationGPUs: "0"})
 	p2 := a.runPod(t, "decode-"+string(mode), map[string]string{api.AnnotationGPUs: "0"})
@@ -32,15 +34,15 @@ func onePortTwoPods(t *testing.T, a, b *node, mode api.Mode) {
 	if mode == api.ModeIPVLAN {
 		port = 18900
 	}
-	srv1 := b.start("sink server 1", exchangeTimeout, sink.command(writeBW(port, transferIters, "")))
-	srv2 := b.start("sink server 2", exchangeTimeout, sink.command(writeBW(port+2, transferIters, "")))
+	srv1 := b.start("sink server 1", exchangeTimeout, sink.command(writeBWVerbs(port, transferIters, "")))
+	srv2 := b.start("sink server 2", exchangeTimeout, sink.command(writeBWVerbs(port+2, transferIters, "")))
 	for _, j := range []*job{srv1, srv2} {
 		if out, ok := j.waitOutput(writeBWReady, exchangeTimeout); !ok {
 			t.Fatalf("%s never printed %q:\n%s", j.what, writeBWReady, out)
 		}
 	}
-	cli1 := a.start("prefill client", exchangeTimeout, p1.command(retryScript(writeBW(port, transferIters, es.addr))))
-	cli2 := a.start("decode client", exchangeTimeout, p2.command(retryScript(writeBW(port+2, transferIters, es.addr))))
+	cli1 := a.start("prefill client", exchangeTimeout, p1.command(retryScript(writeBWVerbs(port, transferIters, es.addr))))
+	cli2 := a.start("decode client", exchangeTimeout, p2.command(retryScript(writeBWVerbs(port+2, transferIters, es.addr))))
 	remotes := map[string]string{}
 	for _, j := range []struct {
 		j    *job
@@ -134,21 +136,24 @@ func twoRails(t *testing.T, a, b *node) {
 				a0.dev, da.rdmaTX[a0.dev], da.rdmaRX[a0.dev], b0.dev, db.rdmaTX[b0.dev], db.rdmaRX[b0.dev])
 		}
 	}
-	wc, ws := watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
-	exchange(t, "rping rail 1", wb, rpingServer(b1.addr, 20), "", wa, rpingClient(b1.addr, a1.addr, 20))
-	da, db := checkOnWire(t, "rping rail 1", wc, ws)
-	noRail0("rping rail 1", da, db)
-	if da.nicTX[0] >= da.nicTX[1] || db.nicRX[0] >= db.nicRX[1] {
-		t.Errorf("rping rail 1: rail 0's NICs moved as much as rail 1's (a tx %d vs %d, b rx %d vs %d)", da.nicTX[0], da.nicTX[1], db.nicRX[0], db.nicRX[1])
-	}
-
-	wc, ws = watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
-	gid := "-x ${NCCL_IB_GID_INDEX:?}"
-	srv := fmt.Sprintf("stdbuf -oL ib_write_bw -d %s %s -p 19000 -n %d -s 65536", b1.dev, gid, transferIters)
-	cli := fmt.Sprintf("ib_write_bw -d %s %s -p 19000 -n %d -s 65536 %s", a1.dev, gid, transferIters, b1.addr)
-	exchange(t, "ib_write_bw rail 1", wb, srv, writeBWReady, wa, cli)
-	da, db = checkOnWire(t, "ib_write_bw rail 1", wc, ws)
-	noRail0("ib_write_bw rail 1", da, db)
+	t.Run("rping bound to the rail-1 address (rdma_cm)", func(t *testing.T) {
+		wc, ws := watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
+		exchange(t, "rping rail 1", wb, rpingServer(b1.addr, 20), "", wa, rpingClient(b1.addr, a1.addr, 20))
+		da, db := checkOnWire(t, "rping rail 1", wc, ws)
+		noRail0("rping rail 1", da, db)
+		if da.nicTX[0] >= da.nicTX[1] || db.nicRX[0] >= db.nicRX[1] {
+			t.Errorf("rping rail 1: rail 0's NICs moved as much as rail 1's (a tx %d vs %d, b rx %d vs %d)", da.nicTX[0], da.nicTX[1], db.nicRX[0], db.nicRX[1])
+		}
+	})
+	t.Run("ib_write_bw on the rail-1 devices (verbs)", func(t *testing.T) {
+		wc, ws := watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
+		gid := "-x ${NCCL_IB_GID_INDEX:?}"
+		srv := fmt.Sprintf("stdbuf -oL ib_write_bw -d %s %s -p 19000 -n %d -s 65536", b1.dev, gid, transferIters)
+		cli := fmt.Sprintf("ib_write_bw -d %s %s -p 19000 -n %d -s 65536 %s", a1.dev, gid, transferIters, b1.addr)
+		exchange(t, "ib_write_bw rail 1", wb, srv, writeBWReady, wa, cli)
+		da, db := checkOnWire(t, "ib_write_bw rail 1", wc, ws)
+		noRail0("ib_write_bw rail 1", da, db)
+	})
 }
 
 // killedWithPods: a pod on each node, raild SIGKILLed under it and started

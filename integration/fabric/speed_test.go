@@ -11,7 +11,8 @@ import (
 // move (TCG moves a few MB/s: 200 take seconds).
 const transferIters = 200
 
-// figures are one pair's throughput, MB/s, as the programs report it.
+// figures are one pair's throughput, MB/s, as the programs report it:
+// ib_write_bw over raw verbs and ucx_perftest's tag_bw.
 type figures struct {
 	writeBW, ucx float64
 }
@@ -24,39 +25,45 @@ type endpointOf struct {
 	addr string
 }
 
-// transfer runs rping, ib_write_bw -R and ucx_perftest from cli to srv
-// over their rail, each shown on the wire by the counters, UCX shown on
-// rc_verbs of each side's own device; it returns the throughput figures.
+// transfer runs, from cli to srv over their rail, each as a subtest of its
+// own: rping and ib_write_bw -R (connected by rdma_cm, which resolves the
+// addresses to devices), ib_write_bw over raw verbs on the device and GID
+// index of the environment, and ucx_perftest, shown on rc_verbs of each
+// side's own device. Each is judged on the wire by the counters. It
+// returns the throughput figures.
 func transfer(t *testing.T, what string, cli, srv endpointOf, port int) figures {
 	t.Helper()
 	var f figures
-	wc, ws := watch(t, cli.s, cli.dev, cli.rail), watch(t, srv.s, srv.dev, srv.rail)
-	exchange(t, what+": rping", srv.s, rpingServer(srv.addr, 20), "", cli.s, rpingClient(srv.addr, "", 20))
-	checkOnWire(t, what+": rping", wc, ws)
-
-	wc, ws = watch(t, cli.s, cli.dev, cli.rail), watch(t, srv.s, srv.dev, srv.rail)
-	_, out := exchange(t, what+": ib_write_bw -R", srv.s, writeBW(port, transferIters, ""), writeBWReady, cli.s, writeBW(port, transferIters, srv.addr))
-	bw, ok := writeBWAverage(out)
-	if !ok {
-		t.Errorf("%s: no BW average in ib_write_bw's output:\n%s", what, out)
+	step := func(name, server, ready, client string, check func(srvOut, cliOut string)) {
+		t.Run(name, func(t *testing.T) {
+			wc, ws := watch(t, cli.s, cli.dev, cli.rail), watch(t, srv.s, srv.dev, srv.rail)
+			srvOut, cliOut := exchange(t, what+": "+name, srv.s, server, ready, cli.s, client)
+			checkOnWire(t, what+": "+name, wc, ws)
+			if check != nil {
+				check(srvOut, cliOut)
+			}
+		})
 	}
-	f.writeBW = bw
-	checkOnWire(t, what+": ib_write_bw", wc, ws)
-
-	wc, ws = watch(t, cli.s, cli.dev, cli.rail), watch(t, srv.s, srv.dev, srv.rail)
-	srvOut, cliOut := exchange(t, what+": ucx_perftest", srv.s, ucxPerftest(port+1, transferIters, ""), ucxReady, cli.s, ucxPerftest(port+1, transferIters, srv.addr))
-	for _, o := range []struct {
-		e   endpointOf
-		out string
-	}{{cli, cliOut}, {srv, srvOut}} {
-		checkUCXTransport(t, what, o.e, o.out)
-	}
-	bw, ok = ucxBandwidth(cliOut)
-	if !ok {
-		t.Errorf("%s: no Final line in ucx_perftest's output:\n%s", what, cliOut)
-	}
-	f.ucx = bw
-	checkOnWire(t, what+": ucx_perftest", wc, ws)
+	step("rping (rdma_cm)", rpingServer(srv.addr, 20), "", rpingClient(srv.addr, "", 20), nil)
+	step("ib_write_bw -R (rdma_cm)", writeBW(port, transferIters, ""), writeBWReady, writeBW(port, transferIters, srv.addr), nil)
+	step("ib_write_bw (verbs, the env's GID index)", writeBWVerbs(port+1, transferIters, ""), writeBWReady, writeBWVerbs(port+1, transferIters, srv.addr),
+		func(_, out string) {
+			bw, ok := writeBWAverage(out)
+			if !ok {
+				t.Errorf("%s: no BW average in ib_write_bw's output:\n%s", what, out)
+			}
+			f.writeBW = bw
+		})
+	step("ucx_perftest (rc_verbs on the pod's device)", ucxPerftest(port+2, transferIters, ""), ucxReady, ucxPerftest(port+2, transferIters, srv.addr),
+		func(srvOut, cliOut string) {
+			checkUCXTransport(t, what, cli, cliOut)
+			checkUCXTransport(t, what, srv, srvOut)
+			bw, ok := ucxBandwidth(cliOut)
+			if !ok {
+				t.Errorf("%s: no Final line in ucx_perftest's output:\n%s", what, cliOut)
+			}
+			f.ucx = bw
+		})
 	t.Logf("%s: ib_write_bw %.2f MB/s, ucx_perftest tag_bw %.2f MB/s", what, f.writeBW, f.ucx)
 	return f
 }
