@@ -53,6 +53,12 @@ func exchange(t *testing.T, what string, srv side, server, ready string, cli sid
 		}
 	}
 	cliOut, cliRC, cliErr := cli.host().try(what+" client", exchangeTimeout, cli.command(retryScript(client)))
+	if cliErr != nil || cliRC != 0 {
+		// a server whose client gave up waits until its timeout: read what it said so far
+		srvOut, _ = j.waitOutput("\x00", 10*time.Second)
+		t.Fatalf("%s: client on %s: exit %d %v\n%s\nserver on %s (still running or ended):\n%s", what, cli.label(), cliRC, cliErr, cliOut,
+			srv.label(), srvOut)
+	}
 	srvOut, srvRC, srvErr := j.wait(exchangeTimeout)
 	if cliErr != nil || srvErr != nil || cliRC != 0 || srvRC != 0 {
 		t.Fatalf("%s: client on %s: exit %d %v\n%s\nserver on %s: exit %d %v\n%s", what, cli.label(), cliRC, cliErr, cliOut,

@@ -38,7 +38,7 @@ func TestFabric(t *testing.T) {
 	t.Run("across nodes: prefill on a, decode on b, by their GPUs", func(t *testing.T) {
 		prefill := a.runPod(t, "prefill", map[string]string{api.AnnotationGPUs: "0"})
 		decode := b.runPod(t, "decode", map[string]string{api.AnnotationGPUs: "0"})
-		t.Run("rping, ib_write_bw -R and ucx_perftest on rc_verbs over the rail-0 wire", func(t *testing.T) {
+		t.Run("transfers over the rail-0 wire", func(t *testing.T) {
 			pa, pb := podEndpoint(t, prefill, "rail0", 0, "rail0"), podEndpoint(t, decode, "rail0", 0, "rail0")
 			pods = transfer(t, "across nodes", pa, pb, 18700)
 		})

@@ -47,18 +47,28 @@ func (r *rig) buildImage(t *testing.T, nodes ...*node) string {
 	t.Helper()
 	libdir := "/usr/lib/x86_64-linux-gnu"
 	programs := []string{"/usr/bin/rping", "/usr/bin/ib_write_bw", "/usr/bin/ucx_perftest", "/usr/bin/ibv_devinfo"}
+	var ucxModules []string
 	for _, glob := range []string{libdir + "/libibverbs/librxe-rdmav*.so", libdir + "/ucx/libu*.so.*"} {
 		m, err := filepath.Glob(glob)
 		if err != nil || len(m) == 0 {
 			t.Fatalf("no %s on the host (run.sh installs ibverbs-providers and ucx-utils)", glob)
 		}
 		programs = append(programs, m...)
+		if strings.Contains(glob, "/ucx/") {
+			ucxModules = m
+		}
 	}
 	// stdbuf: the servers' output line by line, so the tests see them listen
 	programs = append(programs, "/usr/bin/stdbuf", "/usr/libexec/coreutils/libstdbuf.so")
 	files, err := harness.ImageFiles([]string{"/bin/busybox", "/etc/libibverbs.d/rxe.driver"}, programs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// UCX loads its transports (rc_verbs is in libuct_ib) from "ucx/" beside
+	// the libucs it was loaded from, which ldd names under /lib (the host's
+	// /lib is /usr/lib; the image's is a directory of its own)
+	for _, m := range ucxModules {
+		files = append(files, m+":/lib/x86_64-linux-gnu/ucx/"+filepath.Base(m))
 	}
 	archive := filepath.Join(r.run, "engines.tar")
 	args := []string{"-name", engineImage, "-o", archive, "-busybox", "/bin/busybox", "-cmd", "/bin/sh"}
