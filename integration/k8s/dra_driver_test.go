@@ -43,9 +43,11 @@ func TestRailDRADriver(t *testing.T) {
 	}
 	t.Logf("rig: node up in %v", c.start(t, conflist).Round(10*time.Millisecond))
 	c.kubectlApply(t, namespace(e2eNamespace))
-	if !t.Run("install with dra.enabled and the GPU driver stand-in", n.install) {
+	if !t.Run("install with dra.enabled", n.install) {
 		return
 	}
+	// the GPU driver stand-in serves until the whole test ends
+	c.startDRADriver(t, n.m, "gpu.nvidia.com", "--gpus")
 	t.Run("a GPU and a Rail NIC aligned by pcieRoot", n.aligned)
 	t.Run("two pods share a 2-slot port, a third waits for a slot", n.shared)
 	t.Run("a port set down is avoided, and comes back", n.portDown)
@@ -62,8 +64,6 @@ func (n *dnode) install(t *testing.T) {
 	c.helmInstallFiles(t, c.importImage(t), c.rigValues(t, n.m, t.TempDir()), values)
 	waitFor(t, "Rail's ResourceSlice", 2*time.Minute, func() bool { return len(n.railDevices(t)) == 4 })
 	c.kubectlApply(t, gpuClass)
-	// The stand-in runs until the whole test ends: registered on the parent.
-	c.startDRADriver(t, n.m, "gpu.nvidia.com", "--gpus")
 	for name, d := range n.railDevices(t) {
 		if !d.shared() || d.root() == "" || len(d.Taints) != 0 {
 			t.Errorf("Rail device %s: shared %v, pcieRoot %q, taints %v: want a shared, untainted port with its root", name, d.shared(), d.root(), d.Taints)
@@ -113,6 +113,7 @@ func (n *dnode) checkAttached(t *testing.T, p pod, claim resourceClaim, device s
 	if len(links) != 1 || !strings.Contains(fmt.Sprint(links), leaseIP(leases[0])) {
 		t.Errorf("%s: rail interfaces %v, want one with %s", p.Name, links, leases[0].Address)
 	}
+	n.kernelGIDs(t)
 	var st deviceStatus
 	waitFor(t, "the claim's status.devices entry of "+device, 2*time.Minute, func() bool {
 		st = n.claim(t, claim.Metadata.Name).status("rail.dev", device)

@@ -2,10 +2,12 @@ package k8s
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // alignedTemplate: one GPU of the stand-in and one shared Rail port under
@@ -249,4 +251,42 @@ func (n *dnode) podClaim(t *testing.T, pod string) resourceClaim {
 		t.Fatalf("pod %s has no claim for rdma", pod)
 	}
 	return n.claim(t, name)
+}
+
+// kernelGIDs plays the kernel's part that the fake machine lacks: on a
+// RoCE port, every address of the port's netdev and of its macvlan
+// children in pods is a RoCE v2 GID of the port. It writes, for each
+// leased port, the link-local GID and one IPv4-mapped GID per lease, in
+// the form sysfs prints them.
+func (n *dnode) kernelGIDs(t *testing.T) {
+	t.Helper()
+	byNIC := map[string][]string{}
+	for _, l := range n.c.leases(t) {
+		for _, nic := range l.NICs {
+			byNIC[nic] = append(byNIC[nic], leaseIP(l))
+		}
+	}
+	for nic, ips := range byNIC {
+		gids, types := []string{sysfsGID(netip.MustParseAddr("fe80::1"))}, []string{"RoCE v2"}
+		for _, ip := range ips {
+			a, err := netip.ParseAddr(ip)
+			if err != nil {
+				t.Fatalf("lease address %q: %v", ip, err)
+			}
+			gids, types = append(gids, sysfsGID(netip.AddrFrom16(a.As16()))), append(types, "RoCE v2")
+		}
+		if err := fakesys.WriteGIDs(n.m.root, nic, 1, gids, types); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sysfsGID formats a GID as sysfs does: eight groups of four hex digits.
+func sysfsGID(a netip.Addr) string {
+	b := a.As16()
+	groups := make([]string, 8)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("%02x%02x", b[2*i], b[2*i+1])
+	}
+	return strings.Join(groups, ":")
 }
