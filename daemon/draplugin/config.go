@@ -44,7 +44,7 @@ type Config struct {
 	// capacity rail.dev/bandwidth (Gbit/s) of its shared device.
 	SharedBandwidth bool `json:"sharedBandwidth,omitempty"`
 	// ExclusivePorts publishes every port as an exclusive (move) device,
-	// even where the node serves macvlan or ipoib.
+	// even where the node serves macvlan, ipvlan or ipoib.
 	ExclusivePorts bool `json:"exclusivePorts,omitempty"`
 	// PublishNICsOf are the other DRA drivers whose NICs Rail publishes
 	// too; a NIC any other driver publishes on this node is left out.

@@ -45,7 +45,7 @@ type Kind string
 
 // The kinds of device.
 const (
-	// KindShared is a port several claims share (macvlan, ipoib): one
+	// KindShared is a port several claims share (macvlan, ipvlan, ipoib): one
 	// device with allowMultipleAllocations and consumable capacity.
 	KindShared Kind = "shared"
 	// KindExclusive is a port one claim takes whole (move).
@@ -187,7 +187,7 @@ func (b builder) limited(n topology.NIC) bool {
 // sharedModes are the child modes the node serves on a port of n's link layer.
 func (b builder) sharedModes(n topology.NIC) []api.Mode {
 	var out []api.Mode
-	for _, m := range []api.Mode{api.ModeMacvlan, api.ModeIPoIB} {
+	for _, m := range []api.Mode{api.ModeMacvlan, api.ModeIPVLAN, api.ModeIPoIB} {
 		if b.serves(m) && m.LinkLayer().Matches(n.LinkLayer) {
 			out = append(out, m)
 		}
@@ -218,7 +218,7 @@ func (b builder) port(n topology.NIC) (Entry, resourcev1.Device, string) {
 		// shared modes without consumable capacity: one claim at a time
 		e.Kind, e.Modes = KindExclusive, shared
 	case prot.Protected():
-		return Entry{}, resourcev1.Device{}, prot.Refusal(!b.serves(api.ModeMacvlan) && !b.serves(api.ModeIPoIB))
+		return Entry{}, resourcev1.Device{}, prot.Refusal(!b.serves(api.ModeMacvlan) && !b.serves(api.ModeIPVLAN) && !b.serves(api.ModeIPoIB))
 	default:
 		return Entry{}, resourcev1.Device{}, fmt.Sprintf("no mode the node serves fits a %s port (modes: %s)", n.LinkLayer, b.modesNote())
 	}

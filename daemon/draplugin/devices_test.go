@@ -220,6 +220,12 @@ func TestBuild(t *testing.T) {
 			}}},
 		{name: "macvlan only: IB ports fit no mode", machine: "h100x8-cx7x4", view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeMacvlan}, Source: "config"}},
 			checks: []check{published(), left("mlx5_0", "no mode the node serves fits a InfiniBand port")}},
+		{name: "ipvlan only: RoCE ports shared, IB ports fit no mode", machine: "dualport-2s", view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeIPVLAN}, Source: "config"}},
+			checks: []check{shared("mlx4-1", 8), left("mlx5_0", "no mode the node serves fits a InfiniBand port"), func(t *testing.T, _ *topology.Machine, cat Catalog) {
+				if got := str(find(t, cat, "mlx4-1"), "rail.dev/modes"); got != "ipvlan" {
+					t.Errorf("RoCE modes %q, want ipvlan", got)
+				}
+			}}},
 		{name: "the node's nics list", machine: "h100x8-cx7x4", view: NodeView{Limits: Limits{NICs: []string{"mlx5_1"}, Source: "config"}},
 			checks: []check{published("mlx5-1"), left("mlx5_0", "not in the node's nics list")}},
 		{name: "a down port is tainted", machine: "down-bond",
@@ -253,8 +259,8 @@ func TestBuild(t *testing.T) {
 				if p, _ := num(d, "rail.dev/port"); p != 2 || str(d, "rail.dev/rdmaDevice") != "mlx4_0" {
 					t.Errorf("port %d rdmaDevice %q, want 2 mlx4_0", p, str(d, "rail.dev/rdmaDevice"))
 				}
-				if got := str(find(t, cat, "mlx4-1"), "rail.dev/modes"); got != "macvlan" {
-					t.Errorf("RoCE modes %q, want macvlan", got)
+				if got := str(find(t, cat, "mlx4-1"), "rail.dev/modes"); got != "macvlan, ipvlan" {
+					t.Errorf("RoCE modes %q, want macvlan, ipvlan", got)
 				}
 			}}},
 		{name: "Hyper-V: roots never match, NUMA does", machine: "azure-ndh100v5",
