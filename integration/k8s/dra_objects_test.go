@@ -129,7 +129,7 @@ func (d sliceDevice) str(name string) string {
 	}
 	return ""
 }
-func (d sliceDevice) root() string       { return d.str("resource.kubernetes.io/pcieRoot") }
+func (d sliceDevice) root() string { return d.str("resource.kubernetes.io/pcieRoot") }
 
 // numa is the device's resource.kubernetes.io/numaNode, -1 without one.
 func (d sliceDevice) numa() int64 {
