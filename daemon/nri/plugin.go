@@ -79,6 +79,7 @@ type Plugin struct {
 	hooks   map[string]*metrics.Call   // by hook name
 	node    atomic.Pointer[nodeTables] // built from the last machine a hook read
 	kubelet *kubeletGPUs               // nil: neither gpuAutoInject nor DRA NICs, or no kubelet
+	gpus    *podinfo.GPUSource         // Options.GPUs: its resolver maps CDI device names
 	draHeld *podinfo.DRAHeld           // nil: DRA NICs are not completed
 	envs    *podEnvCache
 	soft    *softRoCEDevices // nil: not a softRoCE node
@@ -132,6 +133,7 @@ func New(opt Options) (*Plugin, error) {
 		records:  newContainerRecords(),
 		proc:     cmp.Or(opt.Proc, "/proc"),
 		changed:  opt.Changed,
+		gpus:     opt.GPUs,
 		releases: map[string]*pendingRelease{},
 	}
 	node := p.tables()
@@ -162,7 +164,7 @@ func (p *Plugin) tables() *nodeTables {
 	}
 	t := &nodeTables{machine: m, devs: buildNodeDevices(m, p.cfg.UMAD, p.log)}
 	if p.cfg.GPUAutoInject {
-		t.gpus = buildGPUAffinity(m)
+		t.gpus = buildGPUAffinity(m, p.gpus)
 	}
 	p.node.Store(t)
 	return t
