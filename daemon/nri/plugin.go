@@ -61,6 +61,9 @@ type Options struct {
 	// up and when a container raild gave RDMA devices started: the
 	// moments to check its readiness. Nil: nobody is told.
 	Changed func(sandbox string)
+	// Records keep what each container was given, for the readiness checks
+	// (nil: the plugin keeps its own, nobody reads them).
+	Records *Records
 	// Proc is the procfs containers' processes are pinned in when they
 	// start (raild's readiness.procRoot; "": /proc).
 	Proc string
@@ -86,7 +89,7 @@ type Plugin struct {
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
 	topoFile string
-	records  *containerRecords    // what each container was given, for the readiness checks
+	records  *Records             // Options.Records
 	proc     string               // Options.Proc
 	changed  func(sandbox string) // Options.Changed
 
@@ -130,7 +133,7 @@ func New(opt Options) (*Plugin, error) {
 		envs:     newPodEnvCache(opt.Machine().Root),
 		soft:     softRoCEOf(opt),
 		topoFile: s.topoFileSource(opt.TopologyFile),
-		records:  newContainerRecords(),
+		records:  cmp.Or(opt.Records, NewRecords()),
 		proc:     cmp.Or(opt.Proc, "/proc"),
 		changed:  opt.Changed,
 		gpus:     opt.GPUs,
