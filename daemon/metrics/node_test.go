@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/railcni/rail/pkg/api"
 )
 
 func TestWatchNode(t *testing.T) {
@@ -65,7 +63,7 @@ rail_pf_vfs_leaked{nic="mlx5_7",pf="0000:b9:00.0"} 0
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(func() []api.PoolStatus { return nil })
+			m := New()
 			m.WatchNode(func() NodeState { return tt.state })
 			err := testutil.GatherAndCompare(m.Registry, strings.NewReader(tt.want), "rail_inventory_version", "rail_nic_active", "rail_nic_in_pod",
 				"rail_pf_vfs", "rail_pf_vfs_max", "rail_pf_vfs_used", "rail_pf_vfs_leaked", "rail_link_filter_active", "rail_link_filter_failures_total")

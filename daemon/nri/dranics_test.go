@@ -194,7 +194,7 @@ func BenchmarkCreateContainerDRA(b *testing.B) {
 			m := testMachine(root)
 			src := &podinfo.GPUSource{Kubelet: kubelet, NICDrivers: []string{podinfo.DefaultDRANICDriver}, NICs: nics, Machine: fixed(m)}
 			p, err := New(Options{Machine: fixed(m), State: newFakeState(), GPUs: src, DRAHeld: podinfo.NewDRAHeld(),
-				Hooks: metrics.New(nil).NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+				Hooks: metrics.New().NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 			if err != nil {
 				b.Fatal(err)
 			}

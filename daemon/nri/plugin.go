@@ -61,6 +61,9 @@ type Options struct {
 	// up and when a container raild gave RDMA devices started: the
 	// moments to check its readiness. Nil: nobody is told.
 	Changed func(sandbox string)
+	// Records keep what each container was given, for the readiness checks
+	// (nil: the plugin keeps its own, nobody reads them).
+	Records *Records
 	// Proc is the procfs containers' processes are pinned in when they
 	// start (raild's readiness.procRoot; "": /proc).
 	Proc string
@@ -79,13 +82,14 @@ type Plugin struct {
 	hooks   map[string]*metrics.Call   // by hook name
 	node    atomic.Pointer[nodeTables] // built from the last machine a hook read
 	kubelet *kubeletGPUs               // nil: neither gpuAutoInject nor DRA NICs, or no kubelet
+	gpus    *podinfo.GPUSource         // Options.GPUs: its resolver maps CDI device names
 	draHeld *podinfo.DRAHeld           // nil: DRA NICs are not completed
 	envs    *podEnvCache
 	soft    *softRoCEDevices // nil: not a softRoCE node
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
 	topoFile string
-	records  *containerRecords    // what each container was given, for the readiness checks
+	records  *Records             // Options.Records
 	proc     string               // Options.Proc
 	changed  func(sandbox string) // Options.Changed
 
@@ -129,9 +133,10 @@ func New(opt Options) (*Plugin, error) {
 		envs:     newPodEnvCache(opt.Machine().Root),
 		soft:     softRoCEOf(opt),
 		topoFile: s.topoFileSource(opt.TopologyFile),
-		records:  newContainerRecords(),
+		records:  cmp.Or(opt.Records, NewRecords()),
 		proc:     cmp.Or(opt.Proc, "/proc"),
 		changed:  opt.Changed,
+		gpus:     opt.GPUs,
 		releases: map[string]*pendingRelease{},
 	}
 	node := p.tables()
@@ -162,7 +167,7 @@ func (p *Plugin) tables() *nodeTables {
 	}
 	t := &nodeTables{machine: m, devs: buildNodeDevices(m, p.cfg.UMAD, p.log)}
 	if p.cfg.GPUAutoInject {
-		t.gpus = buildGPUAffinity(m)
+		t.gpus = buildGPUAffinity(m, p.gpus)
 	}
 	p.node.Store(t)
 	return t

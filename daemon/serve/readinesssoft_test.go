@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/railcni/rail/daemon/attached"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
@@ -19,7 +20,7 @@ func TestReadinessSoftRoCE(t *testing.T) {
 		{Sandbox: "s1", IfName: "rail1", Mode: "move", Address: netip.MustParsePrefix("10.0.1.1/24"), NICs: []string{"mlx5_1"}, Netns: "/var/run/netns/s1"},
 	}
 	for _, soft := range []bool{true, false} {
-		r := newRailReadiness(nil, func() []ipam.Lease { return leases }, nil, rdma.NetnsExclusive, soft)
+		r := &railReadiness{placed: attached.NewPlacements(nil), leases: func() []ipam.Lease { return leases }, rdmaNetns: rdma.NetnsExclusive, softRoCE: soft}
 		pods := r.pods(m)
 		if len(pods) != 1 || len(pods[0].Rails) != 2 {
 			t.Fatalf("softRoCE %v: pods %+v", soft, pods)

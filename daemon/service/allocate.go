@@ -29,8 +29,8 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
 	claimed := s.draClaims(req)
-	if existing := s.alloc.Get(req.Sandbox, req.CNIIfName, req.Network); len(existing) > 0 {
-		return withClaimVFKeys(s.planFromLeases(s.node(), req.Sandbox, req.CNIIfName, req.Network, existing), claimed), nil
+	if leases := s.readSandbox(req.Sandbox); holdsAttachment(leases, req.CNIIfName, req.Network) {
+		return withClaimVFKeys(s.planOf(s.node(), req.Sandbox, req.CNIIfName, req.Network, leases), claimed), nil
 	}
 	req, err := s.withPodAnnotations(ctx, req)
 	if err != nil {
@@ -130,13 +130,17 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 			return nil, err
 		}
 	}
-	leases, err := s.alloc.AllocateMany([]ipam.Request{s.ipamRequest(req, req.CNIIfName, pool, nil)})
+	var others []ipam.Lease // the sandbox's leases beside this one
+	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
+		others = otherLeases(use, req)
+		return []ipam.Request{s.ipamRequest(req, req.CNIIfName, pool, nil)}, nil
+	})
 	if err != nil {
 		return nil, s.allocError(err)
 	}
 	node := s.node()
 	s.recordAllocation(node.Machine, leases, nil)
-	plan := s.planFromLeases(node, req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan := s.planOf(node, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	s.reportAttached(req, plan, nil)
 	return plan, nil
@@ -168,11 +172,15 @@ type placeFunc func(node *placement.Node, req api.AllocateRequest, pool string, 
 func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, pool string, gpus []int, input placement.Input, place placeFunc) (*api.Plan, error) {
 	var picks []placement.Pick
 	var placeErr error
+	var others []ipam.Lease // the sandbox's leases beside this attachment's
 	// Placement reads the allocator's NIC use and the leases are reserved
 	// in the same critical section: no second copy of the use to keep in
-	// step, and no window in which two ADDs see the same NIC free.
+	// step, and no window in which two ADDs see the same NIC free. The
+	// sandbox's other leases are read there too, for the policy tables:
+	// nothing is read back after the commit.
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
+		others = otherLeases(use, req)
 		picks, reqs, placeErr = place(node, req, pool, input, s.placementUse(use))
 		if placeErr == nil && req.Mode == api.ModeVF {
 			placeErr = s.checkVFMACs(req, reqs, use)
@@ -193,7 +201,7 @@ func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, 
 		return nil, s.allocError(err)
 	}
 	s.recordAllocation(node.Machine, leases, picks)
-	plan := s.planFromLeases(node, req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan := s.planOf(node, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	annotatePlan(plan, picks)
 	s.reportAttached(req, plan, gpus)

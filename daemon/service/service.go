@@ -212,9 +212,34 @@ func (s *Service) logReleased(released []ipam.Lease, why string) {
 // memory, typed, in interface order (NRI hot path). Their NICs are the
 // allocator's own lists: read them, never change them.
 func (s *Service) SandboxLeases(sandbox string) []ipam.Lease {
+	leases := s.readSandbox(sandbox)
+	slices.SortFunc(leases, func(a, b ipam.Lease) int { return compareIfNames(a.IfName, b.IfName) })
+	return leases
+}
+
+// readSandbox is the sandbox's leases in the allocator's order.
+func (s *Service) readSandbox(sandbox string) []ipam.Lease {
 	var leases []ipam.Lease
 	s.alloc.ReadSandbox(sandbox, func(l *ipam.Lease) { leases = append(leases, *l) })
-	slices.SortFunc(leases, func(a, b ipam.Lease) int { return compareIfNames(a.IfName, b.IfName) })
+	return leases
+}
+
+// holdsAttachment tells whether a sandbox's leases hold one of the
+// attachment's.
+func holdsAttachment(leases []ipam.Lease, ifname, network string) bool {
+	return slices.ContainsFunc(leases, func(l ipam.Lease) bool { return l.CNIIfName == ifname && l.Network == network })
+}
+
+// otherLeases collects the leases of an attachment's sandbox but its own
+// (those come from the allocation's answer) in a placement's critical
+// section (each copied: it outlives the lock).
+func otherLeases(use ipam.NICUse, req api.AllocateRequest) []ipam.Lease {
+	var leases []ipam.Lease
+	use.Sandbox(req.Sandbox, func(l *ipam.Lease) {
+		if l.CNIIfName != req.CNIIfName || l.Network != req.Network {
+			leases = append(leases, *l)
+		}
+	})
 	return leases
 }
 

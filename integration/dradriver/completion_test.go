@@ -69,7 +69,7 @@ func newRig(t *testing.T, root string, pods []podinfotest.Pod, addrs map[string]
 		t.Fatal(err)
 	}
 	plugin, err := nri.New(nri.Options{Config: nri.Config{Memlock: "8Mi"}, Machine: machine, State: svc, GPUs: src,
-		DRAHeld: svc.DRAHeld(), Log: slog.New(slog.DiscardHandler)})
+		DRAHeld: held, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/vfpf"
 	"github.com/vishvananda/netlink"
 )
 
@@ -79,7 +80,7 @@ func Check(podNetns string, s Spec) error {
 type attacher struct {
 	moveRDMA func(dev, fromNetns, toNetns string) error
 	// pf gives the PF control of a session (nil: netlink in its host netns).
-	pf func(*session) PFControl
+	pf func(*session) vfpf.Control
 	// setMAC sets a host link's MAC (nil: netlink); tests model a VF
 	// driver's answer with it.
 	setMAC func(netlink.Link, net.HardwareAddr) error
@@ -97,7 +98,7 @@ func defaultAttacher() attacher {
 	return attacher{moveRDMA: rdma.MoveDevice, soft: rdmaSoftRoCE()}
 }
 
-func (a attacher) pfControl(sess *session) PFControl {
+func (a attacher) pfControl(sess *session) vfpf.Control {
 	if a.pf != nil {
 		return a.pf(sess)
 	}
