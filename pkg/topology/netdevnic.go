@@ -170,3 +170,12 @@ func (m *Machine) SoftRDMAOnNICs() []NIC {
 	}
 	return out
 }
+
+// StandInProblem says, of a software RDMA device SoftRDMAOnNICs lists,
+// why it breaks a softRoCE node's pods and how to remove it.
+func (n NIC) StandInProblem() string {
+	return fmt.Sprintf("RDMA device %[1]s sits on %[2]s, a NIC's netdev, in the host's netns: the kernel mirrors the address of every pod "+
+		"interface on %[2]s (macvlan, ipvlan) into %[1]s's GID table, so %[1]s takes the pods' rdma_cm (in the container, which can open only "+
+		"its own rxe, rdma_bind_addr fails with ENODEV); a softRoCE node places the NIC by its netdev and needs no RDMA device on it: "+
+		"delete it (rdma link delete %[1]s) and whatever creates it at boot", n.RDMADevice(), n.Netdev)
+}

@@ -52,6 +52,16 @@ func (n NIC) RDMADevice() string {
 	return dev
 }
 
+// SharesDevice reports whether two targets are ports of one RDMA device
+// (mlx4_0 and mlx4_0:2; a target and itself). A netdev-only NIC has no
+// RDMA device and shares none, but is itself.
+func (n NIC) SharesDevice(o NIC) bool {
+	if n.NetdevOnly || o.NetdevOnly {
+		return n.NetdevOnly && o.NetdevOnly && n.Name == o.Name
+	}
+	return n.RDMADevice() == o.RDMADevice()
+}
+
 // PortNum is the target's port number (1 when unknown, 0 for a
 // netdev-only NIC, which has no RDMA port).
 func (n NIC) PortNum() int {
