@@ -53,7 +53,7 @@ func checkSoftRoCE(cfg *config.Config, mode rdma.NetnsMode, m *topology.Machine,
 // until they are deleted. nil when there is none.
 func standInRefusal(m *topology.Machine) error {
 	var errs []error
-	for _, n := range m.SoftRDMAOnNICs() {
+	for _, n := range m.SoftRDMANICs() {
 		errs = append(errs, errors.New("softRoCE: "+n.StandInProblem()))
 	}
 	return errors.Join(errs...)

@@ -2,7 +2,6 @@ package topology
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -116,16 +115,6 @@ func netdevStateIn(fs *fsys, netdev string) string {
 	return netdevDown
 }
 
-// NetdevState reads a netdev-only NIC's state now ("ACTIVE" or "DOWN"),
-// from /sys/class/net/<netdev>/operstate and carrier: what a port's state
-// is to a NIC with an RDMA device. A netdev not there is os.ErrNotExist.
-func (r *PortReader) NetdevState(netdev string) (string, error) {
-	if !validName(netdev) || !r.fs.exists(netClassDir+"/"+netdev) {
-		return "", fmt.Errorf("netdev %q: %w in %s", netdev, os.ErrNotExist, r.fs.host(netClassDir))
-	}
-	return netdevStateIn(r.fs, netdev), nil
-}
-
 // netdevNICsOf reads one netdev again as a netdev-only NIC: the NIC, or
 // none when it is gone or no longer one (it has an RDMA device now).
 func (s *Sysfs) netdevNICsOf(netdev string) []NIC {
@@ -154,28 +143,28 @@ func (d *discovery) softRDMAOn(netdev string) bool {
 	return false
 }
 
-// SoftRDMAOnNICs are the software RDMA devices (an rxe made in the host's
-// netns, `rdma link add rxe0 type rxe netdev eth1`) that sit on the netdev
-// of a PCI function: on a softRoCE node each takes the rdma_cm of the
-// pods on that NIC, since the kernel mirrors every macvlan or ipvlan
-// child's address into the GID table of its lower netdev's RDMA devices
-// and the container can open only its own rxe. The pods' own rxe
-// (railrxe_…) are not listed.
-func (m *Machine) SoftRDMAOnNICs() []NIC {
+// SoftRDMANICs are the software RDMA devices (rxe, siw) of the host's
+// netns among the NICs: an rxe made at boot to stand in for a port
+// (`rdma link add rxe0 type rxe netdev eth1`). On a softRoCE node each
+// takes the rdma_cm of the pods on its netdev, since the kernel mirrors
+// every macvlan or ipvlan child's address into the GID table of the RDMA
+// devices on its lower netdev, and the container can open only its own
+// rxe. The pods' own rxe (railrxe_…) are never NICs.
+func (m *Machine) SoftRDMANICs() []NIC {
 	var out []NIC
 	for _, n := range m.NICs {
-		if n.Virtual && n.Root != "" && n.Netdev != "" && !IsPodSoftRoCE(n.RDMADevice()) {
+		if n.Virtual && !n.NetdevOnly {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// StandInProblem says, of a software RDMA device SoftRDMAOnNICs lists,
+// StandInProblem says, of a software RDMA device SoftRDMANICs lists,
 // why it breaks a softRoCE node's pods and how to remove it.
 func (n NIC) StandInProblem() string {
-	return fmt.Sprintf("RDMA device %[1]s sits on %[2]s, a NIC's netdev, in the host's netns: the kernel mirrors the address of every pod "+
+	return fmt.Sprintf("RDMA device %[1]s sits on netdev %[2]s in the host's netns: the kernel mirrors the address of every pod "+
 		"interface on %[2]s (macvlan, ipvlan) into %[1]s's GID table, so %[1]s takes the pods' rdma_cm (in the container, which can open only "+
-		"its own rxe, rdma_bind_addr fails with ENODEV); a softRoCE node places the NIC by its netdev and needs no RDMA device on it: "+
+		"its own rxe, rdma_bind_addr fails with ENODEV); a softRoCE node places its NICs by their netdevs and needs no RDMA device on them: "+
 		"delete it (rdma link delete %[1]s) and whatever creates it at boot", n.RDMADevice(), n.Netdev)
 }

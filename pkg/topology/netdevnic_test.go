@@ -1,9 +1,6 @@
 package topology_test
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,18 +55,20 @@ func TestNetdevNICs(t *testing.T) {
 		netdevNICs bool
 		want       string // NIC names
 		netdevOnly string // those of them that are netdev-only
-		standIns   string // SoftRDMAOnNICs
+		standIns   string // SoftRDMANICs
 	}{
 		{name: "a softRoCE VM", root: writeSoftRoCEVM(t), netdevNICs: true, want: "eth0,eth1,eth2", netdevOnly: "eth0,eth1,eth2"},
 		{name: "the same VM, NICs by RDMA device only", root: writeSoftRoCEVM(t), want: ""},
 		{name: "a stand-in rxe on eth1", root: writeSoftRoCEVM(t, fakesys.SoftRoCE{RDMA: "rxe_r0", Netdev: "eth1"}), netdevNICs: true,
 			want: "eth0,eth2,rxe_r0", netdevOnly: "eth0,eth2", standIns: "rxe_r0"},
-		{name: "an rxe on a veth is no stand-in", root: writeSoftRoCEVM(t, fakesys.SoftRoCE{RDMA: "rxe9", Netdev: "veth9"}), netdevNICs: true,
-			want: "eth0,eth1,eth2,rxe9", netdevOnly: "eth0,eth1,eth2"},
+		{name: "an rxe on a veth", root: writeSoftRoCEVM(t, fakesys.SoftRoCE{RDMA: "rxe9", Netdev: "veth9"}), netdevNICs: true,
+			want: "eth0,eth1,eth2,rxe9", netdevOnly: "eth0,eth1,eth2", standIns: "rxe9"},
 		{name: "igb PFs: those without an rxe, never their VFs", root: igb, netdevNICs: true,
 			want: "pf2,rxe0,rxe1", netdevOnly: "pf2", standIns: "rxe0,rxe1"},
 		{name: "ConnectX NICs are placed by their RDMA devices", root: h100, netdevNICs: true,
 			want: "mlx5_0,mlx5_1,mlx5_2,mlx5_3"},
+		{name: "the same VM read by RDMA devices: stand-ins and all", root: writeSoftRoCEVM(t, fakesys.SoftRoCE{RDMA: "rxe_r0", Netdev: "eth1"}),
+			want: "rxe_r0", standIns: "rxe_r0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,8 +88,8 @@ func TestNetdevNICs(t *testing.T) {
 			if got := nicNames(only); got != tt.netdevOnly {
 				t.Errorf("netdev-only NICs = %s, want %s", got, tt.netdevOnly)
 			}
-			if got := nicNames(m.SoftRDMAOnNICs()); got != tt.standIns {
-				t.Errorf("SoftRDMAOnNICs = %s, want %s", got, tt.standIns)
+			if got := nicNames(m.SoftRDMANICs()); got != tt.standIns {
+				t.Errorf("SoftRDMANICs = %s, want %s", got, tt.standIns)
 			}
 			for _, n := range only {
 				if n.Netdev != n.Name || n.PCI == "" || n.Root == "" || n.LinkLayer != topology.Ethernet || n.State != topology.PortActive ||
@@ -127,7 +126,9 @@ func TestNetdevNICPlace(t *testing.T) {
 	if _, err := bare.Select(topology.Request{GPUs: []int{0}, LinkLayer: topology.Ethernet}); err == nil {
 		t.Error("without netdev NICs the VM has a NIC to select")
 	}
-	setOperstate(t, root, "eth1", "down")
+	if err := fakesys.SetNetdevState(root, "eth1", false); err != nil {
+		t.Fatal(err)
+	}
 	m, err = topology.DiscoverWith(root, topology.Options{NetdevNICs: true})
 	if err != nil {
 		t.Fatal(err)
@@ -142,21 +143,6 @@ func TestNetdevNICPlace(t *testing.T) {
 	}
 	if choices[0].NIC == "eth1" {
 		t.Errorf("GPU 0 got eth1, whose netdev is down")
-	}
-}
-
-// setOperstate writes a netdev's operstate (and carrier) in a fake tree.
-func setOperstate(t *testing.T, root, netdev, state string) {
-	t.Helper()
-	dir := filepath.Join(root, "sys/class/net", netdev)
-	carrier := "0"
-	if state == "up" {
-		carrier = "1"
-	}
-	for file, text := range map[string]string{"operstate": state, "carrier": carrier} {
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(text+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -196,17 +182,15 @@ func TestNetdevNICLookups(t *testing.T) {
 			}
 		})
 	}
-	ports, err := topology.NewPortReader(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, state := range []struct{ operstate, want string }{{"up", "ACTIVE"}, {"down", "DOWN"}, {"lowerlayerdown", "DOWN"}} {
-		setOperstate(t, root, "eth2", state.operstate)
-		if got, err := ports.NetdevState("eth2"); err != nil || got != state.want {
-			t.Errorf("operstate %s: NetdevState = %q, %v; want %s", state.operstate, got, err, state.want)
+	for _, state := range []struct {
+		up   bool
+		want string
+	}{{true, "ACTIVE"}, {false, "DOWN"}, {true, "ACTIVE"}} {
+		if err := fakesys.SetNetdevState(root, "eth2", state.up); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := ports.NetdevState("eth7"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("NetdevState(eth7) = %v, want not exist", err)
+		if nics, _ := sys.DiscoverDevice("eth2"); len(nics) != 1 || nics[0].State != state.want {
+			t.Errorf("eth2 up %v: read again %+v, want state %s", state.up, nics, state.want)
+		}
 	}
 }
