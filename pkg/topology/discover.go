@@ -44,10 +44,9 @@ type Options struct {
 // The Machine it returns is read-only: selection indexes are built here.
 func Discover(root string) (*Machine, error) { return DiscoverWith(root, Options{}) }
 
-// DiscoverFile is Discover with the NCCL topology file at path ("" for
-// none), read first.
-func DiscoverFile(root, path string) (*Machine, error) {
-	var opt Options
+// DiscoverFile is DiscoverWith with the NCCL topology file at path (""
+// for none), read first into opt.
+func DiscoverFile(root, path string, opt Options) (*Machine, error) {
 	if path != "" {
 		t, err := ReadTopoFile(path)
 		if err != nil {
