@@ -28,7 +28,8 @@ func softRoCENode(t *testing.T, host fakesys.Host) *Node {
 // stand-in rxe) each GPU gets the virtio-net NIC behind its switch, by its
 // netdev; a 2-GPU pod gets both NICs (netdev-only NICs share no RDMA
 // device, so they are never folded into one); selectors name a NIC by its
-// netdev or PCI address; move is refused; and vf mode places the igb PFs
+// netdev or PCI address; the node's own NIC is never placed; move is
+// refused; and vf mode places the igb PFs
 // of the SR-IOV rig without their rxe, by their netdevs. Before netdev
 // NICs the VM had no NIC at all.
 func TestChooseSoftRoCE(t *testing.T) {
@@ -78,6 +79,19 @@ func TestChooseSoftRoCE(t *testing.T) {
 				t.Fatalf("picked %v, want %s", got, tt.want)
 			}
 		})
+	}
+
+	// The VM's own NIC (eth0, the default route) is never placed.
+	own := map[string]topology.Protection{"eth0": defaultRoute}
+	n.Guard = &fakeGuard{last: own, now: own}
+	if _, err := n.Choose(Input{Mode: api.ModeMacvlan, NICs: []string{"eth0"}}, NewUsage()); err == nil || !strings.Contains(err.Error(), "default route") {
+		t.Errorf("macvlan on eth0, the node's own: %v, want a refusal naming its default route", err)
+	}
+	for range 3 {
+		picks, err := n.Choose(Input{Mode: api.ModeIPVLAN}, NewUsage())
+		if err != nil || len(picks) != 1 || picks[0].NIC.Name == "eth0" {
+			t.Errorf("a pod without GPUs: %+v, %v; want a NIC other than eth0", picks, err)
+		}
 	}
 
 	rig, _ := fakesys.Machine("sriov-vm-igb")
