@@ -103,7 +103,8 @@ func New(root string, discover Discoverer, holders Holders) (*Inventory, error) 
 // Rediscover reads the whole machine again with another discoverer, which
 // every later rescan uses: on a node its node class puts in softRoCE mode
 // (known only once the Node is read), one that also reads netdev-only
-// NICs (topology.Options.NetdevNICs).
+// NICs (topology.Options.NetdevNICs). Call it before Run: the link-event
+// filter reads through what it sets.
 func (inv *Inventory) Rediscover(cause string, discover Discoverer) (*Snapshot, error) {
 	inv.rescanMu.Lock()
 	defer inv.rescanMu.Unlock()
@@ -118,12 +119,11 @@ func (inv *Inventory) Rediscover(cause string, discover Discoverer) (*Snapshot, 
 }
 
 // lookNetdevNICs makes one-device reads look up netdev-only NICs by
-// their netdevs when m counts them (a softRoCE node), as Discover reads
-// them. New and Rediscover call it before any device is read again.
+// their netdevs exactly when m counts them (a softRoCE node), as Discover
+// read it. New and Rediscover call it before any device is read again
+// (Rediscover before Run).
 func (inv *Inventory) lookNetdevNICs(m *topology.Machine) {
-	if m.NetdevNICs {
-		inv.sys = inv.sys.WithNetdevNICs()
-	}
+	inv.sys = inv.sys.WithNetdevNICs(m.NetdevNICs)
 }
 
 // SetHolders installs the lease view once the lease store is open.

@@ -72,8 +72,9 @@ func TestStandInRefusal(t *testing.T) {
 
 // TestSoftRoCENICs: a node whose node class turns softRoCE on (the
 // inventory was read before the class was known) reads its NICs again
-// with the netdev-only ones; one already read so, or not in softRoCE
-// mode, is left as it is.
+// with the netdev-only ones (and one a class turns off without them); one
+// already read so, or not in softRoCE mode, is left as it is; later link
+// events read a NIC's netdev as the setting says.
 func TestSoftRoCENICs(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	discover, err := discoverer("", log)
@@ -113,6 +114,11 @@ func TestSoftRoCENICs(t *testing.T) {
 			}
 			if inv.Machine().NetdevNICs != tt.softRoCE {
 				t.Errorf("machine counts netdev NICs: %v, want %v", inv.Machine().NetdevNICs, tt.softRoCE)
+			}
+			// a link event of eth1 later reads it as the setting says
+			inv.Update("link event", []string{"eth1"})
+			if _, listed := inv.Machine().NICByName("eth1"); listed != tt.softRoCE {
+				t.Errorf("after eth1's link event: listed %v, want %v", listed, tt.softRoCE)
 			}
 		})
 	}

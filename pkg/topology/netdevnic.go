@@ -95,12 +95,8 @@ func (d *discovery) netdevNIC(netdev string) (NIC, bool) {
 // carrier; "unknown", which drivers without carrier reporting show, counts
 // when the carrier file says 1), netdevDown otherwise.
 func (d *discovery) netdevState(netdev string) string {
-	return netdevStateIn(d.fs, netdev)
-}
-
-func netdevStateIn(fs *fsys, netdev string) string {
 	dir := netClassDir + "/" + netdev
-	oper, err := fs.read(dir + "/operstate")
+	oper, err := d.fs.read(dir + "/operstate")
 	if err != nil {
 		return netdevDown
 	}
@@ -108,7 +104,7 @@ func netdevStateIn(fs *fsys, netdev string) string {
 	case "up":
 		return PortActive
 	case "unknown":
-		if carrier, err := fs.read(dir + "/carrier"); err == nil && carrier == "1" {
+		if carrier, err := d.fs.read(dir + "/carrier"); err == nil && carrier == "1" {
 			return PortActive
 		}
 	}

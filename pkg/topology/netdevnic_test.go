@@ -157,7 +157,7 @@ func TestNetdevNICLookups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := plain.WithNetdevNICs()
+	sys := plain.WithNetdevNICs(true)
 	tests := []struct {
 		name    string
 		sys     *topology.Sysfs

@@ -29,13 +29,13 @@ func OpenSysfs(root string) (*Sysfs, error) {
 	return &Sysfs{fs: fs, cpus: d.readCPUNodes()}, nil
 }
 
-// WithNetdevNICs is the same root where netdev-only NICs count, as
-// Discover reads them with Options.NetdevNICs: DiscoverDevice reads a
-// name that is no RDMA device as a netdev, and NetdevRDMADevices names
-// such a netdev as its own device.
-func (s *Sysfs) WithNetdevNICs() *Sysfs {
+// WithNetdevNICs is the same root where netdev-only NICs count (on) or
+// not, as Discover reads them with Options.NetdevNICs: DiscoverDevice
+// reads a name that is no RDMA device as a netdev, and NetdevRDMADevices
+// names such a netdev as its own device.
+func (s *Sysfs) WithNetdevNICs(on bool) *Sysfs {
 	out := *s
-	out.netdevNICs = true
+	out.netdevNICs = on
 	return &out
 }
 
