@@ -194,10 +194,6 @@ var machineCases = map[string]machineCase{
 		matrix:     []string{"PHB PIX PHB", "PHB PHB PIX"},
 		affinity:   []string{"eth1", "eth2"},
 		netdevNICs: true,
-		problems: []string{
-			"gpu 0000:06:00.0: numa_node is -1 (unknown NUMA node)", "gpu 0000:0a:00.0: numa_node is -1 (unknown NUMA node)",
-			"eth0: numa_node is -1 (unknown NUMA node)", "eth1: numa_node is -1 (unknown NUMA node)", "eth2: numa_node is -1 (unknown NUMA node)",
-		},
 	},
 	"softroce": {
 		nics:     "rxe0",

@@ -299,7 +299,8 @@ func builtins() map[string]func() Host {
 		// RDMA): two virtio-net NICs (eth1, eth2) without any RDMA device,
 		// each behind a PCIe switch with a GPU (PIX), the node's own e1000e
 		// (eth0) on a root port of its own, and a virtio-9p function (no
-		// netdev). No rxe in the host's netns: pods get theirs.
+		// netdev); one NUMA node, every PCI function's numa_node -1, as
+		// QEMU guests show them. No rxe in the host's netns: pods get theirs.
 		"softroce-vm": func() Host {
 			virtio := func(netdev string) Slot {
 				return Slot{Card: &Card{Model: VirtioNet, Funcs: []Func{{LinkLayer: "Ethernet", Netdev: netdev, NoRDMA: true}}}}
@@ -309,7 +310,7 @@ func builtins() map[string]func() Host {
 				{Other: &Other{Vendor: "0x1af4", Device: "0x1049", Class: "0x000200", Driver: "virtio-pci"}},
 				pcieSwitch(virtio("eth1"), Slot{GPU: &GPU{Model: "NVIDIA L40S"}}),
 				pcieSwitch(virtio("eth2"), Slot{GPU: &GPU{Model: "NVIDIA L40S"}}),
-			}}}, RdmaCM: true}
+			}}}, Nodes: []NUMANode{{CPUs: "0-1"}}, RdmaCM: true}
 		},
 		// One GPU and Soft-RoCE rxe0 on a virtual netdev with no PCI parent.
 		"softroce": func() Host {
