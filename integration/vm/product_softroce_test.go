@@ -91,6 +91,7 @@ func (s *softNode) checkStandInRefused(t *testing.T, config string) {
 	if !errors.As(err, &exit) || ctx.Err() != nil {
 		t.Fatalf("raild with %s on %s: %v, want it to exit at start:\n%s", standIn, s.nic, err, out)
 	}
+	t.Logf("raild with %s on %s: %v:\n%s", standIn, s.nic, err, out)
 	for _, want := range []string{standIn, s.nic, "rdma link delete " + standIn} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("raild's refusal does not name %q:\n%s", want, out)
