@@ -114,6 +114,7 @@ type sliceDevice struct {
 	Attributes map[string]struct {
 		String *string `json:"string"`
 		Bool   *bool   `json:"bool"`
+		Int    *int64  `json:"int"`
 	} `json:"attributes"`
 	AllowMultipleAllocations *bool `json:"allowMultipleAllocations"`
 	Taints                   []struct {
@@ -128,7 +129,15 @@ func (d sliceDevice) str(name string) string {
 	}
 	return ""
 }
-func (d sliceDevice) root() string       { return d.str("resource.kubernetes.io/pcieRoot") }
+func (d sliceDevice) root() string { return d.str("resource.kubernetes.io/pcieRoot") }
+
+// numa is the device's resource.kubernetes.io/numaNode, -1 without one.
+func (d sliceDevice) numa() int64 {
+	if a, ok := d.Attributes["resource.kubernetes.io/numaNode"]; ok && a.Int != nil {
+		return *a.Int
+	}
+	return -1
+}
 func (d sliceDevice) rdmaDevice() string { return d.str("rail.dev/rdmaDevice") }
 func (d sliceDevice) shared() bool {
 	a, ok := d.Attributes["rail.dev/shared"]
