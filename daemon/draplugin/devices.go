@@ -32,7 +32,7 @@ const (
 	attrLinkLayer  = "linkLayer"
 	attrRate       = "rate"
 	attrRail       = "rail"
-	attrFunction   = "function" // pf, vf, sf, bond, virtual
+	attrFunction   = "function" // pf, vf, sf, bond, virtual, netdev (no RDMA device: a softRoCE node's NIC)
 	attrModes      = "modes"    // the attach modes the device serves, comma-separated
 	attrPF         = "pfPCI"    // a VF's PF
 	attrShared     = "shared"   // bool: several claims may share it (the DeviceClasses select on it)
@@ -327,7 +327,7 @@ func (b builder) device(e Entry, n topology.NIC, pci string) resourcev1.Device {
 		d.Attributes[AttrNUMANode] = intAttr(int64(n.NUMA))
 	}
 	rdma := n.Device
-	if rdma == "" && n.Port == 0 && e.Kind != KindVF {
+	if rdma == "" && n.Port == 0 && e.Kind != KindVF && !n.NetdevOnly {
 		rdma = n.Name
 	}
 	b.setString(&d, attrRDMADevice, rdma)
@@ -386,6 +386,8 @@ func function(n topology.NIC) string {
 		return "bond"
 	case n.Virtual:
 		return "virtual"
+	case n.NetdevOnly:
+		return "netdev"
 	}
 	return "pf"
 }

@@ -369,3 +369,62 @@ func TestConfigNamesTheField(t *testing.T) {
 		t.Errorf("defaults: %v", err)
 	}
 }
+
+// TestBuildSoftRoCE: a softRoCE VM's NICs have no RDMA device; each is a
+// shared device named by its netdev, with its PCI function, root and
+// netdev, function "netdev", no rdmaDevice or port attribute, the child
+// modes (never move, which a softRoCE node refuses), and a taint when its
+// netdev is down. Before netdev NICs the VM published nothing.
+func TestBuildSoftRoCE(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	if _, err := fakesys.Write(root, "softroce-vm", fakesys.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := topology.DiscoverWith(root, topology.Options{NetdevNICs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := slices.Clone(m.NICs)
+	for i := range down {
+		if down[i].Name == "eth2" {
+			down[i].State = "DOWN"
+		}
+	}
+	modes := []api.Mode{api.ModeMacvlan, api.ModeIPVLAN, api.ModeIPoIB, api.ModeVF} // placement.Limits.ServedModes of a softRoCE node
+	for _, tc := range []struct {
+		name    string
+		machine *topology.Machine
+		tainted string
+	}{
+		{name: "every NIC up", machine: m},
+		{name: "eth2's netdev down", machine: m.WithNICs(down, m.Problems), tainted: "eth2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cat := Build(settled(t, Config{}), NodeView{Machine: tc.machine, Limits: Limits{Modes: modes}}, false, false)
+			if got := names(cat.Devices); !slices.Equal(got, []string{"eth0", "eth1", "eth2"}) {
+				t.Fatalf("devices %v, want eth0 eth1 eth2 (left: %v)", got, cat.Left)
+			}
+			nic, _ := tc.machine.NICByName("eth1")
+			d := find(t, cat, "eth1")
+			for attr, want := range map[resourcev1.QualifiedName]string{AttrPCIBusID: nic.PCI, AttrPCIeRoot: "pci0000:00",
+				"rail.dev/netdev": "eth1", "rail.dev/function": "netdev", "rail.dev/linkLayer": "Ethernet", "rail.dev/modes": "macvlan, ipvlan",
+				"rail.dev/rdmaDevice": ""} {
+				if got := str(d, attr); got != want {
+					t.Errorf("eth1 %s = %q, want %q", attr, got, want)
+				}
+			}
+			if _, ok := num(d, "rail.dev/port"); ok {
+				t.Error("eth1 has a port attribute: it has no RDMA port")
+			}
+			if e := cat.Entries["eth1"]; e.Kind != KindShared || e.NIC != "eth1" {
+				t.Errorf("eth1 entry %+v, want a shared device of NIC eth1", e)
+			}
+			for _, dev := range []string{"eth1", "eth2"} {
+				taints := find(t, cat, dev).Taints
+				if want := dev == tc.tainted; (len(taints) == 1 && taints[0].Key == "rail.dev/port-down") != want {
+					t.Errorf("%s taints %+v, want port-down: %v", dev, taints, want)
+				}
+			}
+		})
+	}
+}

@@ -23,7 +23,7 @@ rail_link_filter_failures_total 0
 # HELP rail_inventory_version Version of raild's current snapshot of the node (raised by each rescan).
 # TYPE rail_inventory_version gauge
 rail_inventory_version 7
-# HELP rail_nic_active 1 when the NIC's port is ACTIVE in raild's current snapshot.
+# HELP rail_nic_active 1 when the NIC's port is ACTIVE in raild's current snapshot (a softRoCE node's NIC without an RDMA device: its netdev is up).
 # TYPE rail_nic_active gauge
 rail_nic_active{nic="mlx5_0"} 1
 rail_nic_active{nic="mlx5_1"} 0

@@ -64,6 +64,9 @@ func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nod
 	}
 	for i := range m.NICs {
 		nic := &m.NICs[i]
+		if nic.NetdevOnly {
+			continue // no RDMA device to give: a softRoCE node's pods get their own rxe (softroce.go)
+		}
 		nd.nics[nic.Name] = buildNIC(nic, withUMAD, nd.byName, log)
 	}
 	// A vf-mode lease names its VF by PCI address: the VF's own RDMA

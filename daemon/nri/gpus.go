@@ -20,6 +20,11 @@ type gpuAffinity struct {
 
 func buildGPUAffinity(m *topology.Machine, source *podinfo.GPUSource) *gpuAffinity {
 	a := &gpuAffinity{nics: m.Affinity(), resolver: source.Resolver(m)}
+	for g, name := range a.nics {
+		if nic, ok := m.NICByName(name); ok && nic.NetdevOnly {
+			delete(a.nics, g) // no RDMA device to inject: only a pod's own rxe serves it (softRoCE)
+		}
+	}
 	for _, g := range m.GPUs {
 		a.all = append(a.all, g.Index)
 	}

@@ -1,6 +1,7 @@
 package nri
 
 import (
+	"log/slog"
 	"os"
 	"reflect"
 	"slices"
@@ -18,9 +19,15 @@ import (
 // index 1 (RoCE v2), as kernel 7.3 lists it.
 func softRoCENode(t *testing.T) (*topology.Machine, string) {
 	t.Helper()
+	return softRoCENodeOn(t, "softroce", topology.Options{})
+}
+
+// softRoCENodeOn is softRoCENode on another built-in machine, read with opt.
+func softRoCENodeOn(t *testing.T, machine string, opt topology.Options) (*topology.Machine, string) {
+	t.Helper()
 	root := t.TempDir()
 	podRxe := rdma.SoftRoCEName("s1", "rail0")
-	host, _ := fakesys.Machine("softroce")
+	host, _ := fakesys.Machine(machine)
 	host.SoftRoCE = append(host.SoftRoCE, fakesys.SoftRoCE{RDMA: podRxe, Netdev: "rail0"})
 	if _, err := fakesys.WriteHost(root, "softroce-pod", host, fakesys.Options{}); err != nil {
 		t.Fatal(err)
@@ -28,7 +35,7 @@ func softRoCENode(t *testing.T) (*topology.Machine, string) {
 	if err := fakesys.WriteGIDs(root, podRxe, 1, []string{gidLinkLocal, gidV4Pod5}, []string{"RoCE v2", "RoCE v2"}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := topology.Discover(root)
+	m, err := topology.DiscoverWith(root, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +86,39 @@ func TestSoftRoCEContainer(t *testing.T) {
 				t.Errorf("env %v\nwant %v", got.Env, tt.env)
 			}
 		})
+	}
+}
+
+// TestSoftRoCEContainerOnNetdevNIC: on a softRoCE VM whose NICs have no
+// RDMA device (placed by their netdevs), a pod leased eth1 gets its own
+// rxe's uverbs and rdma_cm and the env naming it, nothing of eth1; a pod
+// without a lease given a GPU gets nothing auto-injected (eth1, its GPU's
+// NIC, has no device to give), and no NIC table entry warns of a missing
+// uverbs device.
+func TestSoftRoCEContainerOnNetdevNIC(t *testing.T) {
+	m, podRxe := softRoCENodeOn(t, "softroce-vm", topology.Options{NetdevNICs: true})
+	pod, ok := podNIC(t, m.Root, podRxe)
+	if !ok {
+		t.Fatal("pod rxe unreadable")
+	}
+	p, sandbox := startPod(t, Options{Machine: fixed(m), SoftRoCE: true}, []lease{{mode: "macvlan", addr: "10.56.0.5/24", nics: []string{"eth1"}}})
+	adj, _, err := p.CreateContainer(t.Context(), sandbox, ctr("app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := summarize(adj)
+	want := []string{dev(pod.Uverbs.Name, int(pod.Uverbs.Major), int(pod.Uverbs.Minor)), dev("rdma_cm", int(m.RdmaCM.Major), int(m.RdmaCM.Minor))}
+	if !slices.Equal(got.Devices, want) {
+		t.Errorf("devices %v, want %v", got.Devices, want)
+	}
+	if got.Env[envNCCLHCA] != "="+podRxe || got.Env[envUCXDevices] != podRxe+":1" || got.Env[envNCCLGIDIndex] != "1" {
+		t.Errorf("env %v: want it to name %s, GID index 1", got.Env, podRxe)
+	}
+	if nd := buildNodeDevices(m, false, slog.New(slog.DiscardHandler)); len(nd.nics) != 0 {
+		t.Errorf("node NIC devices %v: netdev-only NICs have none", nd.nics)
+	}
+	if a := buildGPUAffinity(m, nil); len(a.nics) != 0 {
+		t.Errorf("auto-injection NICs %v: netdev-only NICs have nothing to inject", a.nics)
 	}
 }
 

@@ -31,6 +31,20 @@ func (l Limits) checkMode(mode api.Mode) error {
 		mode, l.source(), api.ModeList(l.Modes))
 }
 
+// ServedModes are the modes the node serves, for what publishes them
+// (the DRA driver's devices): its modes list (nil: every mode), without
+// move on a softRoCE node.
+func (l Limits) ServedModes() []api.Mode {
+	if !l.SoftRoCE {
+		return l.Modes
+	}
+	modes := l.Modes
+	if len(modes) == 0 {
+		modes = api.AttachModes()
+	}
+	return slices.DeleteFunc(slices.Clone(modes), func(m api.Mode) bool { return m == api.ModeMove })
+}
+
 func (l Limits) source() string {
 	if l.Source == "" {
 		return "config"
@@ -38,8 +52,10 @@ func (l Limits) source() string {
 	return l.Source
 }
 
-// errSoftRoCEMove is why a softRoCE node refuses move mode: its ports are rxe
-// devices standing in for NICs, and the kernel destroys an rxe whose
-// netdev leaves its netns, so the node would lose the port for good.
-var errSoftRoCEMove = fmt.Errorf("mode %s is refused on a softRoCE node: moving the netdev would destroy the rxe that stands in for its port "+
-	"(the kernel unregisters an rxe whose netdev leaves its netns); use %s, %s or %s", api.ModeMove, api.ModeMacvlan, api.ModeIPVLAN, api.ModeVF)
+// errSoftRoCEMove is why a softRoCE node refuses move mode: the node's
+// NICs have no RDMA device, and moving one's netdev into a pod (its rxe
+// made on it there) is not yet proven on a real kernel by the rigs, which
+// run macvlan, ipvlan and vf; the pod would also take the node's whole
+// NIC for an interface a child gives as well.
+var errSoftRoCEMove = fmt.Errorf("mode %s is refused on a softRoCE node: moving a NIC's netdev into a pod with an rxe made on it is not supported yet "+
+	"(only child interfaces and VFs are proven with softRoCE); use %s, %s or %s", api.ModeMove, api.ModeMacvlan, api.ModeIPVLAN, api.ModeVF)

@@ -30,3 +30,22 @@ func TestLimitsCheckMode(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitsServedModes: what the node publishes as served is its modes
+// list (nil: every mode), without move on a softRoCE node.
+func TestLimitsServedModes(t *testing.T) {
+	tests := []struct {
+		limits Limits
+		want   string
+	}{
+		{Limits{}, ""},
+		{Limits{Modes: []api.Mode{api.ModeMove, api.ModeMacvlan}}, "move, macvlan"},
+		{Limits{SoftRoCE: true}, "macvlan, ipvlan, ipoib, vf"},
+		{Limits{SoftRoCE: true, Modes: []api.Mode{api.ModeMove, api.ModeIPVLAN}}, "ipvlan"},
+	}
+	for _, tt := range tests {
+		if got := api.ModeList(tt.limits.ServedModes()); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.limits, got, tt.want)
+		}
+	}
+}

@@ -78,7 +78,7 @@ func newDRAPlugin(d draDriver, log *slog.Logger) (*draplugin.Plugin, error) {
 		driver = draplugin.DefaultDriverName
 	}
 	l := limits(d.cfg)
-	lim := draplugin.Limits{NICs: l.NICs, Modes: l.Modes, Source: l.Source}
+	lim := draplugin.Limits{NICs: l.NICs, Modes: l.ServedModes(), Source: l.Source}
 	view := func() draplugin.NodeView {
 		snap := d.inv.Current()
 		v := draplugin.NodeView{Machine: snap.Machine, Protected: snap.Protected, Rails: d.rails, Limits: lim}

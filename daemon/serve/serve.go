@@ -77,7 +77,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	inv, err := inventory.New(cfg.Root, discover, nil)
+	inv, err := inventory.New(cfg.Root, discover(cfg.SoftRoCE), nil)
 	if err != nil {
 		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
 	}
@@ -93,6 +93,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	nodeIPs, err := readNode(ctx, cfg, clients, log) // applies the node class
 	if err != nil {
+		return err
+	}
+	if err := softRoCENICs(inv, cfg, discover, log); err != nil {
 		return err
 	}
 	if err := protectNodeNICs(inv, cfg, nodeIPs, log); err != nil {
@@ -127,7 +130,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer closeGPUs()
 	netnsMode := rdmaNetnsMode(log)
-	if err := checkSoftRoCE(cfg, netnsMode, log); err != nil {
+	if err := checkSoftRoCE(cfg, netnsMode, inv.Machine(), log); err != nil {
 		return err
 	}
 	claims, err := openDRAClaims(cfg)

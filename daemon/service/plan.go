@@ -107,7 +107,7 @@ func annotatePlan(plan *api.Plan, picks []placement.Pick) {
 			continue
 		}
 		for _, p := range picks {
-			if p.NIC.RDMADevice() == iface.NIC.RDMADevice && p.NIC.PortNum() == iface.NIC.Port {
+			if p.NIC.RDMADevice() == iface.NIC.RDMADevice && p.NIC.PortNum() == iface.NIC.Port && p.NIC.Netdev == iface.NIC.Netdev {
 				plan.Interfaces[i].GPUs = p.GPUs
 				plan.Interfaces[i].Distance = placementClass(p)
 				plan.Interfaces[i].Reason = p.Reason

@@ -51,14 +51,14 @@ func checkAsBefore(t *testing.T, before map[*node]nodeState) {
 	}
 }
 
-// railOf says which rail's NIC a lease holds: raild names a NIC by its RDMA
-// device, netdev or PCI address.
+// railOf says which rail's NIC a lease holds: raild names a softRoCE
+// node's NIC by its netdev (a PCI address would do too).
 func (n *node) railOf(l api.Lease) (int, bool) {
 	if len(l.NICs) != 1 {
 		return 0, false
 	}
 	for _, c := range n.nics {
-		if l.NICs[0] == c.name || l.NICs[0] == c.pci || l.NICs[0] == rigRxe(c.rail) {
+		if l.NICs[0] == c.name || l.NICs[0] == c.pci {
 			return c.rail, true
 		}
 	}

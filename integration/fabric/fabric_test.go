@@ -26,12 +26,11 @@ func TestFabric(t *testing.T) {
 	if t.Failed() {
 		return // the wires or the tools do not work: nothing of the product can
 	}
-	// A softRoCE node's NICs are its rxe devices on the NICs' netdevs (what
-	// raild places, as it places a hardware RDMA NIC); pods get their own.
-	for _, n := range []*node{a, b} {
-		n.run(t, "rxe on the NICs", time.Minute, fmt.Sprintf("rdma link add %s type rxe netdev %s && rdma link add %s type rxe netdev %s",
-			rigRxe(0), n.nics[0].name, rigRxe(1), n.nics[1].name))
-	}
+	// A softRoCE node's NICs are its virtio-net functions, which have no
+	// RDMA device: raild places them by their netdevs, and no RDMA device of
+	// the node's netns sits on a pod's parent (the kernel would mirror the
+	// pod's address into its GID table and it would take the pod's
+	// rdma_cm). Pods get their own rxe.
 	startNodes(t, nodeConfig{mode: api.ModeMacvlan, softRoCE: true}, image, a, b)
 	before := map[*node]nodeState{a: a.state(t), b: b.state(t)}
 
@@ -71,10 +70,6 @@ func TestFabric(t *testing.T) {
 			floor.writeBW, floor.ucx, pods.writeBW, 100*pods.writeBW/floor.writeBW, pods.ucx, 100*pods.ucx/max(floor.ucx, 1e-9))
 	}
 }
-
-// rigRxe is the rxe the rig makes on a node's NIC of rail: the node's RDMA
-// NIC as raild sees it.
-func rigRxe(rail int) string { return fmt.Sprintf("rxe_r%d", rail) }
 
 // podEndpoint is a pod's side of a transfer on interface ifname: its
 // device is the one the container's UCX_NET_DEVICES names, which must be

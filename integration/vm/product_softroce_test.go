@@ -1,15 +1,19 @@
 package vm
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -20,9 +24,10 @@ import (
 )
 
 // TestSoftRoCEProduct runs the product on a node in softRoCE mode, in
-// shared RDMA netns mode: the node's port is an rxe on a veth (placement's
-// stand-in for a NIC), and each pod gets an rxe of its own, made by rail
-// inside the pod's netns on its rail interface — first a macvlan child,
+// shared RDMA netns mode: the node's NIC is the guest's virtio-net NIC,
+// which has no RDMA device (placement places it by its netdev), and each
+// pod gets an rxe of its own, made by rail inside the pod's netns on its
+// rail interface — first a macvlan child,
 // then (after the macvlan pod went: a port takes macvlan or ipvlan
 // children, not both) an ipvlan child. For each: the pod's rxe lives in
 // its netns on rail0; the container holds exactly that rxe's uverbs and
@@ -30,13 +35,15 @@ import (
 // of the pod's address in the rxe's own table; doctor --pod passes every
 // check against it; DEL leaves no rxe and the guest as it was. raild
 // restarted after SIGKILL keeps a leased pod's rxe and sweeps one no lease
-// explains.
+// explains. Before all that, raild refuses to start while an rxe of the
+// guest's netns sits on the NIC (a stand-in, as softRoCE nodes once
+// needed), naming it and `rdma link delete`.
 func TestSoftRoCEProduct(t *testing.T) {
 	requireBoot(t, rdma.NetnsShared)
-	s := &softNode{n: requireGuestNode(t), standIn: netnstest.UniqueName(t, "rvs")}
-	s.parent, _ = addVethPair(t)
-	addRxe(t, rdmaHandle(t, nil), s.standIn, s.parent)
-	s.n.start(t, chainedConflist(s.n, "macvlan"), raildConfig(s.n, "10.78.0.0/24")+"softRoCE: true\n")
+	s := &softNode{n: requireGuestNode(t), nic: useGuestNIC(t)}
+	config := raildConfig(s.n, "10.78.0.0/24") + "softRoCE: true\n"
+	t.Run("a stand-in rxe on the NIC stops raild", func(t *testing.T) { s.checkStandInRefused(t, config) })
+	s.n.start(t, chainedConflist(s.n, "macvlan"), config)
 	s.n.importVerbsImage(t)
 	s.before = snapshotGuest(t)
 	for _, mode := range []string{"macvlan", "ipvlan"} {
@@ -59,10 +66,40 @@ func TestSoftRoCEProduct(t *testing.T) {
 
 // softNode is the softRoCE node of TestSoftRoCEProduct.
 type softNode struct {
-	n       *guestNode
-	parent  string // the veth the stand-in rxe sits on
-	standIn string // the node's rxe placement places
-	before  guestState
+	n      *guestNode
+	nic    string // the guest's NIC (virtio-net, no RDMA device): placed by its netdev
+	before guestState
+}
+
+// checkStandInRefused: with an rxe made in the guest's netns on the NIC,
+// `raild serve` in softRoCE mode exits at start naming the rxe and the fix;
+// the rxe is deleted again.
+func (s *softNode) checkStandInRefused(t *testing.T, config string) {
+	standIn := netnstest.UniqueName(t, "rvs")
+	h := rdmaHandle(t, nil)
+	addRxe(t, h, standIn, s.nic)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "raild.yaml")
+	if err := os.WriteFile(file, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(s.n.railBin, "raild"), "serve", "--config", file, "--root", "/",
+		"--socket", filepath.Join(dir, "raild.sock"), "--state-dir", filepath.Join(dir, "state"), "--node-name", "rail-vm").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || ctx.Err() != nil {
+		t.Fatalf("raild with %s on %s: %v, want it to exit at start:\n%s", standIn, s.nic, err, out)
+	}
+	t.Logf("raild with %s on %s: %v:\n%s", standIn, s.nic, err, out)
+	for _, want := range []string{standIn, s.nic, "rdma link delete " + standIn} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("raild's refusal does not name %q:\n%s", want, out)
+		}
+	}
+	if err := h.RdmaLinkDel(standIn); err != nil {
+		t.Fatalf("rdma link delete %s: %v", standIn, err)
+	}
 }
 
 // softPod is one pod of the softRoCE node with its lease, its rxe and a
@@ -107,8 +144,8 @@ func (s *softNode) attach(t *testing.T, name, mode string) *softPod {
 	t.Helper()
 	p := &softPod{s: s, mode: mode, p: s.n.mustRunPod(t, name, map[string]string{api.AnnotationAttach: "true"})}
 	p.lease = p.p.leaseOf(t)
-	if !slices.Equal(p.lease.nics, []string{s.standIn}) || p.lease.mode != mode {
-		t.Fatalf("lease %v: want %s in %s mode", p.lease, s.standIn, mode)
+	if !slices.Equal(p.lease.nics, []string{s.nic}) || p.lease.mode != mode {
+		t.Fatalf("lease %v: want the NIC %s (its netdev) in %s mode", p.lease, s.nic, mode)
 	}
 	p.addr = netip.MustParsePrefix(p.lease.address).Addr()
 	p.dev = rdma.SoftRoCEName(p.p.id, p.lease.ifName)
@@ -137,7 +174,7 @@ func (p *softPod) checkDevice(t *testing.T) {
 }
 
 // checkNodes: /dev/infiniband in the container is the pod's rxe's uverbs
-// and rdma_cm, nothing of the node's stand-in, and ibv_devinfo opens it.
+// and rdma_cm, nothing else, and ibv_devinfo opens it.
 func (p *softPod) checkNodes(t *testing.T) {
 	want := map[string]string{p.uverbs: p.node, "rdma_cm": guestDevNode(t, "rdma_cm")}
 	if !maps.Equal(p.view.nodes, want) {

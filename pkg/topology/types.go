@@ -85,12 +85,17 @@ type NIC struct {
 	PF          string    `json:"pf,omitempty"` // PCI address of the PF for a VF or an SF
 	SF          bool      `json:"sf,omitempty"` // mlx5 sub-function: an auxiliary device of PCI function PF
 	Bond        bool      `json:"bond,omitempty"`
-	Virtual     bool      `json:"virtual,omitempty"`   // no PCI function (rxe, siw)
-	Uverbs      *CharDev  `json:"uverbsDev,omitempty"` // the device's, shared by its ports
-	UverbsName  string    `json:"uverbs,omitempty"`
-	Ports       []Port    `json:"ports"` // this target's port (none when the device shows none)
-	Root        string    `json:"root,omitempty"`
-	Path        []string  `json:"-"`
+	Virtual     bool      `json:"virtual,omitempty"` // no PCI function (rxe, siw)
+	// NetdevOnly marks an Ethernet PCI function without an RDMA device,
+	// placed by its netdev on a softRoCE node (Options.NetdevNICs,
+	// netdevnic.go): Name and Netdev are the netdev; no Device, Port,
+	// uverbs or GID table; State is the netdev's (PortActive when up).
+	NetdevOnly bool     `json:"netdevOnly,omitempty"`
+	Uverbs     *CharDev `json:"uverbsDev,omitempty"` // the device's, shared by its ports
+	UverbsName string   `json:"uverbs,omitempty"`
+	Ports      []Port   `json:"ports"` // this target's port (none when the device shows none)
+	Root       string   `json:"root,omitempty"`
+	Path       []string `json:"-"`
 
 	// Links are the netdev's master, uppers and bonding (nil: none).
 	Links *NetdevLinks `json:"links,omitempty"`
@@ -117,6 +122,9 @@ type Machine struct {
 	// TopologyFile is the NCCL topology file whose distances override
 	// sysfs for the pairs it names; nil without one.
 	TopologyFile *TopoFile `json:"-"`
+	// NetdevNICs is set when the NICs include netdev-only ones
+	// (Options.NetdevNICs: a softRoCE node).
+	NetdevNICs bool `json:"netdevNICs,omitempty"`
 
 	idx *index // selection index, built by Discover and NewMachine
 }
