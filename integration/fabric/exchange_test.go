@@ -114,6 +114,10 @@ func ucxPerftest(port, iters int, server string) string {
 	return fmt.Sprintf("UCX_LOG_LEVEL=info stdbuf -oL ucx_perftest -p %d -t tag_bw -s 65536 -n %d %s", port, iters, server)
 }
 
+// ucxInfo lists UCX's devices with its debug log, keeping the lines about
+// IB devices, the verbs transports and why a device was skipped.
+const ucxInfo = `UCX_LOG_LEVEL=debug ucx_info -d 2>&1 | grep -iE 'ib|rxe|verbs|device|skip|not' | head -80 || true`
+
 // writeBWAverage is the BW average (MB/s) ib_write_bw's client reports.
 func writeBWAverage(out string) (float64, bool) {
 	lines := strings.Split(out, "\n")

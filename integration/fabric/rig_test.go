@@ -46,7 +46,7 @@ const engineImage = "localhost/rail-fabric/engines:1"
 func (r *rig) buildImage(t *testing.T, nodes ...*node) string {
 	t.Helper()
 	libdir := "/usr/lib/x86_64-linux-gnu"
-	programs := []string{"/usr/bin/rping", "/usr/bin/ib_write_bw", "/usr/bin/ucx_perftest", "/usr/bin/ibv_devinfo"}
+	programs := []string{"/usr/bin/rping", "/usr/bin/ib_write_bw", "/usr/bin/ucx_perftest", "/usr/bin/ucx_info", "/usr/bin/ibv_devinfo"}
 	var ucxModules []string
 	for _, glob := range []string{libdir + "/libibverbs/librxe-rdmav*.so", libdir + "/ucx/libu*.so.*"} {
 		m, err := filepath.Glob(glob)

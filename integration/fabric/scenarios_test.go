@@ -149,7 +149,11 @@ func twoRails(t *testing.T, a, b *node) {
 		wc, ws := watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
 		gid := "-x ${NCCL_IB_GID_INDEX:?}"
 		srv := fmt.Sprintf("stdbuf -oL ib_write_bw -d %s %s -p 19000 -n %d -s 65536", b1.dev, gid, transferIters)
-		cli := fmt.Sprintf("ib_write_bw -d %s %s -p 19000 -n %d -s 65536 %s", a1.dev, gid, transferIters, b1.addr)
+		// bound to the rail-1 address: the pod's main table reaches the
+		// subnet by rail 0's route first, and Rail's policy rule takes
+		// traffic from the rail-1 address to rail 1 (an unbound socket
+		// left by rail 0, where nothing answers for a rail-1 address)
+		cli := fmt.Sprintf("ib_write_bw -d %s %s --source_ip %s -p 19000 -n %d -s 65536 %s", a1.dev, gid, a1.addr, transferIters, b1.addr)
 		exchange(t, "ib_write_bw rail 1", wb, srv, writeBWReady, wa, cli)
 		da, db := checkOnWire(t, "ib_write_bw rail 1", wc, ws)
 		noRail0("ib_write_bw rail 1", da, db)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // transferIters is how many 64 KiB messages ib_write_bw and ucx_perftest
@@ -54,6 +55,10 @@ func transfer(t *testing.T, what string, cli, srv endpointOf, port int) figures 
 			}
 			f.writeBW = bw
 		})
+	// what UCX's IB component sees on the client's side, for the log only
+	// (a UCX that offers only tcp says here why it skipped the device)
+	t.Logf("%s: ucx_info -d on %s (UCX_LOG_LEVEL=debug, IB lines):\n%s", what, cli.s.label(),
+		cli.s.host().run(t, cli.s.label()+": ucx_info", time.Minute, cli.s.command(ucxInfo)))
 	step("ucx_perftest (rc_verbs on the pod's device)", ucxPerftest(port+2, transferIters, ""), ucxReady, ucxPerftest(port+2, transferIters, srv.addr),
 		func(srvOut, cliOut string) {
 			checkUCXTransport(t, what, cli, cliOut)
