@@ -60,7 +60,10 @@ func (r *rig) buildImage(t *testing.T, nodes ...*node) string {
 	}
 	// stdbuf: the servers' output line by line, so the tests see them listen
 	programs = append(programs, "/usr/bin/stdbuf", "/usr/libexec/coreutils/libstdbuf.so")
-	files, err := harness.ImageFiles([]string{"/bin/busybox", "/etc/libibverbs.d/rxe.driver"}, programs)
+	// libgcc_s: glibc loads it at run time (no ldd names it) for
+	// pthread_exit and pthread_cancel, which rping's threads call: without
+	// it rping aborts after its first connection
+	files, err := harness.ImageFiles([]string{"/bin/busybox", "/etc/libibverbs.d/rxe.driver", "/lib/x86_64-linux-gnu/libgcc_s.so.1"}, programs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestSoftRoCEAttachDetach(t *testing.T) {
 			}
 			rxe := &fakeRxe{t: t, pod: e.pod, devices: map[string]string{}}
 			a := attacher{moveRDMA: (&fakeRDMA{}).move, soft: rxe.ops()}
-			s := Spec{Mode: mode, Parent: e.addNIC(1500, true), Name: "rail0", Addresses: prefixes("10.10.0.5/24"), SoftRoCE: "railrxe_0123456789ab"}
+			s := Spec{Mode: mode, Parent: e.addNIC(1500, true), Name: "rail0", Addresses: prefixes("10.10.0.5/24"), SoftRoCE: "railrxe01234567"}
 			hostBefore, podBefore := snapshot(t, e.host), snapshot(t, e.pod)
 			run := func(f func() error) error { return e.inHost(f) }
 
@@ -79,7 +79,7 @@ func TestSoftRoCEAttachDetach(t *testing.T) {
 			if err := run(func() error { return a.detach(e.pod.Path(), s) }); err != nil {
 				t.Fatalf("detach: %v", err)
 			}
-			want := []string{"add railrxe_0123456789ab on rail0", "delete railrxe_0123456789ab (netdev still there: true)"}
+			want := []string{"add railrxe01234567 on rail0", "delete railrxe01234567 (netdev still there: true)"}
 			if !slices.Equal(rxe.calls, want) || len(rxe.devices) != 0 {
 				t.Errorf("calls %q, devices left %v; want %q and none", rxe.calls, rxe.devices, want)
 			}

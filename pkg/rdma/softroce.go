@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -15,13 +14,16 @@ import (
 
 // SoftRoCEName is the name of the Soft-RoCE device (rxe) rail creates on
 // the pod interface podIf of sandbox on a node in softRoCE mode: the
-// prefix that marks it as rail's (topology.PodSoftRoCEPrefix) and 12 hex
-// digits of a hash of the two, so that DEL, the undo of a failed ADD and
-// raild's sweep find it again from the lease alone, and two pods of the
-// node never share a name (a hash collision fails the second create).
+// prefix that marks it as rail's (topology.PodSoftRoCEPrefix) and 8 hex
+// digits of a hash of the two (15 characters in all: UCX cuts longer
+// names), so that DEL, the undo of a failed ADD and raild's sweep find it
+// again from the lease alone, and two pods of the node never share a name
+// (a hash collision, about 1 in 10^5 for 300 pod interfaces on a node,
+// fails the second create and with it that ADD, which the kubelet retries
+// with a new sandbox).
 func SoftRoCEName(sandbox, podIf string) string {
 	sum := sha256.Sum256([]byte(sandbox + "\x00" + podIf))
-	return topology.PodSoftRoCEPrefix + hex.EncodeToString(sum[:6])
+	return topology.PodSoftRoCEPrefix + hex.EncodeToString(sum[:topology.PodSoftRoCEHexDigits/2])
 }
 
 // AddSoftRoCE creates the rxe name on netdev inside the netns at netnsPath
@@ -80,7 +82,7 @@ func PodSoftRoCEDevices(netnsPath string) ([]string, error) {
 	}
 	var out []string
 	for _, l := range links {
-		if strings.HasPrefix(l.Attrs.Name, topology.PodSoftRoCEPrefix) {
+		if topology.IsPodSoftRoCE(l.Attrs.Name) {
 			out = append(out, l.Attrs.Name)
 		}
 	}

@@ -145,7 +145,7 @@ func (d *discovery) softRDMAOn(netdev string) bool {
 // takes the rdma_cm of the pods on its netdev, since the kernel mirrors
 // every macvlan or ipvlan child's address into the GID table of the RDMA
 // devices on its lower netdev, and the container can open only its own
-// rxe. The pods' own rxe (railrxe_…) are never NICs.
+// rxe. The pods' own rxe (railrxe…) are never NICs.
 func (m *Machine) SoftRDMANICs() []NIC {
 	var out []NIC
 	for _, n := range m.NICs {

@@ -132,8 +132,30 @@ type Machine struct {
 // PodSoftRoCEPrefix starts the name of every Soft-RoCE device (rxe) rail
 // creates inside a pod on a node in softRoCE mode (rdma.SoftRoCEName). Such
 // a device is a pod's, never a NIC to place: Discover leaves it out, and
-// Sysfs.PodSoftRoCE reads it.
-const PodSoftRoCEPrefix = "railrxe_"
+// Sysfs.PodSoftRoCE reads it. The prefix and PodSoftRoCEHexDigits hex
+// digits make 15 characters: UCX keeps a memory domain's name in 16 bytes
+// (UCT_MD_NAME_MAX, NUL included) and cuts a longer device name, after
+// which it no longer finds the device and offers only TCP (the fabric
+// rig's pods logged "IB device railrxe_81415dd not found" for a 20-character
+// railrxe_81415dd1521a).
+const PodSoftRoCEPrefix = "railrxe"
 
-// IsPodSoftRoCE reports whether an RDMA device name is one rail made in a pod.
-func IsPodSoftRoCE(device string) bool { return strings.HasPrefix(device, PodSoftRoCEPrefix) }
+// PodSoftRoCEHexDigits is how many lower-case hex digits follow
+// PodSoftRoCEPrefix in a pod's soft-RoCE device name.
+const PodSoftRoCEHexDigits = 8
+
+// IsPodSoftRoCE reports whether an RDMA device name is one rail made in a
+// pod: the prefix and exactly PodSoftRoCEHexDigits lower-case hex digits
+// (an rxe a user named railrxe0 or railrxe_eth1 is not rail's).
+func IsPodSoftRoCE(device string) bool {
+	digits, ok := strings.CutPrefix(device, PodSoftRoCEPrefix)
+	if !ok || len(digits) != PodSoftRoCEHexDigits {
+		return false
+	}
+	for _, c := range digits {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
