@@ -149,11 +149,15 @@ func twoRails(t *testing.T, a, b *node) {
 		wc, ws := watch(t, wa, a1.dev, 1), watch(t, wb, b1.dev, 1)
 		gid := "-x ${NCCL_IB_GID_INDEX:?}"
 		srv := fmt.Sprintf("stdbuf -oL ib_write_bw -d %s %s -p 19000 -n %d -s 65536", b1.dev, gid, transferIters)
-		// bound to the rail-1 address: the pod's main table reaches the
-		// subnet by rail 0's route first, and Rail's policy rule takes
-		// traffic from the rail-1 address to rail 1 (an unbound socket
-		// left by rail 0, where nothing answers for a rail-1 address)
-		cli := fmt.Sprintf("ib_write_bw -d %s %s --source_ip %s -p 19000 -n %d -s 65536 %s", a1.dev, gid, a1.addr, transferIters, b1.addr)
+		// ib_write_bw's own TCP exchange of QP numbers (its bootstrap, as
+		// NCCL's runs over NCCL_SOCKET_IFNAME) goes to the peer's rail-0
+		// address: an unbound socket leaves by the main table's first
+		// route (rail 0's; perftest 4.5's --source_ip did not change that
+		// in the rig's run: "Couldn't connect" to the rail-1 address), where, with
+		// arp_ignore=1 on rails sharing a subnet, nothing answers for a
+		// rail-1 address. The RDMA writes run between the rail-1 devices
+		// (their GIDs hold the rail-1 addresses), judged on rail 1's wire.
+		cli := fmt.Sprintf("ib_write_bw -d %s %s -p 19000 -n %d -s 65536 %s", a1.dev, gid, transferIters, b0.addr)
 		exchange(t, "ib_write_bw rail 1", wb, srv, writeBWReady, wa, cli)
 		da, db := checkOnWire(t, "ib_write_bw rail 1", wc, ws)
 		noRail0("ib_write_bw rail 1", da, db)
