@@ -27,11 +27,13 @@ const exchangeTimeout = 4 * time.Minute
 
 // retryScript runs cmd until it succeeds, at most 40 times a second apart:
 // the client starts while the server may still be starting (it fails fast
-// while nobody listens).
+// while nobody listens). A failed run prints why, so a client that failed
+// after it reached the server is not hidden behind the retries that follow.
 func retryScript(cmd string) string {
 	return fmt.Sprintf(`tries=0
 until out=$(%s 2>&1); do
   tries=$((tries+1))
+  case "$out" in *"Couldn't connect"*|*"REJECTED"*|*"Connection refused"*) ;; *) echo "attempt $tries: $out" ;; esac
   if [ $tries -ge 40 ]; then echo "$out"; echo "(failed $tries times)"; exit 1; fi
   sleep 1
 done
@@ -43,28 +45,46 @@ echo "$out"`, cmd)
 // retries cover the start), then runs client on cli until it connects, and
 // returns both outputs; both must succeed. A client that reached a server
 // still starting can leave it waiting for a peer that is gone (perftest's
-// rdma_cm client crashes when rejected), hence the wait.
+// rdma_cm client crashes when rejected), hence the wait. The programs'
+// servers take one client: when the client fails after the server took it
+// and the server ended with it, the whole exchange runs once more (logged),
+// as an engine reconnects; a second failure fails the test.
 func exchange(t *testing.T, what string, srv side, server, ready string, cli side, client string) (srvOut, cliOut string) {
 	t.Helper()
+	srvOut, cliOut, failed, again := exchangeOnce(what, srv, server, ready, cli, client)
+	if failed != "" && again {
+		t.Logf("%s: the exchange failed after the server took the client; running it once more:\n%s", what, failed)
+		srvOut, cliOut, failed, _ = exchangeOnce(what, srv, server, ready, cli, client)
+	}
+	if failed != "" {
+		t.Fatal(failed)
+	}
+	return srvOut, cliOut
+}
+
+// exchangeOnce is one exchange: the outputs, or why it failed and whether
+// the server ended (so that the exchange may run again on its port).
+func exchangeOnce(what string, srv side, server, ready string, cli side, client string) (srvOut, cliOut, failed string, serverEnded bool) {
 	j := srv.host().start(what+" server", exchangeTimeout, srv.command(server))
 	if ready != "" {
 		if out, ok := j.waitOutput(ready, exchangeTimeout); !ok {
-			t.Fatalf("%s: the server on %s never printed %q:\n%s", what, srv.label(), ready, out)
+			return "", "", fmt.Sprintf("%s: the server on %s never printed %q:\n%s", what, srv.label(), ready, out), false
 		}
 	}
 	cliOut, cliRC, cliErr := cli.host().try(what+" client", exchangeTimeout, cli.command(retryScript(client)))
 	if cliErr != nil || cliRC != 0 {
 		// a server whose client gave up waits until its timeout: read what it said so far
 		srvOut, _ = j.waitOutput("\x00", 10*time.Second)
-		t.Fatalf("%s: client on %s: exit %d %v\n%s\nserver on %s (still running or ended):\n%s", what, cli.label(), cliRC, cliErr, cliOut,
-			srv.label(), srvOut)
+		_, ended := j.ended()
+		return "", "", fmt.Sprintf("%s: client on %s: exit %d %v\n%s\nserver on %s (still running or ended):\n%s", what, cli.label(), cliRC, cliErr, cliOut,
+			srv.label(), srvOut), ended
 	}
 	srvOut, srvRC, srvErr := j.wait(exchangeTimeout)
-	if cliErr != nil || srvErr != nil || cliRC != 0 || srvRC != 0 {
-		t.Fatalf("%s: client on %s: exit %d %v\n%s\nserver on %s: exit %d %v\n%s", what, cli.label(), cliRC, cliErr, cliOut,
-			srv.label(), srvRC, srvErr, srvOut)
+	if srvErr != nil || srvRC != 0 {
+		return "", "", fmt.Sprintf("%s: client on %s: exit %d %v\n%s\nserver on %s: exit %d %v\n%s", what, cli.label(), cliRC, cliErr, cliOut,
+			srv.label(), srvRC, srvErr, srvOut), false
 	}
-	return srvOut, cliOut
+	return srvOut, cliOut, "", false
 }
 
 // The programs, as the tests run them in a side. $DEV is the side's RDMA

@@ -68,6 +68,16 @@ func (j *job) wait(timeout time.Duration) (string, int, error) {
 	}
 }
 
+// ended reports whether the job ended, with its exit code.
+func (j *job) ended() (int, bool) {
+	rc, err := os.ReadFile(j.base + ".rc")
+	if err != nil {
+		return 0, false
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(rc)))
+	return code, err == nil
+}
+
 // waitOutput waits until the job's output holds s (true), or the job
 // ended or timeout passed without it (false); it returns the output.
 func (j *job) waitOutput(s string, timeout time.Duration) (string, bool) {
