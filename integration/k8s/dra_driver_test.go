@@ -30,13 +30,30 @@ type dnode struct {
 // avoiding tainted ports) and the kubelet prepares them; Rail attaches
 // exactly the claimed port and writes the claim's status.
 func TestRailDRADriver(t *testing.T) {
+	n, ok := startDRANode(t, fakeMachine+"-roce", roceMachine(t))
+	if !ok {
+		return
+	}
+	t.Run("a GPU and a Rail NIC aligned by pcieRoot", n.aligned)
+	t.Run("two pods share a 2-slot port, a third waits for a slot", n.shared)
+	t.Run("a port set down is avoided, and comes back", n.portDown)
+	t.Run("a pod without claims works as before", n.withoutClaims)
+	t.Run("scheduling to Running: DRA pod and device-plugin pod", n.timing)
+}
+
+// startDRANode starts the rig's node on the fake machine host (named
+// name), installs the chart with dra.enabled and starts the GPU driver
+// stand-in, which serves until the test ends; false when the install
+// failed (its subtest says why).
+func startDRANode(t *testing.T, name string, host fakesys.Host) (*dnode, bool) {
+	t.Helper()
 	c := requireCluster(t)
 	work, err := os.MkdirTemp("/tmp", "rail-k8s-dra-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(work) })
-	n := &dnode{c: c, m: newMachineOf(t, work, fakeMachine+"-roce", roceMachine(t))}
+	n := &dnode{c: c, m: newMachineOf(t, work, name, host)}
 	conflist := filepath.Join(work, "10-rail-k8s.conflist")
 	if err := os.WriteFile(conflist, []byte(readFile(filepath.Join(c.here, "primary.conflist.in"))), 0o644); err != nil {
 		t.Fatal(err)
@@ -44,15 +61,10 @@ func TestRailDRADriver(t *testing.T) {
 	t.Logf("rig: node up in %v", c.start(t, conflist).Round(10*time.Millisecond))
 	c.kubectlApply(t, namespace(e2eNamespace))
 	if !t.Run("install with dra.enabled", n.install) {
-		return
+		return nil, false
 	}
-	// the GPU driver stand-in serves until the whole test ends
 	c.startDRADriver(t, n.m, "gpu.nvidia.com", "--gpus")
-	t.Run("a GPU and a Rail NIC aligned by pcieRoot", n.aligned)
-	t.Run("two pods share a 2-slot port, a third waits for a slot", n.shared)
-	t.Run("a port set down is avoided, and comes back", n.portDown)
-	t.Run("a pod without claims works as before", n.withoutClaims)
-	t.Run("scheduling to Running: DRA pod and device-plugin pod", n.timing)
+	return n, true
 }
 
 func (n *dnode) install(t *testing.T) {

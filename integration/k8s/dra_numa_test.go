@@ -2,10 +2,7 @@ package k8s
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
@@ -45,51 +42,17 @@ func hyperVMachine(t *testing.T) fakesys.Host {
 	return host
 }
 
-// alignTemplate: one GPU of the stand-in and one shared Rail port with the
-// same value of attribute (docs/dra.md's templates with the shared class).
-func alignTemplate(name, attribute string) string {
-	return fmt.Sprintf(`apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: %s, namespace: %s}
-spec:
-  spec:
-    devices:
-      requests:
-        - name: gpu
-          exactly: {deviceClassName: gpu.nvidia.com}
-        - name: nic
-          exactly:
-            deviceClassName: rail.dev-shared
-            capacity: {requests: {rail.dev/slots: "1"}}
-      constraints:
-        - requests: [gpu, nic]
-          matchAttribute: %s
-`, name, e2eNamespace, attribute)
-}
-
 // TestRailDRADriverNUMA: on a Hyper-V-like node, where no NIC shares a
 // GPU's PCIe root, the real scheduler cannot align a GPU and a Rail NIC by
 // pcieRoot (the pod stays Pending with its reason), and aligned by numaNode
 // it gets a NIC of its GPU's NUMA node, attached by Rail with the claim's
 // status written.
 func TestRailDRADriverNUMA(t *testing.T) {
-	c := requireCluster(t)
-	work, err := os.MkdirTemp("/tmp", "rail-k8s-dranuma-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(work) })
-	n := &dnode{c: c, m: newMachineOf(t, work, fakeMachine+"-hyperv", hyperVMachine(t))}
-	conflist := filepath.Join(work, "10-rail-k8s.conflist")
-	if err := os.WriteFile(conflist, []byte(readFile(filepath.Join(c.here, "primary.conflist.in"))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("rig: node up in %v", c.start(t, conflist).Round(10*time.Millisecond))
-	c.kubectlApply(t, namespace(e2eNamespace))
-	if !t.Run("install with dra.enabled", n.install) {
+	n, ok := startDRANode(t, fakeMachine+"-hyperv", hyperVMachine(t))
+	if !ok {
 		return
 	}
-	c.startDRADriver(t, n.m, "gpu.nvidia.com", "--gpus")
+	c := n.c
 	for name, d := range n.railDevices(t) {
 		if d.numa() < 0 {
 			t.Fatalf("Rail device %s has no resource.kubernetes.io/numaNode", name)

@@ -13,9 +13,14 @@ import (
 // alignedTemplate: one GPU of the stand-in and one shared Rail port under
 // the same PCIe root (docs/dra.md's template with the shared class: the
 // RoCE machine's ports are shared macvlan devices).
-var alignedTemplate = fmt.Sprintf(`apiVersion: resource.k8s.io/v1
+var alignedTemplate = alignTemplate("gpu-nic-aligned", "resource.kubernetes.io/pcieRoot")
+
+// alignTemplate: one GPU of the stand-in and one shared Rail port with the
+// same value of attribute (docs/dra.md's templates with the shared class).
+func alignTemplate(name, attribute string) string {
+	return fmt.Sprintf(`apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
-metadata: {name: gpu-nic-aligned, namespace: %s}
+metadata: {name: %s, namespace: %s}
 spec:
   spec:
     devices:
@@ -28,8 +33,9 @@ spec:
             capacity: {requests: {rail.dev/slots: "1"}}
       constraints:
         - requests: [gpu, nic]
-          matchAttribute: resource.kubernetes.io/pcieRoot
-`, e2eNamespace)
+          matchAttribute: %s
+`, name, e2eNamespace, attribute)
+}
 
 // sharedTemplate: one slot of the named port; named by portTemplate (a
 // template's spec cannot change).
