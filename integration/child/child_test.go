@@ -1,7 +1,9 @@
 package child
 
 import (
+	"bufio"
 	"errors"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -51,7 +53,9 @@ func TestStartOutlivesEndedThreads(t *testing.T) {
 	}
 }
 
-// TestStart covers the start failures and the stop paths.
+// TestStart covers the start failures and the stop paths. A running
+// child prints "ready" once set up (its SIGTERM trap in place), and the
+// test reads that line before it stops the child.
 func TestStart(t *testing.T) {
 	enterErr := errors.New("no such namespace")
 	for _, tc := range []struct {
@@ -59,15 +63,24 @@ func TestStart(t *testing.T) {
 		cmd        *exec.Cmd
 		enter      func() error
 		wantErr    string
+		grace      time.Duration // Stop's wait for SIGTERM
 		wantKilled bool
 	}{
 		{name: "missing binary", cmd: exec.Command("/nonexistent/rail-child"), wantErr: "start /nonexistent/rail-child"},
 		{name: "enter fails", cmd: exec.Command("sleep", "60"), enter: func() error { return enterErr }, wantErr: "no such namespace"},
-		{name: "stops on SIGTERM", cmd: exec.Command("sleep", "60")},
-		{name: "killed when SIGTERM is ignored", cmd: exec.Command("sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"), wantKilled: true},
+		{name: "stops on SIGTERM", cmd: exec.Command("sh", "-c", "echo ready; exec sleep 60"), grace: time.Minute},
+		{name: "killed when SIGTERM is ignored", cmd: exec.Command("sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"),
+			grace: 300 * time.Millisecond, wantKilled: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			out, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Close()
+			tc.cmd.Stdout = w
 			p, err := Start(tc.cmd, tc.enter)
+			w.Close()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Start: %v, want an error naming %q", err, tc.wantErr)
@@ -77,8 +90,11 @@ func TestStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond) // let sh set its trap
-			if killed := p.Stop(300 * time.Millisecond); killed != tc.wantKilled {
+			if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+				p.Stop(0)
+				t.Fatalf("the child printed %q (%v), want ready", line, err)
+			}
+			if killed := p.Stop(tc.grace); killed != tc.wantKilled {
 				t.Fatalf("Stop killed=%v, want %v (exit %v)", killed, tc.wantKilled, p.Err())
 			}
 			var exitErr *exec.ExitError
