@@ -19,7 +19,7 @@ TEST_PACKAGES := ^(integration/|([^:]*/)?[a-z]*test/|pkg/topology/fakesys/)
 VERSION  := 0.1.0
 IMAGE    ?= ghcr.io/railcni/rail:$(VERSION)
 
-.PHONY: all build test soak test-cri test-vm test-sriov test-k8s demo bench bench-sriov lint lint-fmt lint-vet lint-staticcheck lint-deadcode lint-imports clean image image-oci image-name fuzz bench-micro
+.PHONY: all build test soak test-cri test-vm test-sriov test-fabric test-k8s demo bench bench-sriov lint lint-fmt lint-vet lint-staticcheck lint-deadcode lint-imports clean image image-oci image-name fuzz bench-micro
 
 all: build
 
@@ -58,6 +58,12 @@ test-vm:
 # sequence and raild's VF sweep against a real PF driver (rig cached outside the repo by its pins).
 test-sriov:
 	bash integration/sriov/test.sh
+
+# Two nodes joined by wires: two QEMU guests on the VM rig's kernel, each a whole node (containerd + NRI,
+# raild on its real sysfs with GPU stand-ins, the CNI chain) with two NICs, each on its own wire to the
+# other node's; pods move RDMA (Soft-RoCE) to each other across the wires (integration/fabric/README.md).
+test-fabric:
+	bash integration/fabric/run.sh
 
 # The main job on a built-in simulated node: two pods, their GPUs, their NICs. Another node:
 # DEMO_FLAGS="--machine gb200-tray" (or azure-ndh100v5 with --topology-file pkg/topology/testdata/ndv5-topo.xml).

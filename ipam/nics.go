@@ -58,8 +58,15 @@ func (a *Allocator) ReadNICs(fn func(NICUse)) {
 func (a *Allocator) ReadSandbox(sandbox string, fn func(l *Lease)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for k := range a.bySandbox[sandbox] {
-		if e := a.leases[k]; e.committed {
+	NICUse{a: a}.Sandbox(sandbox, fn)
+}
+
+// Sandbox calls fn for each lease on disk of a sandbox (ReadSandbox's
+// rules), in the critical section of a placement: the sandbox's other
+// leases as they are when this one's are reserved.
+func (u NICUse) Sandbox(sandbox string, fn func(l *Lease)) {
+	for k := range u.a.bySandbox[sandbox] {
+		if e := u.a.leases[k]; e.committed {
 			fn(&e.lease)
 		}
 	}

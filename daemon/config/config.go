@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/railcni/rail/daemon/cniconf"
 	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/draplugin"
 	"github.com/railcni/rail/daemon/inputfile"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/sriov"
@@ -67,8 +69,11 @@ type Config struct {
 	Pools         []ipam.PoolConfig   `json:"pools"`
 	NRI           nri.Config          `json:"nri,omitempty"`
 	DevicePlugin  deviceplugin.Config `json:"devicePlugin,omitempty"`
-	CNI           cniconf.Config      `json:"cni,omitempty"`
-	Kubernetes    Kubernetes          `json:"kubernetes,omitempty"`
+	// DRA makes raild a DRA driver of its own (docs/dra.md): the node's
+	// NICs published as ResourceSlices, claims attached at CNI ADD.
+	DRA        draplugin.Config `json:"dra,omitempty"`
+	CNI        cniconf.Config   `json:"cni,omitempty"`
+	Kubernetes Kubernetes       `json:"kubernetes,omitempty"`
 	// SRIOV enables VFs at start on PFs that have none (default: off,
 	// raild uses the VFs the node has).
 	SRIOV     sriov.Config `json:"sriov,omitempty"`
@@ -82,6 +87,11 @@ type Config struct {
 	// bond) rail may still share with pods in child modes (macvlan,
 	// ipoib), by RDMA name or PCI address. They are never moved.
 	AllowProtectedNICs []string `json:"allowProtectedNICs,omitempty"`
+	// SoftRoCE puts the node in Soft-RoCE mode (nodes without RDMA
+	// hardware): after an interface reaches a pod, rail creates an rxe on
+	// it inside the pod's netns, and that rxe is the pod's RDMA device
+	// (docs/configuration.md, "Soft-RoCE nodes"). Off by default.
+	SoftRoCE bool `json:"softRoCE,omitempty"`
 	// NodeClasses override the keys above (and rails, attachPolicy, the
 	// pools' NIC binding) on the nodes their nodeSelector matches.
 	NodeClasses []NodeClass `json:"nodeClasses,omitempty"`
@@ -155,7 +165,8 @@ func (c *Config) Finish() error {
 	errs = append(errs, checkRails("rails", c.Rails), checkModes("modes", c.Modes), checkNICList("nics", c.NICs),
 		checkNICList("allowProtectedNICs", c.AllowProtectedNICs))
 	errs = append(errs, c.CNI.Finish(), c.NRI.Validate(), c.DevicePlugin.Validate(), c.SRIOV.Validate(), c.checkNodeName(), c.checkPoolDistances(), c.checkPoolVFs(), c.checkGPUSettings(),
-		c.checkDRANICDrivers(), c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish(), c.finishMetricsAddr())
+		c.checkDRANICDrivers(), c.checkDRA(), c.Kubernetes.finish(os.Getenv), c.checkKubeNode(), c.checkNodeClasses(), c.Readiness.finish(),
+		c.finishMetricsAddr())
 	return errors.Join(errs...)
 }
 
@@ -182,6 +193,26 @@ func (c *Config) checkKubeNode() error {
 	}
 	return fmt.Errorf("nodeName: empty, but the API connection is on (kubernetes.enabled %q): set nodeName, --node-name "+
 		"or $NODE_NAME (in the DaemonSet from fieldRef spec.nodeName), or set kubernetes.enabled: false", c.Kubernetes.Enabled)
+}
+
+// checkDRA checks the dra section; the driver needs the API connection
+// (its slices, the claims) and so a node name.
+func (c *Config) checkDRA() error {
+	if !c.DRA.Enabled {
+		return nil
+	}
+	if err := c.DRA.Validate(); err != nil {
+		return err
+	}
+	if c.Kubernetes.Enabled == "false" {
+		return errors.New("dra.enabled: true needs the API connection: kubernetes.enabled is false")
+	}
+	for _, d := range append(slices.Clone(c.GPUDRADrivers), c.DRANICDrivers...) {
+		if d == c.DRA.DriverName || (c.DRA.DriverName == "" && d == draplugin.DefaultDriverName) {
+			return fmt.Errorf("dra.driverName %q is also in gpuDRADrivers or draNICDrivers: Rail's own driver is neither", d)
+		}
+	}
+	return nil
 }
 
 // UseAffinityRails reports whether rails follow the node's affinity order.

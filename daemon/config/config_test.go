@@ -107,6 +107,21 @@ func TestLoad(t *testing.T) {
 				t.Errorf("draNICDrivers = %v", c.DRANICDrivers)
 			}
 		}},
+		{name: "Rail's DRA driver off by default", yaml: "pools: []\n", check: func(t *testing.T, c *Config) {
+			if c.DRA.Enabled {
+				t.Error("dra is on by default")
+			}
+		}},
+		{name: "Rail's DRA driver", yaml: "nodeName: n1\ndra:\n  enabled: true\n  sharedSlots: 4\npools: []\n", check: func(t *testing.T, c *Config) {
+			if !c.DRA.Enabled || c.DRA.SharedSlots != 4 {
+				t.Errorf("dra section lost: %+v", c.DRA)
+			}
+		}},
+		{name: "Rail's DRA driver bad downAs", yaml: "dra:\n  enabled: true\n  downAs: hide\npools: []\n", wantErr: `dra.downAs "hide"`},
+		{name: "Rail's DRA driver without the API", yaml: "kubernetes:\n  enabled: \"false\"\ndra:\n  enabled: true\npools: []\n",
+			wantErr: "dra.enabled: true needs the API connection"},
+		{name: "Rail's DRA driver named as a NIC driver it completes", yaml: "dra:\n  enabled: true\n  driverName: dra.net\npools: []\n",
+			wantErr: `dra.driverName "dra.net" is also in gpuDRADrivers or draNICDrivers`},
 		{name: "bad DRA NIC driver", yaml: "draNICDrivers: [\"dra.net/nic\"]\npools: []\n", wantErr: `draNICDrivers[0] "dra.net/nic": want a DRA driver name`},
 		{name: "DRA NIC driver that is a GPU driver", yaml: "draNICDrivers: [gpu.nvidia.com]\npools: []\n",
 			wantErr: `draNICDrivers[0] "gpu.nvidia.com" is also in gpuDRADrivers`},

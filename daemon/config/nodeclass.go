@@ -29,6 +29,9 @@ type NodeClass struct {
 	Rails              *Rails             `json:"rails,omitempty"`
 	AllowProtectedNICs []string           `json:"allowProtectedNICs,omitempty"`
 	Pools              map[string]PoolNIC `json:"pools,omitempty"`
+	// SoftRoCE (nil: the top-level softRoCE) puts the class's nodes in
+	// Soft-RoCE mode, or takes them out of it.
+	SoftRoCE *bool `json:"softRoCE,omitempty"`
 }
 
 // PoolNIC is a config pool's NIC binding on a class's nodes (the pool's
@@ -67,6 +70,9 @@ func (c *Config) apply(class NodeClass) {
 	}
 	if class.AttachPolicy != "" {
 		c.AttachPolicy = class.AttachPolicy
+	}
+	if class.SoftRoCE != nil {
+		c.SoftRoCE = *class.SoftRoCE
 	}
 	if class.Rails != nil {
 		c.Rails = *class.Rails

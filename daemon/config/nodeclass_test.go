@@ -92,7 +92,7 @@ func TestNodeClassErrors(t *testing.T) {
 		{name: "no selector", yaml: head + "nodeClasses: [{name: a}]\n", wantErr: "nodeClasses[0].nodeSelector: missing"},
 		{name: "bad selector", yaml: head + "nodeClasses: [{name: a, nodeSelector: {matchExpressions: [{key: a, operator: Near}]}}]\n",
 			wantErr: "nodeClasses[0].nodeSelector: "},
-		{name: "bad mode", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, modes: [sriov]}]\n", wantErr: `nodeClasses[0].modes[0] "sriov": want one of move, macvlan, ipoib`},
+		{name: "bad mode", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, modes: [sriov]}]\n", wantErr: `nodeClasses[0].modes[0] "sriov": want one of move, macvlan, ipvlan, ipoib, vf`},
 		{name: "bad policy", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, attachPolicy: some}]\n", wantErr: `nodeClasses[0].attachPolicy "some"`},
 		{name: "unknown pool", yaml: head + "nodeClasses: [{name: a, nodeSelector: {}, pools: {roce: {nics: [mlx5_2]}}}]\n",
 			wantErr: "nodeClasses[0].pools[roce]: no pool of that name"},

@@ -14,7 +14,7 @@ import (
 // have counts as an error; a ListAndWatch stream counts each list it sends.
 func TestCallsAreCountedAndTimed(t *testing.T) {
 	dir := t.TempDir()
-	m := metrics.New(nil)
+	m := metrics.New()
 	runLivePlugin(t, Options{Config: Config{Dir: dir, PollInterval: "20ms"}, Machine: fixed(testMachine(t)), Calls: m.DevicePlugin})
 	c := dialWhenUp(t, dir, "rail.dev-rdma.sock")
 	ctx := t.Context()

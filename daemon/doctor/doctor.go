@@ -31,6 +31,7 @@ func Run(args []string) error {
 	file := fs.String("topology-file", "", "the node's NCCL topology file (raild's topologyFile), checked against the machine")
 	pod := fs.String("pod", "", "NAMESPACE/NAME: that pod's RDMA path from raild (GPUs, NICs, containers, readiness checks)")
 	asJSON := fs.Bool("json", false, "with --pod: the report as JSON")
+	softRoCE := fs.Bool("soft-roce", false, "the node runs raild in softRoCE mode (default: when raild answers with NICs placed by their netdevs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func Run(args []string) error {
 	}
 	var checks []check
 	live, liveProblem := liveReport(*socket)
-	machine, err := topology.DiscoverFile(*root, *file)
+	machine, err := topology.DiscoverFile(*root, *file, topology.Options{NetdevNICs: *softRoCE || liveNetdevNICs(live)})
 	if err != nil {
 		checks = append(checks, check{"fail", "topology: " + err.Error(), "check --root"})
 	} else {
@@ -86,15 +87,23 @@ func topologyChecks(m *topology.Machine, root string, inPods int) []check {
 	var out []check
 	out = append(out, check{level: levelIf(len(m.GPUs) > 0, "warn"), what: fmt.Sprintf("%d NVIDIA GPU(s) bound to the nvidia driver", len(m.GPUs)),
 		fix: "without GPUs, pods are placed by NIC selector alone"})
-	count := rdmaCount(m.NICs)
+	count := nicCount(m)
 	if inPods > 0 {
 		count += fmt.Sprintf(", %d more in pods (raild)", inPods)
 	}
-	out = append(out, check{level: levelIf(len(m.NICs)+inPods > 0, "fail"), what: count,
-		fix: "load the NIC's RDMA driver (mlx5_ib) or rdma_rxe"})
+	fix := "load the NIC's RDMA driver (mlx5_ib) or rdma_rxe"
+	if m.NetdevNICs {
+		fix = "a softRoCE node places its Ethernet PCI NICs (virtio-net, e1000e, ...) by their netdevs: give it one that is not its own"
+	}
+	out = append(out, check{level: levelIf(len(m.NICs)+inPods > 0, "fail"), what: count, fix: fix})
 	checked := map[string]bool{} // uverbs nodes, one per RDMA device whatever its ports
 	for _, nic := range m.NICs {
 		ok := nic.State == topology.PortActive
+		if nic.NetdevOnly {
+			out = append(out, check{level: levelIf(ok, "warn"), what: fmt.Sprintf("%s (%s, no RDMA device) netdev %s", nic.Name, nic.LinkLayer, nic.State),
+				fix: "a NIC whose netdev is not up is never chosen: ip link set " + nic.Netdev + " up, and check its link"})
+			continue
+		}
 		out = append(out, check{level: levelIf(ok, "warn"), what: fmt.Sprintf("%s (%s, %s) port %d %s", nic.Name, nic.Netdev, nic.LinkLayer, nic.PortNum(), nic.State),
 			fix: "a NIC whose port is not ACTIVE is never chosen: check cabling and the subnet manager"})
 		if nic.Uverbs != nil && !checked[nic.Uverbs.Path] {
@@ -105,22 +114,37 @@ func topologyChecks(m *topology.Machine, root string, inPods int) []check {
 		}
 	}
 	out = append(out, check{level: levelIf(m.RdmaCM != nil, "warn"), what: "rdma_cm device", fix: "load rdma_ucm"})
+	if m.NetdevNICs {
+		for _, n := range m.SoftRDMANICs() {
+			out = append(out, check{level: "fail", what: "softRoCE: " + n.StandInProblem(), fix: "rdma link delete " + n.RDMADevice()})
+		}
+	}
 	for _, p := range m.Problems {
 		out = append(out, check{level: "warn", what: p.Device + ": " + p.Reason})
 	}
 	return out
 }
 
-// rdmaCount says how many RDMA devices there are and, when some have
-// several ports, how many ports (each a NIC of its own).
-func rdmaCount(nics []topology.NIC) string {
+// nicCount says how many RDMA devices there are and, when some have
+// several ports, how many ports (each a NIC of its own); on a softRoCE
+// node also how many NICs without an RDMA device.
+func nicCount(m *topology.Machine) string {
 	devices := map[string]bool{}
-	for _, n := range nics {
+	ports, netdevOnly := 0, 0
+	for _, n := range m.NICs {
+		if n.NetdevOnly {
+			netdevOnly++
+			continue
+		}
 		devices[n.RDMADevice()] = true
+		ports++
 	}
 	text := fmt.Sprintf("%d RDMA device(s) in /sys/class/infiniband", len(devices))
-	if len(devices) != len(nics) {
-		text += fmt.Sprintf(", %d ports (each a NIC of its own)", len(nics))
+	if len(devices) != ports {
+		text += fmt.Sprintf(", %d ports (each a NIC of its own)", ports)
+	}
+	if m.NetdevNICs {
+		text = fmt.Sprintf("%d NIC(s) without an RDMA device, placed by their netdevs (softRoCE); ", netdevOnly) + text
 	}
 	return text
 }

@@ -26,6 +26,20 @@ func liveReport(socket string) (*topology.Report, []check) {
 	return &live, nil
 }
 
+// liveNetdevNICs says whether the running raild places NICs by their
+// netdevs (a softRoCE node).
+func liveNetdevNICs(live *topology.Report) bool {
+	if live == nil {
+		return false
+	}
+	for _, n := range live.NICs {
+		if n.NetdevOnly {
+			return true
+		}
+	}
+	return false
+}
+
 // awayInPods counts the NICs pods hold that the host does not show.
 func awayInPods(live *topology.Report, bare *topology.Machine) int {
 	if live == nil {

@@ -62,6 +62,9 @@ func writePodReport(w io.Writer, r *api.PodReport) {
 	for _, i := range r.Interfaces {
 		writeInterface(p, i)
 	}
+	if note := gidDisagreement(r.Interfaces); note != "" {
+		p("%s", note)
+	}
 	if len(r.Containers) > 0 {
 		p("containers (read from their own /proc/<pid>):")
 	}

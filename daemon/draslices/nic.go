@@ -94,3 +94,32 @@ func prefixList(v string) ([]netip.Addr, error) {
 	}
 	return out, nil
 }
+
+// NICsOf maps the PCI address of every device another DRA driver (not
+// own) publishes for this node to that driver: the standard pciBusID, else
+// the driver's own pciBusID or pciAddress. Rail's DRA driver leaves those NICs to
+// their driver. Before the informer has listed it is empty.
+func (s *Slices) NICsOf(own string) map[string]string {
+	out := map[string]string{}
+	for _, obj := range s.informer.GetStore().List() {
+		slice, ok := obj.(*resourcev1.ResourceSlice)
+		if !ok || slice.Spec.Driver == own || slice.Spec.NodeName == nil || *slice.Spec.NodeName != s.node {
+			continue
+		}
+		for _, d := range slice.Spec.Devices {
+			pci := stringAttribute(d, pciBusIDAttribute)
+			for _, name := range []string{"pciBusID", attrPCIAddress} {
+				if pci == "" {
+					pci = attribute(slice.Spec.Driver, d, name)
+				}
+			}
+			if pci != "" {
+				out[pci] = slice.Spec.Driver
+			}
+		}
+	}
+	return out
+}
+
+// Changed is closed at the next slice event.
+func (s *Slices) Changed() <-chan struct{} { return s.changes() }

@@ -97,3 +97,27 @@ func TestNICAttributes(t *testing.T) {
 		t.Errorf("GPUID of a NIC = %v; want not a GPU driver", err)
 	}
 }
+
+func TestNICsOf(t *testing.T) {
+	objs := append(testSlices(),
+		slice("a-rail", "rail.dev", node, 1, []resourcev1.Device{device("mlx5-0", map[string]string{"resource.kubernetes.io/pciBusID": "0000:19:00.0"})}, nil),
+		slice("a-sriov", "sriovnetwork.k8snetworkplumbingwg.io", node, 1, []resourcev1.Device{
+			device("vf-0", map[string]string{"sriovnetwork.k8snetworkplumbingwg.io/pciAddress": "0000:1a:00.2"})}, nil),
+		slice("b-nics", "dra.net", "node-b", 1, []resourcev1.Device{device("eth9", map[string]string{"resource.kubernetes.io/pciBusID": "0000:99:00.0"})}, otherNode))
+	s := start(t, fake.NewClientset(objs...), time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for !s.Synced() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := s.NICsOf("rail.dev")
+	for pci, driver := range map[string]string{"0000:18:00.0": "dra.net", "0000:1a:00.2": "sriovnetwork.k8snetworkplumbingwg.io"} {
+		if got[pci] != driver {
+			t.Errorf("%s: driver %q, want %s (all: %v)", pci, got[pci], driver, got)
+		}
+	}
+	for _, pci := range []string{"0000:19:00.0", "0000:99:00.0"} {
+		if d, ok := got[pci]; ok {
+			t.Errorf("%s listed as %s's: Rail's own or another node's", pci, d)
+		}
+	}
+}

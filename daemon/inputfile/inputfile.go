@@ -1,5 +1,6 @@
 // Package inputfile reads the files raild's input names (its config file,
-// cni.entryFile): regular files only, opened without waiting and read up
+// cni.entryFile, the kubeconfig; Regular checks the files a kubeconfig
+// names, which client-go opens itself): regular files only, opened without waiting and read up
 // to a bound. A FIFO named there would otherwise hang raild at start,
 // deaf to SIGTERM, waiting for a writer; a device node or a socket is no
 // config either. Links are followed (a ConfigMap volume's files are
@@ -42,6 +43,20 @@ func Read(path string, max int64) ([]byte, error) {
 		return nil, pathError("read", path, fmt.Errorf("larger than %d bytes", max))
 	}
 	return data, nil
+}
+
+// Regular returns nil when path, links followed, is a regular file, and
+// otherwise an error naming the path and what it is, without opening it:
+// for files a library opens itself (the files a kubeconfig names).
+func Regular(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := notRegular(info.Mode()); err != nil {
+		return pathError("read", path, err)
+	}
+	return nil
 }
 
 func pathError(op, path string, err error) error {

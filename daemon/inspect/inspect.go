@@ -34,10 +34,11 @@ func Topo(args []string) error {
 	socket := fs.String("socket", api.DefaultSocket, "raild socket")
 	asJSON := fs.Bool("json", false, "print JSON")
 	file := fs.String("topology-file", "", "an NCCL topology file to read the machine with (default: raild's, when it answers)")
+	softRoCE := fs.Bool("soft-roce", false, "read the machine as a softRoCE node does: its Ethernet NICs without an RDMA device count, by their netdevs (default: raild's, when it answers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	report, err := topoReport(*root, *socket, *file)
+	report, err := topoReport(*root, *socket, *file, topology.Options{NetdevNICs: *softRoCE})
 	if err != nil {
 		return err
 	}
@@ -47,13 +48,13 @@ func Topo(args []string) error {
 	return topology.WriteText(os.Stdout, report)
 }
 
-// topoReport is raild's report when it answers (and neither root nor
-// file is given), else a read of root. A read of this host ("/") finds the
+// topoReport is raild's report when it answers (and neither root, file nor
+// --soft-roce is given), else a read of root. A read of this host ("/") finds the
 // node's own NICs by their addresses and routes too; a read of another
 // root by what its sysfs shows (its netdevs are not this netns's).
-func topoReport(root, socket, file string) (topology.Report, error) {
+func topoReport(root, socket, file string, opt topology.Options) (topology.Report, error) {
 	var report topology.Report
-	if root == "" && file == "" {
+	if root == "" && file == "" && !opt.NetdevNICs {
 		if raw, err := client(socket).Topology(context.Background()); err == nil {
 			return report, json.Unmarshal(raw, &report)
 		}
@@ -65,14 +66,14 @@ func topoReport(root, socket, file string) (topology.Report, error) {
 	if root == "/" {
 		host = &nodenics.Reader{NS: netns.None()}
 	}
-	return readReport(root, file, host)
+	return readReport(root, file, opt, host)
 }
 
 // readReport reads root (with the NCCL topology file, if any); with host,
 // the protection of the node's own NICs includes their addresses and
 // routes as host reads them.
-func readReport(root, file string, host *nodenics.Reader) (topology.Report, error) {
-	m, err := topology.DiscoverFile(root, file)
+func readReport(root, file string, opt topology.Options, host *nodenics.Reader) (topology.Report, error) {
+	m, err := topology.DiscoverFile(root, file, opt)
 	if err != nil {
 		return topology.Report{}, fmt.Errorf("discover %s: %w", root, err)
 	}

@@ -10,7 +10,12 @@ import (
 	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
-// TestTopoJSONShape checks `raild topo --root DIR --json` on every built-in machine.
+// softRoCEMachines are the built-in machines without RDMA devices, read as
+// `raild topo --soft-roce` reads them, with how many NICs they show so.
+var softRoCEMachines = map[string]int{"softroce-vm": 3}
+
+// TestTopoJSONShape checks `raild topo --root DIR --json` on every built-in
+// machine (--soft-roce on those without RDMA devices).
 func TestTopoJSONShape(t *testing.T) {
 	for _, name := range fakesys.Names() {
 		t.Run(name, func(t *testing.T) {
@@ -19,7 +24,8 @@ func TestTopoJSONShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			report, err := topoReport(root, filepath.Join(root, "no.sock"), "")
+			netdevNICs, softRoCE := softRoCEMachines[name]
+			report, err := topoReport(root, filepath.Join(root, "no.sock"), "", topology.Options{NetdevNICs: softRoCE})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,9 +42,10 @@ func TestTopoJSONShape(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
-			if len(got.GPUs) != len(spec.GPUs) || len(got.NICs) != len(spec.Targets()) || len(got.Matrix) != len(spec.GPUs) {
+			nics := len(spec.Targets()) + netdevNICs
+			if len(got.GPUs) != len(spec.GPUs) || len(got.NICs) != nics || len(got.Matrix) != len(spec.GPUs) {
 				t.Fatalf("gpus %d nics %d matrix %d; want %d, %d, %d", len(got.GPUs), len(got.NICs), len(got.Matrix),
-					len(spec.GPUs), len(spec.Targets()), len(spec.GPUs))
+					len(spec.GPUs), nics, len(spec.GPUs))
 			}
 			for _, key := range []string{"index", "pci", "numa"} {
 				if len(got.GPUs) > 0 {
@@ -47,7 +54,11 @@ func TestTopoJSONShape(t *testing.T) {
 					}
 				}
 			}
-			for _, key := range []string{"name", "netdev", "state", "linkLayer", "numa", "uverbs"} {
+			keys := []string{"name", "netdev", "state", "linkLayer", "numa", "uverbs"}
+			if softRoCE {
+				keys = []string{"name", "netdev", "state", "linkLayer", "numa", "pci", "netdevOnly"} // no RDMA device, no uverbs
+			}
+			for _, key := range keys {
 				if _, ok := got.NICs[0][key]; !ok {
 					t.Errorf("nic object lacks %q: %v", key, got.NICs[0])
 				}

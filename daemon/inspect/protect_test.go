@@ -56,7 +56,7 @@ func TestTopoShowsTheNodesNICs(t *testing.T) {
 			if _, err := fakesys.Write(root, tc.machine, fakesys.Options{Netdevs: map[string]string{"mlx5_2": "fe0"}}); err != nil {
 				t.Fatal(err)
 			}
-			r, err := readReport(root, "", &nodenics.Reader{NS: nodenicstest.Netns(t, tc.standIns...)})
+			r, err := readReport(root, "", topology.Options{}, &nodenics.Reader{NS: nodenicstest.Netns(t, tc.standIns...)})
 			if err != nil {
 				t.Fatal(err)
 			}

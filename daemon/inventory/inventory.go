@@ -101,7 +101,34 @@ func New(root string, discover Discoverer, holders Holders) (*Inventory, error) 
 	if _, err := inv.Rescan("start"); err != nil {
 		return nil, err
 	}
+	inv.lookNetdevNICs(inv.Machine())
 	return inv, nil
+}
+
+// Rediscover reads the whole machine again with another discoverer, which
+// every later rescan uses: on a node its node class puts in softRoCE mode
+// (known only once the Node is read), one that also reads netdev-only
+// NICs (topology.Options.NetdevNICs). Call it before Run: the link-event
+// filter reads through what it sets.
+func (inv *Inventory) Rediscover(cause string, discover Discoverer) (*Snapshot, error) {
+	inv.rescanMu.Lock()
+	defer inv.rescanMu.Unlock()
+	m, err := discover(inv.root)
+	if err != nil {
+		return nil, fmt.Errorf("inventory rescan (%s): %w", cause, err)
+	}
+	inv.stats.fullRescans.Add(1)
+	inv.discover = discover
+	inv.lookNetdevNICs(m)
+	return inv.publishFound(cause, m, inv.holders()), nil
+}
+
+// lookNetdevNICs makes one-device reads look up netdev-only NICs by
+// their netdevs exactly when m counts them (a softRoCE node), as Discover
+// read it. New and Rediscover call it before any device is read again
+// (Rediscover before Run).
+func (inv *Inventory) lookNetdevNICs(m *topology.Machine) {
+	inv.sys = inv.sys.WithNetdevNICs(m.NetdevNICs)
 }
 
 // SetHolders installs the lease view once the lease store is open.

@@ -43,6 +43,9 @@ const (
 // named, else the pod's in-cluster service account.
 func Config(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig != "" {
+		if err := checkKubeconfigFiles(kubeconfig); err != nil {
+			return nil, fmt.Errorf("kubeconfig %q: %w", kubeconfig, err)
+		}
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("kubeconfig %q: %w", kubeconfig, err)

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/railcni/rail/pkg/api"
 )
 
 // TestCallsObserve: each call is counted under its result and timed once;
@@ -25,7 +23,7 @@ func TestCallsObserve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(func() []api.PoolStatus { return nil })
+			m := New()
 			for _, err := range tt.errs {
 				m.NRIHooks.Observe("CreateContainer", time.Now(), err)
 			}
@@ -50,7 +48,7 @@ func TestCallsObserve(t *testing.T) {
 // TestCallsOnTheRegistry: both kinds are scraped under their names; a
 // call name once used shows both results, the other at 0.
 func TestCallsOnTheRegistry(t *testing.T) {
-	m := New(func() []api.PoolStatus { return nil })
+	m := New()
 	m.NRIHooks.Observe("CreateContainer", time.Now(), nil)
 	m.DevicePlugin.Observe("Allocate", time.Now(), errors.New("unknown device"))
 	want := `

@@ -34,8 +34,10 @@ type Metrics struct {
 // PoolSource gives the pools' size and use at scrape time.
 type PoolSource func() []api.PoolStatus
 
-// New registers every metric on a fresh registry.
-func New(pools PoolSource) *Metrics {
+// New registers every metric on a fresh registry; the pools' and the
+// node's are registered by WatchPools and WatchNode once their sources
+// exist.
+func New() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		Allocations: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -64,9 +66,13 @@ func New(pools PoolSource) *Metrics {
 	}
 	m.Registry.MustRegister(append(m.NRIHooks.collectors(), m.DevicePlugin.collectors()...)...)
 	m.Registry.MustRegister(m.Allocations, m.Releases, m.Errors, m.Placements, m.Latency, m.VFResets,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		&poolCollector{source: pools})
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// WatchPools exports the pools' size and use (call once, at start).
+func (m *Metrics) WatchPools(source PoolSource) {
+	m.Registry.MustRegister(&poolCollector{source: source})
 }
 
 var (
@@ -84,9 +90,6 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.source == nil {
-		return
-	}
 	for _, p := range c.source() {
 		ch <- prometheus.MustNewConstMetric(poolSizeDesc, prometheus.GaugeValue, float64(p.Size), p.Name)
 		ch <- prometheus.MustNewConstMetric(poolUsedDesc, prometheus.GaugeValue, float64(p.Used), p.Name)

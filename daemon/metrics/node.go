@@ -36,7 +36,7 @@ type NodeSource func() NodeState
 
 var (
 	nodeVersionDesc = prometheus.NewDesc("rail_inventory_version", "Version of raild's current snapshot of the node (raised by each rescan).", nil, nil)
-	nicActiveDesc   = prometheus.NewDesc("rail_nic_active", "1 when the NIC's port is ACTIVE in raild's current snapshot.", []string{"nic"}, nil)
+	nicActiveDesc   = prometheus.NewDesc("rail_nic_active", "1 when the NIC's port is ACTIVE in raild's current snapshot (a softRoCE node's NIC without an RDMA device: its netdev is up).", []string{"nic"}, nil)
 	nicInPodDesc    = prometheus.NewDesc("rail_nic_in_pod", "1 when the NIC's netdev or RDMA device sits in a pod.", []string{"nic"}, nil)
 	pfVFsDesc       = prometheus.NewDesc("rail_pf_vfs", "VFs an SR-IOV PF has enabled (sriov_numvfs).", []string{"pf", "nic"}, nil)
 	pfVFsMaxDesc    = prometheus.NewDesc("rail_pf_vfs_max", "VFs an SR-IOV PF can have (sriov_totalvfs).", []string{"pf", "nic"}, nil)

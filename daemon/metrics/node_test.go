@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/railcni/rail/pkg/api"
 )
 
 func TestWatchNode(t *testing.T) {
@@ -25,7 +23,7 @@ rail_link_filter_failures_total 0
 # HELP rail_inventory_version Version of raild's current snapshot of the node (raised by each rescan).
 # TYPE rail_inventory_version gauge
 rail_inventory_version 7
-# HELP rail_nic_active 1 when the NIC's port is ACTIVE in raild's current snapshot.
+# HELP rail_nic_active 1 when the NIC's port is ACTIVE in raild's current snapshot (a softRoCE node's NIC without an RDMA device: its netdev is up).
 # TYPE rail_nic_active gauge
 rail_nic_active{nic="mlx5_0"} 1
 rail_nic_active{nic="mlx5_1"} 0
@@ -65,7 +63,7 @@ rail_pf_vfs_leaked{nic="mlx5_7",pf="0000:b9:00.0"} 0
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := New(func() []api.PoolStatus { return nil })
+			m := New()
 			m.WatchNode(func() NodeState { return tt.state })
 			err := testutil.GatherAndCompare(m.Registry, strings.NewReader(tt.want), "rail_inventory_version", "rail_nic_active", "rail_nic_in_pod",
 				"rail_pf_vfs", "rail_pf_vfs_max", "rail_pf_vfs_used", "rail_pf_vfs_leaked", "rail_link_filter_active", "rail_link_filter_failures_total")

@@ -37,13 +37,15 @@ func (p *Plugin) ownedGPUs(call *hookCall) []int {
 			call.log().Warn("GPUs from the kubelet unknown: none auto-injected from it", "error", err)
 		}
 		gpus = appendGPUs(gpus, given.GPUs...)
-		for _, u := range given.Unresolved {
-			unknown = append(unknown, u.Err.Error())
-		}
+		unknown = append(unknown, given.Unresolved...)
 	}
 	if len(unknown) > 0 {
+		why := make([]string, len(unknown))
+		for i, u := range unknown {
+			why[i] = u.Err.Error()
+		}
 		call.log().Warn("GPUs the container was given are not found on this node: their NICs are not auto-injected",
-			"unresolved", unknown)
+			"unresolved", why)
 	}
 	return gpus
 }

@@ -87,7 +87,7 @@ func BenchmarkCreateContainer(b *testing.B) {
 				gpus.Machine = fixed(testMachine(root))
 			}
 			p, err := New(Options{Config: c.cfg, Machine: fixed(testMachine(root)), State: st, GPUs: gpus, TopologyFile: c.topo,
-				Hooks: metrics.New(nil).NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+				Hooks: metrics.New().NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 			if err != nil {
 				b.Fatal(err)
 			}

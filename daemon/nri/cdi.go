@@ -1,6 +1,10 @@
 package nri
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/railcni/rail/daemon/podinfo"
+)
 
 // cdiAllDevices is the CDI device name NVIDIA's specs give to every GPU.
 const cdiAllDevices = "all"
@@ -10,8 +14,8 @@ const cdiAllDevices = "all"
 // The CRI takes them from the kubelet (device plugins, DRA), never from
 // the pod spec, so they say what the container was given. Devices of
 // other kinds are ignored; names of a GPU kind that name no GPU of this
-// node are returned as unknown.
-func (p *Plugin) cdiGPUs(call *hookCall) (gpus []int, unknown []string) {
+// node are returned with why (the node's GPU resolver says).
+func (p *Plugin) cdiGPUs(call *hookCall) (gpus []int, unknown []podinfo.Unresolved) {
 	affinity := call.node().gpus
 	for _, d := range call.ctr.GetCDIDevices() {
 		kind, name, ok := strings.Cut(d.GetName(), "=")
@@ -22,7 +26,7 @@ func (p *Plugin) cdiGPUs(call *hookCall) (gpus []int, unknown []string) {
 			gpus = appendGPUs(gpus, affinity.all...)
 			continue
 		}
-		found, bad := affinity.resolve([]string{name})
+		found, bad := affinity.resolver.IDs([]string{name})
 		gpus = appendGPUs(gpus, found...)
 		unknown = append(unknown, bad...)
 	}

@@ -27,6 +27,8 @@ type nicDevices struct {
 	// linkLayer decides what the pod's env needs from the port's tables:
 	// RoCE the GID of the pod's address, InfiniBand its P_Key's index.
 	linkLayer topology.LinkLayer
+	// soft: a pod's own rxe on a softRoCE node (softroce.go).
+	soft bool
 }
 
 // namedDevice is one RDMA character device an annotation may choose.
@@ -62,6 +64,9 @@ func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nod
 	}
 	for i := range m.NICs {
 		nic := &m.NICs[i]
+		if nic.NetdevOnly {
+			continue // no RDMA device to give: a softRoCE node's pods get their own rxe (softroce.go)
+		}
 		nd.nics[nic.Name] = buildNIC(nic, withUMAD, nd.byName, log)
 	}
 	// A vf-mode lease names its VF by PCI address: the VF's own RDMA

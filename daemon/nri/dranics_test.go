@@ -95,9 +95,9 @@ func TestDRANICsCompleted(t *testing.T) {
 		want summary
 	}{
 		{ctr: "trainer", want: summary{Rlimits: memlock, Env: map[string]string{
-			envNCCLHCA: "=mlx5_1", envUCXDevices: "mlx5_1:1", envNCCLGIDIndex: "1", envNCCLSocketIf: "=eth0"}}},
+			envNCCLHCA: "=mlx5_1", envUCXDevices: "mlx5_1:1", envMCFilters: "mlx5_1", envNCCLGIDIndex: "1", envUCXGIDIndex: "1", envMCGIDIndex: "1", envNCCLSocketIf: "=eth0"}}},
 		{ctr: "two", want: summary{Rlimits: memlock, Env: map[string]string{
-			envNCCLHCA: "=mlx5_1,mlx5_3", envUCXDevices: "mlx5_1:1,mlx5_3:1", envNCCLSocketIf: "=eth0"}}},
+			envNCCLHCA: "=mlx5_1,mlx5_3", envUCXDevices: "mlx5_1:1,mlx5_3:1", envMCFilters: "mlx5_1,mlx5_3", envNCCLSocketIf: "=eth0"}}},
 		{ctr: "own-env", env: []string{envNCCLHCA + "=mlx5_9", envNCCLGIDIndex + "=3"}, want: summary{Rlimits: memlock, Env: map[string]string{
 			envUCXDevices: "mlx5_1:1", envNCCLSocketIf: "=eth0"}}},
 		{ctr: "sidecar", want: summary{Env: map[string]string{}}},
@@ -194,7 +194,7 @@ func BenchmarkCreateContainerDRA(b *testing.B) {
 			m := testMachine(root)
 			src := &podinfo.GPUSource{Kubelet: kubelet, NICDrivers: []string{podinfo.DefaultDRANICDriver}, NICs: nics, Machine: fixed(m)}
 			p, err := New(Options{Machine: fixed(m), State: newFakeState(), GPUs: src, DRAHeld: podinfo.NewDRAHeld(),
-				Hooks: metrics.New(nil).NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+				Hooks: metrics.New().NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 			if err != nil {
 				b.Fatal(err)
 			}

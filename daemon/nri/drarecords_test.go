@@ -63,7 +63,7 @@ func TestDRAContainersRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recs := p.SandboxContainers("s1")
+	recs := p.records.SandboxContainers("s1")
 	slices.SortFunc(recs, func(a, b ContainerRecord) int { return strings.Compare(a.Name, b.Name) })
 	if len(recs) != 2 {
 		t.Fatalf("records %+v; want one and trainer only", recs)

@@ -1,6 +1,7 @@
 package nri
 
 import (
+	"slices"
 	"strings"
 
 	nriapi "github.com/containerd/nri/pkg/api"
@@ -17,11 +18,21 @@ const (
 	envNCCLAddrRange  = "NCCL_IB_ADDR_RANGE"
 	envNCCLSocketIf   = "NCCL_SOCKET_IFNAME"
 	envNCCLTopoFile   = "NCCL_TOPO_FILE"
+	// The engines beside NCCL: UCX (NIXL, vLLM, Dynamo) and Mooncake take
+	// the same GID index; Mooncake's auto-discovery is narrowed to the
+	// pod's devices.
+	envUCXGIDIndex = "UCX_IB_GID_INDEX"
+	envMCGIDIndex  = "MC_GID_INDEX"
+	envMCFilters   = "MC_MS_FILTERS"
+	// envUCXDGIDCheck turns off UCX's UD check of a packet's destination
+	// GID, which drops rxe's RoCE v2 packets (softRoCE nodes only; see
+	// docs/environment.md).
+	envUCXDGIDCheck = "UCX_UD_ETH_DGID_CHECK"
 )
 
 // envSet is which of the plugin's variables a container sets itself, a
 // bit per variable.
-type envSet uint8
+type envSet uint16
 
 const (
 	hasHCA envSet = 1 << iota
@@ -32,6 +43,10 @@ const (
 	hasAddrRange
 	hasSocketIf
 	hasTopoFile
+	hasUCXGIDIndex
+	hasMCGIDIndex
+	hasMCFilters
+	hasUCXDGIDCheck
 )
 
 // containerEnv reads which of the plugin's variables env sets.
@@ -39,24 +54,7 @@ func containerEnv(env []string) envSet {
 	var set envSet
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case envNCCLHCA:
-			set |= hasHCA
-		case envUCXDevices:
-			set |= hasUCX
-		case envNCCLGIDIndex:
-			set |= hasGIDIndex
-		case envNCCLPKey:
-			set |= hasPKey
-		case envNCCLAddrFamily:
-			set |= hasAddrFamily
-		case envNCCLAddrRange:
-			set |= hasAddrRange
-		case envNCCLSocketIf:
-			set |= hasSocketIf
-		case envNCCLTopoFile:
-			set |= hasTopoFile
-		}
+		set |= envBit(k)
 	}
 	return set
 }
@@ -87,8 +85,21 @@ func (p *Plugin) addEnv(call *hookCall, adj *nriapi.ContainerAdjustment, nics []
 			adj.AddEnv(envUCXDevices, strings.Join(ucx, ","))
 		}
 	}
+	// Mooncake's filter follows NCCL_IB_HCA: a container that picks its
+	// NCCL devices itself gets no device list from rail for Mooncake
+	// either, which could contradict its choice.
+	if has&(hasMCFilters|hasHCA) == 0 {
+		adj.AddEnv(envMCFilters, mooncakeFilters(nics))
+	}
 	if pe != nil {
 		addIfUnset(adj, has&hasGIDIndex != 0, envNCCLGIDIndex, pe.gidIndex)
+		// The engines' GID index is NCCL's, set only where rail sets
+		// NCCL's: a container that chose its own NCCL index gets none.
+		addIfUnset(adj, has&(hasUCXGIDIndex|hasGIDIndex) != 0, envUCXGIDIndex, pe.gidIndex)
+		addIfUnset(adj, has&(hasMCGIDIndex|hasGIDIndex) != 0, envMCGIDIndex, pe.gidIndex)
+		if pe.softRoCE {
+			addIfUnset(adj, has&hasUCXDGIDCheck != 0, envUCXDGIDCheck, "n")
+		}
 		addIfUnset(adj, has&hasPKey != 0, envNCCLPKey, pe.pkeyIndex)
 		// NCCL reads the range in the family's syntax: the two go together,
 		// and a container that sets either gets neither.
@@ -102,6 +113,49 @@ func (p *Plugin) addEnv(call *hookCall, adj *nriapi.ContainerAdjustment, nics []
 			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 		adj.AddEnv(envNCCLTopoFile, topoFileInContainer)
 	}
+}
+
+// envBit is the bit of one of the plugin's variables (0 for another).
+func envBit(key string) envSet {
+	switch key {
+	case envNCCLHCA:
+		return hasHCA
+	case envUCXDevices:
+		return hasUCX
+	case envNCCLGIDIndex:
+		return hasGIDIndex
+	case envNCCLPKey:
+		return hasPKey
+	case envNCCLAddrFamily:
+		return hasAddrFamily
+	case envNCCLAddrRange:
+		return hasAddrRange
+	case envNCCLSocketIf:
+		return hasSocketIf
+	case envNCCLTopoFile:
+		return hasTopoFile
+	case envUCXGIDIndex:
+		return hasUCXGIDIndex
+	case envMCGIDIndex:
+		return hasMCGIDIndex
+	case envMCFilters:
+		return hasMCFilters
+	case envUCXDGIDCheck:
+		return hasUCXDGIDCheck
+	}
+	return 0
+}
+
+// mooncakeFilters is MC_MS_FILTERS: the RDMA devices of the container's
+// NICs (Mooncake filters devices, not ports), each once, in order.
+func mooncakeFilters(nics []*nicDevices) string {
+	var devs []string
+	for _, n := range nics {
+		if !slices.Contains(devs, n.device) {
+			devs = append(devs, n.device)
+		}
+	}
+	return strings.Join(devs, ",")
 }
 
 func addIfUnset(adj *nriapi.ContainerAdjustment, set bool, key, value string) {

@@ -35,6 +35,7 @@ func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error 
 func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, ctrs []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
 	sync := p.begin(hookSynchronize, nil, nil)
 	p.envs.reset()
+	p.soft.reset()
 	if p.kubelet != nil {
 		p.kubelet.reset()
 	}
@@ -76,6 +77,7 @@ func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) e
 // forgetSandbox drops what was cached for a sandbox's containers.
 func (p *Plugin) forgetSandbox(sandbox string) {
 	p.envs.forget(sandbox)
+	p.soft.forget(sandbox)
 	p.records.forget(sandbox)
 	if p.kubelet != nil {
 		p.kubelet.forget(sandbox)

@@ -9,16 +9,22 @@ import (
 )
 
 // gpuAffinity maps GPU indices to the name of their NIC, from the
-// topology's node-wide pick (every GPU, no load), and resolves GPU IDs,
-// built once per machine so the hook only looks things up.
+// topology's node-wide pick (every GPU, no load), and holds the node's GPU
+// resolver for that machine, built once per machine so the hook only
+// looks things up.
 type gpuAffinity struct {
 	all      []int
 	nics     map[int]string
 	resolver podinfo.Resolver
 }
 
-func buildGPUAffinity(m *topology.Machine) *gpuAffinity {
-	a := &gpuAffinity{nics: m.Affinity(), resolver: podinfo.NodeResolver(m)}
+func buildGPUAffinity(m *topology.Machine, source *podinfo.GPUSource) *gpuAffinity {
+	a := &gpuAffinity{nics: m.Affinity(), resolver: source.Resolver(m)}
+	for g, name := range a.nics {
+		if nic, ok := m.NICByName(name); ok && nic.NetdevOnly {
+			delete(a.nics, g) // no RDMA device to inject: only a pod's own rxe serves it (softRoCE)
+		}
+	}
 	for _, g := range m.GPUs {
 		a.all = append(a.all, g.Index)
 	}
@@ -32,20 +38,6 @@ func (a *gpuAffinity) logGaps(log *slog.Logger) {
 			log.Info("GPU has no usable NIC for auto-injection", "gpu", g)
 		}
 	}
-}
-
-// resolve maps GPU IDs (indices, UUIDs, MIG ids, PCI addresses) to GPU
-// indices; IDs that name no GPU of this node are returned as unknown.
-func (a *gpuAffinity) resolve(ids []string) (gpus []int, unknown []string) {
-	for _, id := range ids {
-		found, err := a.resolver.Resolve([]string{id})
-		if err != nil {
-			unknown = append(unknown, id)
-			continue
-		}
-		gpus = appendGPUs(gpus, found...)
-	}
-	return gpus, unknown
 }
 
 // appendGPUs adds GPU indices not yet in the list.

@@ -1,43 +1,33 @@
 package nri
 
 import (
+	"context"
+	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/railcni/rail/daemon/podinfo"
 )
 
-func TestResolveGPUIDs(t *testing.T) {
-	p, _ := newTestPlugin(t, Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}}, t.TempDir(), newFakeState())
-	tests := []struct {
-		ids     []string
-		gpus    []int
-		unknown []string
-	}{
-		{nil, nil, nil},
-		{[]string{"0"}, []int{0}, nil},
-		{[]string{"3", "1", "3"}, []int{3, 1}, nil},
-		{[]string{"GPU-00000001-aaaa-bbbb-cccc-dddddddddddd"}, []int{1}, nil},
-		{[]string{"gpu-00000001-AAAA-bbbb-cccc-dddddddddddd"}, []int{1}, nil},
-		{[]string{"GPU-00000002-aaaa-bbbb-cccc-dddddddddddd::3"}, []int{2}, nil},
-		{[]string{"MIG-GPU-00000002-aaaa-bbbb-cccc-dddddddddddd/1/0"}, []int{2}, nil},
-		{[]string{"0:1", "0:2", "3:0"}, []int{0, 3}, nil},
-		{[]string{"0000:22:00.0"}, []int{2}, nil},
-		{[]string{"7"}, nil, []string{"7"}},
-		{[]string{"all"}, nil, []string{"all"}},
-		{[]string{"1", "GPU-ffffffff-0000-0000-0000-000000000000"}, []int{1}, []string{"GPU-ffffffff-0000-0000-0000-000000000000"}},
-		{[]string{"MIG-5d8e6b4a-0000-0000-0000-000000000000"}, nil, []string{"MIG-5d8e6b4a-0000-0000-0000-000000000000"}},
-	}
-	for _, tt := range tests {
-		gpus, unknown := p.tables().gpus.resolve(tt.ids)
-		if !reflect.DeepEqual(gpus, tt.gpus) || !reflect.DeepEqual(unknown, tt.unknown) {
-			t.Errorf("resolve(%q) = %v, %v; want %v, %v", tt.ids, gpus, unknown, tt.gpus, tt.unknown)
-		}
-	}
+// migParents is a node whose ResourceSlices list MIG devices: MIG UUID ->
+// parent GPU UUID.
+type migParents map[string]string
+
+func (m migParents) GPUID(_ context.Context, dev podinfo.DRADevice) (string, error) {
+	return "", fmt.Errorf("DRA device %s: %w", dev, podinfo.ErrDRAUnknownDevice)
 }
 
+func (m migParents) MIGParents() map[string]string { return m }
+
+// TestCDIGPUs: CDI device names through the node's GPU resolver (every ID
+// shape is podinfo's TestGPUSourceResolver).
 func TestCDIGPUs(t *testing.T) {
+	const mig = "MIG-5d8e6b4a-0000-0000-0000-000000000000"
+	withSlices := &podinfo.GPUSource{DRA: migParents{mig: "GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"}}
 	tests := []struct {
 		name    string
 		kinds   []string
+		source  *podinfo.GPUSource
 		devices []string
 		gpus    []int
 		unknown []string
@@ -53,13 +43,23 @@ func TestCDIGPUs(t *testing.T) {
 			gpus: []int{0}, unknown: []string{"9"}},
 		{name: "configured kind only", kinds: []string{"example.com/accel"},
 			devices: []string{"nvidia.com/gpu=1", "example.com/accel=2"}, gpus: []int{2}},
+		{name: "UUID with a replica, PCI address, legacy MIG", devices: []string{"nvidia.com/gpu=GPU-00000002-aaaa-bbbb-cccc-dddddddddddd::3",
+			"nvidia.com/gpu=0000:21:00.0", "nvidia.com/gpu=MIG-GPU-00000003-aaaa-bbbb-cccc-dddddddddddd/1/0"}, gpus: []int{2, 1, 3}},
+		// the ADD resolved a MIG UUID through the slices; the hook's
+		// resolver had no slices and left the container without its NIC
+		{name: "MIG UUID through the node's slices", source: withSlices, devices: []string{"nvidia.com/gpu=" + mig}, gpus: []int{2}},
+		{name: "MIG UUID without slices", devices: []string{"nvidia.com/gpu=" + mig}, unknown: []string{mig}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := Config{GPUAutoInject: true, GPUAutoInjectNamespaces: []string{"*"}, GPUCDIKinds: tt.kinds}
-			p, _ := newTestPlugin(t, cfg, t.TempDir(), newFakeState())
+			p, _ := newKubeletPlugin(t, cfg, t.TempDir(), newFakeState(), tt.source)
 			call := p.begin(hookCreateContainer, pod("s1", "default", nil), withCDI(ctr("app"), tt.devices...))
-			gpus, unknown := p.cdiGPUs(&call)
+			gpus, failed := p.cdiGPUs(&call)
+			var unknown []string
+			for _, f := range failed {
+				unknown = append(unknown, f.ID)
+			}
 			if !reflect.DeepEqual(gpus, tt.gpus) || !reflect.DeepEqual(unknown, tt.unknown) {
 				t.Errorf("cdiGPUs(%q) = %v, %v; want %v, %v", tt.devices, gpus, unknown, tt.gpus, tt.unknown)
 			}

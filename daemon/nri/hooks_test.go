@@ -55,7 +55,7 @@ func TestHooksAreCountedAndTimed(t *testing.T) {
 			if tt.failing {
 				st.err = errors.New("store closed")
 			}
-			m := metrics.New(nil)
+			m := metrics.New()
 			p, err := New(Options{Config: Config{StopGrace: "1h"}, Machine: fixed(testMachine(t.TempDir())), State: st,
 				Hooks: m.NRIHooks, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 			if err != nil {

@@ -61,10 +61,16 @@ type Options struct {
 	// up and when a container raild gave RDMA devices started: the
 	// moments to check its readiness. Nil: nobody is told.
 	Changed func(sandbox string)
+	// Records keep what each container was given, for the readiness checks
+	// (nil: the plugin keeps its own, nobody reads them).
+	Records *Records
 	// Proc is the procfs containers' processes are pinned in when they
 	// start (raild's readiness.procRoot; "": /proc).
 	Proc string
-	Log  *slog.Logger
+	// SoftRoCE: the node is in softRoCE mode; a leased pod's containers
+	// get the rxe devices the plugin made in the pod (softroce.go).
+	SoftRoCE bool
+	Log      *slog.Logger
 }
 
 // Plugin is raild's NRI plugin.
@@ -76,12 +82,14 @@ type Plugin struct {
 	hooks   map[string]*metrics.Call   // by hook name
 	node    atomic.Pointer[nodeTables] // built from the last machine a hook read
 	kubelet *kubeletGPUs               // nil: neither gpuAutoInject nor DRA NICs, or no kubelet
+	gpus    *podinfo.GPUSource         // Options.GPUs: its resolver maps CDI device names
 	draHeld *podinfo.DRAHeld           // nil: DRA NICs are not completed
 	envs    *podEnvCache
+	soft    *softRoCEDevices // nil: not a softRoCE node
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
 	topoFile string
-	records  *containerRecords    // what each container was given, for the readiness checks
+	records  *Records             // Options.Records
 	proc     string               // Options.Proc
 	changed  func(sandbox string) // Options.Changed
 
@@ -123,10 +131,12 @@ func New(opt Options) (*Plugin, error) {
 		log:      log,
 		hooks:    hookMetrics(opt.Hooks),
 		envs:     newPodEnvCache(opt.Machine().Root),
+		soft:     softRoCEOf(opt),
 		topoFile: s.topoFileSource(opt.TopologyFile),
-		records:  newContainerRecords(),
+		records:  cmp.Or(opt.Records, NewRecords()),
 		proc:     cmp.Or(opt.Proc, "/proc"),
 		changed:  opt.Changed,
+		gpus:     opt.GPUs,
 		releases: map[string]*pendingRelease{},
 	}
 	node := p.tables()
@@ -157,7 +167,7 @@ func (p *Plugin) tables() *nodeTables {
 	}
 	t := &nodeTables{machine: m, devs: buildNodeDevices(m, p.cfg.UMAD, p.log)}
 	if p.cfg.GPUAutoInject {
-		t.gpus = buildGPUAffinity(m)
+		t.gpus = buildGPUAffinity(m, p.gpus)
 	}
 	p.node.Store(t)
 	return t
@@ -177,6 +187,7 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 	pod, ctr := call.pod, call.ctr
 	leases := p.state.SandboxLeases(pod.GetId())
+	call.soft = p.soft.devices(call, leases)
 	call.dra = p.containerDRANICs(call)
 	nics := p.containerNICs(call, leases)
 	extra := p.annotatedDevices(call)
@@ -209,6 +220,12 @@ func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
 	var nics []string
 	for _, l := range leases {
+		if p.soft != nil {
+			if name := softRoCEName(l); name != "" {
+				nics = appendUnique(nics, name)
+			}
+			continue
+		}
 		for _, n := range l.NICs {
 			nics = appendUnique(nics, n)
 		}
@@ -225,7 +242,7 @@ func (p *Plugin) collect(call *hookCall, nics []string, extra []namedDevice) *in
 	inj := newInjection(len(nics) + len(extra) + 1)
 	devs := call.node().devs
 	for _, name := range nics {
-		nd, ok := devs.nics[name]
+		nd, ok := call.nic(name)
 		if !ok {
 			call.log().Warn("leased NIC unknown to this node's topology: skipped", "nic", name)
 			continue
@@ -252,4 +269,11 @@ func needsMemlock(ctr *nriapi.Container, limit uint64) bool {
 		}
 	}
 	return true
+}
+
+func softRoCEOf(opt Options) *softRoCEDevices {
+	if !opt.SoftRoCE {
+		return nil
+	}
+	return newSoftRoCEDevices(opt.Machine().Root)
 }

@@ -46,7 +46,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0"},
 		},
 	}, {
 		name: "two leases, one NIC each, and a NIC listed twice",
@@ -58,7 +58,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs2", 231, 194), dev("uverbs1", 231, 193), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_2,mlx5_1", envUCXDevices: "mlx5_2:1,mlx5_1:1"},
+			Env:     map[string]string{envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_2,mlx5_1", envUCXDevices: "mlx5_2:1,mlx5_1:1", envMCFilters: "mlx5_2,mlx5_1"},
 		},
 	}, {
 		name:   "umad and issm when configured; issm is optional",
@@ -69,7 +69,7 @@ func TestCreateContainer(t *testing.T) {
 			Devices: []string{dev("uverbs0", 231, 192), dev("umad0", 231, 0), dev("issm0", 231, 64),
 				dev("uverbs1", 231, 193), dev("umad1", 231, 1), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0,mlx5_1", envUCXDevices: "mlx5_0:1,mlx5_1:1"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0,mlx5_1", envUCXDevices: "mlx5_0:1,mlx5_1:1", envMCFilters: "mlx5_0,mlx5_1"},
 		},
 	}, {
 		name:   "variables the container sets are left alone",
@@ -98,7 +98,7 @@ func TestCreateContainer(t *testing.T) {
 			{Type: "RLIMIT_MEMLOCK", Hard: rlimInfinity, Soft: rlimInfinity}}},
 		want: summary{
 			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58)},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0"},
 		},
 	}, {
 		name:   "macvlan: GID index of the pod's address, RoCE v2 preferred",
@@ -108,7 +108,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLGIDIndex: "3"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLGIDIndex: "3", envUCXGIDIndex: "3", envMCGIDIndex: "3"},
 		},
 	}, {
 		name:   "macvlan: GID index the container sets wins",
@@ -118,7 +118,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0"},
 		},
 	}, {
 		name:   "macvlan: address not in the GID table, no index",
@@ -128,7 +128,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0"},
 		},
 	}, {
 		name:   "lease on a NIC the topology does not know: nothing",
@@ -146,7 +146,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs1", 231, 193), dev("uverbs2", 231, 194), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLHCA: "=mlx5_1,mlx5_2", envUCXDevices: "mlx5_1:1,mlx5_2:1"},
+			Env:     map[string]string{envNCCLHCA: "=mlx5_1,mlx5_2", envUCXDevices: "mlx5_1:1,mlx5_2:1", envMCFilters: "mlx5_1,mlx5_2"},
 		},
 	}, {
 		name: "gpuAutoInject off: CDI GPUs ignored",
@@ -163,7 +163,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs3", 231, 195), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_3", envUCXDevices: "mlx5_3:1"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_3", envUCXDevices: "mlx5_3:1", envMCFilters: "mlx5_3"},
 		},
 	}, {
 		name: "annotation in an allowed namespace",
@@ -172,7 +172,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs3", 231, 195), dev("rdma_cm", 10, 58)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLHCA: "=mlx5_3", envUCXDevices: "mlx5_3:1"},
+			Env:     map[string]string{envNCCLHCA: "=mlx5_3", envUCXDevices: "mlx5_3:1", envMCFilters: "mlx5_3"},
 		},
 	}, {
 		name: "per-container annotation wins over the pod's; umad chosen with UMAD config",
@@ -192,7 +192,7 @@ func TestCreateContainer(t *testing.T) {
 		want: summary{
 			Devices: []string{dev("uverbs0", 231, 192), dev("rdma_cm", 10, 58), dev("uverbs1", 231, 193)},
 			Rlimits: []string{memlock},
-			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0,mlx5_1", envUCXDevices: "mlx5_0:1,mlx5_1:1"},
+			Env:     map[string]string{envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0", envNCCLHCA: "=mlx5_0,mlx5_1", envUCXDevices: "mlx5_0:1,mlx5_1:1", envMCFilters: "mlx5_0,mlx5_1"},
 		},
 	}}
 	for _, tt := range tests {

@@ -20,6 +20,9 @@ type podEnv struct {
 	addrFamily string // NCCL_IB_ADDR_FAMILY: AF_INET6 when the RoCE addresses are IPv6
 	addrRange  string // NCCL_IB_ADDR_RANGE: the subnet of the RoCE addresses, when one
 	socketIf   string // NCCL_SOCKET_IFNAME: "=" and the pod's primary interface
+	// softRoCE: the pod's devices are Soft-RoCE (rxe) ones rail made in
+	// the pod (UCX_UD_ETH_DGID_CHECK=n).
+	softRoCE bool
 	// retry is true when a table lookup missed (the kernel publishes a GID
 	// shortly after the address is added): the next CreateContainer works
 	// it out once more, and keeps that answer.
@@ -43,7 +46,7 @@ type portTables interface {
 // A DRA NIC driver's NICs (dra) count as RoCE NICs of the pod with the
 // address their slice lists (no subnet: a slice gives none); one the slice
 // lists no address for leaves the GID index unknown, so it is not set.
-func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics map[string]*nicDevices, ports portTables,
+func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics func(ipam.Lease, string) (*nicDevices, bool), ports portTables,
 	warn func(msg string, args ...any)) *podEnv {
 	pe := &podEnv{}
 	var gid, pkey agreedIndex
@@ -54,10 +57,11 @@ func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics map[string]*nicDev
 			primary = l.PrimaryIf
 		}
 		for _, name := range l.NICs {
-			nd, ok := nics[name]
+			nd, ok := nics(l, name)
 			if !ok || nd.port == 0 {
 				continue
 			}
+			pe.softRoCE = pe.softRoCE || nd.soft
 			switch nd.linkLayer {
 			case topology.Ethernet:
 				subnet.add(l.Address.Masked())

@@ -105,71 +105,71 @@ func TestCommsEnv(t *testing.T) {
 	}{{
 		name:   "move, RoCE, IPv4: the GID of the pod's address (RoCE v2), its subnet, eth0 by default",
 		leases: []lease{{mode: "move", addr: "10.56.0.5/24", nics: []string{"mlx4_1"}}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envNCCLGIDIndex: "3",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envMCFilters: "mlx4_1", envNCCLGIDIndex: "3", envUCXGIDIndex: "3", envMCGIDIndex: "3",
 			envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "macvlan, RoCE: the same, and the primary the plugin named",
 		leases: []lease{{mode: "macvlan", addr: "10.56.0.5/24", nics: []string{"mlx4_1"}, primary: "net0"}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envNCCLGIDIndex: "3",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envMCFilters: "mlx4_1", envNCCLGIDIndex: "3", envUCXGIDIndex: "3", envMCGIDIndex: "3",
 			envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=net0"},
 	}, {
 		name:   "a mode without a case of its own (vf): what the link layer needs",
 		leases: []lease{{mode: "vf", addr: "10.56.0.6/24", nics: []string{"mlx4_1:2"}, primary: "eth0"}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:2", envUCXDevices: "mlx4_1:2", envNCCLGIDIndex: "3",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:2", envUCXDevices: "mlx4_1:2", envMCFilters: "mlx4_1", envNCCLGIDIndex: "3", envUCXGIDIndex: "3", envMCGIDIndex: "3",
 			envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "move, RoCE, IPv6 pool: AF_INET6 and the v6 subnet",
 		leases: []lease{{mode: "move", addr: "fd00:56::5/64", nics: []string{"mlx4_1"}}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envNCCLGIDIndex: "4",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envMCFilters: "mlx4_1", envNCCLGIDIndex: "4", envUCXGIDIndex: "4", envMCGIDIndex: "4",
 			envNCCLAddrFamily: "AF_INET6", envNCCLAddrRange: "fd00:56::/64", envNCCLSocketIf: "=eth0"},
 	}, {
 		name: "two RoCE ports, same index, one pool: one index, one range",
 		leases: []lease{{mode: "move", addr: "10.56.0.5/24", nics: []string{"mlx4_1"}},
 			{mode: "move", addr: "10.56.0.6/24", nics: []string{"mlx4_1:2"}}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2", envNCCLGIDIndex: "3",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2", envMCFilters: "mlx4_1", envNCCLGIDIndex: "3", envUCXGIDIndex: "3", envMCGIDIndex: "3",
 			envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "two RoCE ports disagree on the index: none; the range lets NCCL pick per port",
 		leases: []lease{{mode: "macvlan", addr: "10.56.0.5/24", nics: []string{"mlx4_1", "mlx4_1:2"}}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2", envMCFilters: "mlx4_1",
 			envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0"},
 	}, {
 		name: "two RoCE subnets: no single range",
 		leases: []lease{{mode: "move", addr: "10.56.0.5/24", nics: []string{"mlx4_1"}},
 			{mode: "move", addr: "10.57.0.6/24", nics: []string{"mlx4_1:2"}}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2", envNCCLSocketIf: "=eth0"},
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2", envMCFilters: "mlx4_1", envNCCLSocketIf: "=eth0"},
 	}, {
 		name: "two IPv6 subnets at different indices: the family alone",
 		leases: []lease{{mode: "move", addr: "fd00:56::5/64", nics: []string{"mlx4_1"}},
 			{mode: "move", addr: "fd00:57::6/64", nics: []string{"mlx4_1:2"}}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1,mlx4_1:2", envUCXDevices: "mlx4_1:1,mlx4_1:2", envMCFilters: "mlx4_1",
 			envNCCLAddrFamily: "AF_INET6", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "address not in the GID table (exclusive mode hides the device): no index, the range still",
 		leases: []lease{{mode: "move", addr: "10.56.0.9/24", nics: []string{"mlx4_1"}}},
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envMCFilters: "mlx4_1",
 			envNCCLAddrRange: "10.56.0.0/24", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "ipoib child with a P_Key: its index, full membership preferred; no GID, no range",
 		leases: []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}, pkey: 0x8001, primary: "eth0"}},
-		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLPKey: "2", envNCCLSocketIf: "=eth0"},
+		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLPKey: "2", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "ipoib, P_Key given without the membership bit",
 		leases: []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}, pkey: 0x0002}},
-		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLPKey: "3", envNCCLSocketIf: "=eth0"},
+		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLPKey: "3", envNCCLSocketIf: "=eth0"},
 	}, {
 		name: "ipoib on two ports at different P_Key indices: none",
 		leases: []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}, pkey: 0x8001},
 			{mode: "ipoib", addr: "10.60.0.6/24", nics: []string{"mlx4_0:2"}, pkey: 0x8001}},
-		want: map[string]string{envNCCLHCA: "=mlx5_0,mlx4_0:2", envUCXDevices: "mlx5_0:1,mlx4_0:2", envNCCLSocketIf: "=eth0"},
+		want: map[string]string{envNCCLHCA: "=mlx5_0,mlx4_0:2", envUCXDevices: "mlx5_0:1,mlx4_0:2", envMCFilters: "mlx5_0,mlx4_0", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "ipoib on the parent's P_Key: nothing to say",
 		leases: []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}}},
-		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLSocketIf: "=eth0"},
+		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "ipoib, P_Key not in the port's table: none",
 		leases: []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}, pkey: 0x8009}},
-		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLSocketIf: "=eth0"},
+		want:   map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:   "what the container sets itself is left alone; the family goes with the range",
 		leases: []lease{{mode: "move", addr: "fd00:56::5/64", nics: []string{"mlx4_1"}}},
@@ -181,13 +181,25 @@ func TestCommsEnv(t *testing.T) {
 		name:   "the container sets the range alone: no family either",
 		leases: []lease{{mode: "move", addr: "fd00:56::5/64", nics: []string{"mlx4_1"}}},
 		ctr:    ctr("app", "NCCL_IB_ADDR_RANGE=fd00::/16", "NCCL_IB_PKEY=1"),
-		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envNCCLGIDIndex: "4",
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envMCFilters: "mlx4_1", envNCCLGIDIndex: "4", envUCXGIDIndex: "4", envMCGIDIndex: "4",
 			envNCCLSocketIf: "=eth0"},
+	}, {
+		name:   "the container sets an engine's variable: that one is left alone, the others follow NCCL's",
+		leases: []lease{{mode: "move", addr: "fd00:56::5/64", nics: []string{"mlx4_1"}}},
+		ctr:    ctr("app", "MC_GID_INDEX=0", "MC_MS_FILTERS=mlx5_0", "UCX_TLS=tcp"),
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envNCCLGIDIndex: "4", envUCXGIDIndex: "4",
+			envNCCLAddrFamily: "AF_INET6", envNCCLAddrRange: "fd00:56::/64", envNCCLSocketIf: "=eth0"},
+	}, {
+		name:   "the container sets UCX's GID index alone: NCCL's and Mooncake's still come",
+		leases: []lease{{mode: "move", addr: "fd00:56::5/64", nics: []string{"mlx4_1"}}},
+		ctr:    ctr("app", "UCX_IB_GID_INDEX=9"),
+		want: map[string]string{envNCCLHCA: "=mlx4_1:1", envUCXDevices: "mlx4_1:1", envMCFilters: "mlx4_1", envNCCLGIDIndex: "4",
+			envMCGIDIndex: "4", envNCCLAddrFamily: "AF_INET6", envNCCLAddrRange: "fd00:56::/64", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:     "topology file: mounted read-only, NCCL_TOPO_FILE names it",
 		topoFile: topo,
 		leases:   []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}}},
-		want: map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLSocketIf: "=eth0",
+		want: map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLSocketIf: "=eth0",
 			envNCCLTopoFile: topoFileInContainer},
 		mount: topo,
 	}, {
@@ -195,7 +207,7 @@ func TestCommsEnv(t *testing.T) {
 		cfg:      Config{TopologyFileOnHost: "/opt/microsoft/ndv5-topo.xml"},
 		topoFile: topo,
 		leases:   []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}}},
-		want: map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLSocketIf: "=eth0",
+		want: map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLSocketIf: "=eth0",
 			envNCCLTopoFile: topoFileInContainer},
 		mount: "/opt/microsoft/ndv5-topo.xml",
 	}, {
@@ -203,7 +215,7 @@ func TestCommsEnv(t *testing.T) {
 		topoFile: topo,
 		leases:   []lease{{mode: "ipoib", addr: "10.60.0.5/24", nics: []string{"mlx5_0"}}},
 		ctr:      &nriapi.Container{Name: "app", Mounts: []*nriapi.Mount{{Destination: topoFileInContainer, Source: "/x", Type: "bind"}}},
-		want:     map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLSocketIf: "=eth0"},
+		want:     map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLSocketIf: "=eth0"},
 	}, {
 		name:     "ncclEnv off: no variable, no mount",
 		cfg:      Config{NCCLEnv: boolPtr(false)},
@@ -264,7 +276,7 @@ func TestCommsEnvNoLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envNCCLTopoFile: topoFileInContainer}
+	want := map[string]string{envNCCLHCA: "=mlx5_0", envUCXDevices: "mlx5_0:1", envMCFilters: "mlx5_0", envNCCLTopoFile: topoFileInContainer}
 	if got := summarize(adj).Env; !reflect.DeepEqual(got, want) {
 		t.Fatalf("env = %v, want %v", got, want)
 	}

@@ -79,7 +79,10 @@ func (p *Plugin) buildPodEnv(call *hookCall, leases []ipam.Lease) *podEnv {
 	} else {
 		ports = reader
 	}
-	return leaseEnv(leases, call.dra, call.node().devs.nics, ports, call.log().Warn)
+	if call.soft == nil {
+		call.soft = p.soft.devices(call, leases)
+	}
+	return leaseEnv(leases, call.dra, call.leaseNIC, ports, call.log().Warn)
 }
 
 // unreadablePorts answers every lookup with why the tables cannot be read:

@@ -50,20 +50,23 @@ type DriverDeviceRecord struct {
 	Claim  string
 }
 
-// containerRecords are the records of every sandbox, by container ID. A
+// Records are what the plugin gave each container, by sandbox and
+// container ID: the plugin writes them, the readiness checks read them
+// (SandboxContainers). raild makes them before both (Options.Records). A
 // hook adds one entry under a short lock, nothing more.
-type containerRecords struct {
+type Records struct {
 	mu        sync.Mutex
 	bySandbox map[string]map[string]*ContainerRecord
 }
 
-func newContainerRecords() *containerRecords {
-	return &containerRecords{bySandbox: map[string]map[string]*ContainerRecord{}}
+// NewRecords holds no record yet.
+func NewRecords() *Records {
+	return &Records{bySandbox: map[string]map[string]*ContainerRecord{}}
 }
 
 // created records what CreateContainer gave a container; an older
 // container of the same name (a restart) is forgotten.
-func (r *containerRecords) created(sandbox string, rec *ContainerRecord) {
+func (r *Records) created(sandbox string, rec *ContainerRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ctrs := r.bySandbox[sandbox]
@@ -84,7 +87,7 @@ func (r *containerRecords) created(sandbox string, rec *ContainerRecord) {
 
 // started sets a recorded container's pinned process; false when raild
 // gave it nothing.
-func (r *containerRecords) started(sandbox, id string, proc process.Ref) bool {
+func (r *Records) started(sandbox, id string, proc process.Ref) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec, ok := r.bySandbox[sandbox][id]
@@ -96,7 +99,7 @@ func (r *containerRecords) started(sandbox, id string, proc process.Ref) bool {
 
 // stopped drops a recorded container's process (its pid is free for any
 // other process now); false when raild gave it nothing.
-func (r *containerRecords) stopped(sandbox, id string) bool {
+func (r *Records) stopped(sandbox, id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec, ok := r.bySandbox[sandbox][id]
@@ -106,19 +109,21 @@ func (r *containerRecords) stopped(sandbox, id string) bool {
 	return ok
 }
 
-func (r *containerRecords) forget(sandbox string) {
+func (r *Records) forget(sandbox string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.bySandbox, sandbox)
 }
 
-func (r *containerRecords) reset() {
+func (r *Records) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.bySandbox = map[string]map[string]*ContainerRecord{}
 }
 
-func (r *containerRecords) list(sandbox string) []ContainerRecord {
+// SandboxContainers lists the containers of a sandbox that raild gave RDMA
+// devices, from memory.
+func (r *Records) SandboxContainers(sandbox string) []ContainerRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]ContainerRecord, 0, len(r.bySandbox[sandbox]))
@@ -127,10 +132,6 @@ func (r *containerRecords) list(sandbox string) []ContainerRecord {
 	}
 	return out
 }
-
-// SandboxContainers lists the containers of a sandbox that raild gave RDMA
-// devices, from memory.
-func (p *Plugin) SandboxContainers(sandbox string) []ContainerRecord { return p.records.list(sandbox) }
 
 // record keeps what an adjustment gave a container, and what the DRA NIC
 // drivers of its claims inject (nil adjustment: nothing).

@@ -161,7 +161,7 @@ func TestContainerRecords(t *testing.T) {
 			}
 			p, n := recordingPlugin(t, root, st)
 			tt.run(context.Background(), p)
-			got := p.SandboxContainers("s1")
+			got := p.records.SandboxContainers("s1")
 			for i := range tt.want {
 				tt.want[i].Memlock = p.cfg.memlock
 			}

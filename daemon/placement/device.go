@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/railcni/rail/pkg/topology"
 )
@@ -21,7 +22,7 @@ func excludeSiblings(m *topology.Machine, exclude map[string]string, moved map[s
 			continue
 		}
 		for _, sib := range m.NICs {
-			if sib.Name == nic || sib.RDMADevice() != held.RDMADevice() {
+			if sib.Name == nic || !sib.SharesDevice(held) {
 				continue
 			}
 			if _, already := exclude[sib.Name]; !already {
@@ -37,12 +38,9 @@ func excludeSiblings(m *topology.Machine, exclude map[string]string, moved map[s
 // pick are exactly as close to the first.
 func oneDevicePerPod(picks []Pick) []Pick {
 	var out []Pick
-	index := map[string]int{}
 	for _, p := range picks {
-		dev := p.NIC.RDMADevice()
-		i, ok := index[dev]
-		if !ok {
-			index[dev] = len(out)
+		i := slices.IndexFunc(out, func(o Pick) bool { return o.NIC.SharesDevice(p.NIC) })
+		if i < 0 {
 			out = append(out, p)
 			continue
 		}

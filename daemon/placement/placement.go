@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -42,9 +43,9 @@ type Pick struct {
 type Node struct {
 	Machine *topology.Machine
 	Rails   map[string]int // NIC name -> rail index
-	// DeviceMoves is true in exclusive RDMA netns mode, where moving a
-	// port's netdev moves its whole RDMA device (every port of it).
-	DeviceMoves bool
+	// RDMANetns is the kernel's RDMA netns mode: in exclusive mode moving
+	// a port's netdev moves its whole RDMA device (every port of it).
+	RDMANetns rdma.NetnsMode
 	// Guard says which NICs are the node's own; nil: what sysfs shows
 	// (enslaved, upper devices, bond masters), without addresses and
 	// routes.
@@ -68,7 +69,7 @@ func (n *Node) Choose(in Input, use Use) ([]Pick, error) {
 	for range maxRechecks {
 		exclude, load, moved := constraints(use, in.Mode)
 		excludeVFHolders(n.Machine, exclude, use, in.Mode)
-		if n.DeviceMoves {
+		if n.RDMANetns == rdma.NetnsExclusive {
 			excludeSiblings(n.Machine, exclude, moved)
 		}
 		excludeProtected(exclude, protected, in.Mode)
@@ -110,10 +111,10 @@ func (n *Node) admit(in Input) (topology.LinkLayer, []string, error) {
 func (n *Node) choose(in Input, req topology.Request) ([]Pick, error) {
 	choices, err := n.Machine.Select(req)
 	if err != nil {
-		return nil, fmt.Errorf("no usable NIC for mode %s: %w", in.Mode, err)
+		return nil, fmt.Errorf("no usable NIC for mode %s: %w%s", in.Mode, err, n.ibHint(in.Mode))
 	}
 	picks := groupByNIC(n.Machine, choices)
-	if n.DeviceMoves && in.Mode.Exclusive() {
+	if n.RDMANetns == rdma.NetnsExclusive && in.Mode.Exclusive() {
 		picks = oneDevicePerPod(picks)
 	}
 	if err := n.checkBounds(in, req, picks); err != nil {
@@ -272,4 +273,19 @@ func groupByNIC(m *topology.Machine, choices []topology.Choice) []Pick {
 		}
 	}
 	return picks
+}
+
+// ibHint names the mode that shares an InfiniBand port when a RoCE child
+// mode (macvlan, ipvlan) found no NIC on a node that has InfiniBand ones.
+func (n *Node) ibHint(m api.Mode) string {
+	hint := m.Instead(topology.InfiniBand)
+	if hint == "" {
+		return ""
+	}
+	for _, nic := range n.Machine.NICs {
+		if nic.LinkLayer == topology.InfiniBand {
+			return hint
+		}
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 )
 
 // TestDualPortChoose: on dual-port HCAs every port is a NIC: two GPUs
@@ -71,7 +72,7 @@ func matches(got, want, wantErr string) bool {
 // device move; a pod given both ports failed at the second move.
 func TestDualPortExclusiveRDMA(t *testing.T) {
 	n := node(t, "dualport-2s")
-	n.DeviceMoves = true
+	n.RDMANetns = rdma.NetnsExclusive
 	hca := []string{"0000:1a:00.0"} // both ports of mlx4_0
 	tests := []struct {
 		name     string

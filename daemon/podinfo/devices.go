@@ -3,7 +3,6 @@ package podinfo
 import (
 	"context"
 	"fmt"
-	"slices"
 )
 
 // DRASlices maps DRA devices to GPUs through the node's ResourceSlices
@@ -13,14 +12,7 @@ type DRASlices interface {
 	// device. Errors wrap ErrDRANotSynced when a later call may succeed.
 	GPUID(ctx context.Context, dev DRADevice) (string, error)
 	// MIGParents maps MIG UUIDs the slices list to their parent GPU's UUID.
-	MIGParents() map[string]string
-}
-
-// Unresolved is a GPU the kubelet reports that cannot be mapped to a GPU
-// of the node: the device-plugin ID or DRA triple, and why.
-type Unresolved struct {
-	ID  string
-	Err error
+	MIGParents
 }
 
 // GPUDevices keeps the DRA devices of the given GPU drivers
@@ -34,24 +26,12 @@ func GPUDevices(devices []DRADevice, drivers []string) []DRADevice {
 }
 
 // ResolveDevices maps what the kubelet reports to GPU indices, each once,
-// in the order reported (device-plugin IDs first): device-plugin IDs directly, DRA devices (already narrowed
-// to GPU drivers) through the slices, which also name the parents of
-// modern MIG IDs. It returns every device it cannot map; nil slices (no
-// API server) map no DRA device.
+// in the order reported (device-plugin IDs first): device-plugin IDs as
+// every GPU ID (IDs), DRA devices (already narrowed to GPU drivers)
+// through the slices. It returns every device it cannot map; nil slices
+// (no API server) map no DRA device.
 func (r Resolver) ResolveDevices(ctx context.Context, devices Devices, dra DRASlices) ([]int, []Unresolved) {
-	if dra != nil {
-		r.MIGParents = dra.MIGParents()
-	}
-	var gpus []int
-	var failed []Unresolved
-	for _, id := range devices.IDs {
-		found, err := r.Resolve([]string{id})
-		if err != nil {
-			failed = append(failed, Unresolved{ID: id, Err: err})
-			continue
-		}
-		gpus = appendNew(gpus, found...)
-	}
+	gpus, failed := r.IDs(devices.IDs)
 	for _, dev := range devices.DRA {
 		found, err := r.resolveDRA(ctx, dev, dra)
 		if err != nil {
@@ -61,15 +41,6 @@ func (r Resolver) ResolveDevices(ctx context.Context, devices Devices, dra DRASl
 		gpus = appendNew(gpus, found...)
 	}
 	return gpus, failed
-}
-
-func appendNew(list []int, gpus ...int) []int {
-	for _, g := range gpus {
-		if !slices.Contains(list, g) {
-			list = append(list, g)
-		}
-	}
-	return list
 }
 
 func (r Resolver) resolveDRA(ctx context.Context, dev DRADevice, dra DRASlices) ([]int, error) {

@@ -55,7 +55,7 @@ func TestResolveDevices(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, failed := podinfo.Resolver{GPUs: gpus}.ResolveDevices(context.Background(), tt.devices, tt.slices)
+			got, failed := podinfo.Resolver{GPUs: gpus, MIG: tt.slices}.ResolveDevices(context.Background(), tt.devices, tt.slices)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("GPUs = %v, want %v", got, tt.want)
 			}

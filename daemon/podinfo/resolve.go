@@ -16,19 +16,37 @@ type GPURef struct {
 	UUID  string // GPU-5f3c..., empty when unknown
 }
 
-// Resolver maps device IDs (from the kubelet or an annotation) to GPU indices.
+// MIGParents names the parent GPU of modern MIG devices: MIG UUID
+// ("MIG-<uuid>") to its parent GPU's UUID ("GPU-<uuid>"). The node's DRA
+// ResourceSlices are one (DRASlices).
+type MIGParents interface {
+	MIGParents() map[string]string
+}
+
+// Unresolved is a GPU ID (a device-plugin ID, a CDI device name, a DRA
+// triple, an annotation's entry) that maps to no GPU of the node, and why;
+// Err names the ID.
+type Unresolved struct {
+	ID  string
+	Err error
+}
+
+// Resolver maps GPU IDs to the node's GPUs. raild has one per node view
+// (GPUSource.Resolver): the IDs a pod names (cni-args, rail.dev/gpus), the
+// CDI devices a container is given and the kubelet's device-plugin IDs all
+// go through it.
 type Resolver struct {
 	// GPUs are the GPUs of this node.
 	GPUs []GPURef
-	// MIGParents maps a modern MIG UUID ("MIG-<uuid>") to its parent GPU
-	// UUID ("GPU-<uuid>"), e.g. from the MIG devices of the node's DRA
-	// ResourceSlices. Optional: procfs alone cannot tell a MIG device's
-	// parent, so without an entry such an ID is an error.
-	MIGParents map[string]string
+	// MIG is asked, only when an ID is a modern MIG UUID, for that MIG
+	// device's parent. Optional: procfs alone cannot tell a MIG device's
+	// parent, so without it (or without an entry) such an ID is an error.
+	MIG MIGParents
 }
 
-// Resolve maps device IDs to the indices of the GPUs they are on,
-// de-duplicated and in ascending order. Accepted forms:
+// IDs maps GPU IDs to the indices of the GPUs they are on, each GPU once
+// in the order first named, and returns every ID that names no GPU of
+// this node with why. Accepted forms:
 //
 //	"3"                          a GPU index
 //	"3:1"                        MIG device 1 of GPU 3 (index strategy)
@@ -37,24 +55,45 @@ type Resolver struct {
 //	"MIG-<uuid>"                 a MIG UUID, through MIGParents
 //	"0000:17:00.0"               a PCI address (also nvidia-smi's 8-digit domain)
 //
-// with an optional time-slicing replica suffix "::<n>". Every ID that
-// cannot be resolved is reported, each error naming its ID.
-func (r Resolver) Resolve(ids []string) ([]int, error) {
-	var indices []int
-	var errs []error
+// with an optional time-slicing replica suffix "::<n>". Lists are split
+// before (api.SplitList, which refuses an empty entry); a blank ID here
+// is unresolved.
+func (r Resolver) IDs(ids []string) ([]int, []Unresolved) {
+	var gpus []int
+	var failed []Unresolved
 	for _, id := range ids {
 		index, err := r.resolveOne(id)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("gpu id %q: %w", id, err))
+			failed = append(failed, Unresolved{ID: id, Err: fmt.Errorf("gpu id %q: %w", id, err)})
 			continue
 		}
-		indices = append(indices, index)
+		gpus = appendNew(gpus, index)
 	}
-	if len(errs) > 0 {
+	return gpus, failed
+}
+
+// Resolve is IDs all or nothing: the GPUs in ascending order, or an error
+// naming every ID that did not resolve.
+func (r Resolver) Resolve(ids []string) ([]int, error) {
+	gpus, failed := r.IDs(ids)
+	if len(failed) > 0 {
+		errs := make([]error, len(failed))
+		for i, f := range failed {
+			errs[i] = f.Err
+		}
 		return nil, errors.Join(errs...)
 	}
-	slices.Sort(indices)
-	return slices.Compact(indices), nil
+	slices.Sort(gpus)
+	return gpus, nil
+}
+
+func appendNew(list []int, gpus ...int) []int {
+	for _, g := range gpus {
+		if !slices.Contains(list, g) {
+			list = append(list, g)
+		}
+	}
+	return list
 }
 
 func (r Resolver) resolveOne(raw string) (int, error) {
@@ -91,9 +130,13 @@ func (r Resolver) resolveLegacyMIG(lower string) (int, error) {
 	return r.byUUID(parent)
 }
 
-// resolveMIGUUID handles "mig-<uuid>" (lower-cased) through MIGParents.
+// resolveMIGUUID handles "mig-<uuid>" (lower-cased) through r.MIG.
 func (r Resolver) resolveMIGUUID(lower string) (int, error) {
-	for mig, parent := range r.MIGParents {
+	var parents map[string]string
+	if r.MIG != nil {
+		parents = r.MIG.MIGParents()
+	}
+	for mig, parent := range parents {
 		if strings.ToLower(strings.TrimSpace(mig)) == lower {
 			return r.byUUID(strings.ToLower(strings.TrimSpace(parent)))
 		}

@@ -22,6 +22,11 @@ func testGPUs() []GPURef {
 	}
 }
 
+// migTable is a fixed MIG-to-parent table.
+type migTable map[string]string
+
+func (m migTable) MIGParents() map[string]string { return m }
+
 func TestResolve(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -62,7 +67,7 @@ func TestResolve(t *testing.T) {
 			if gpus == nil {
 				gpus = testGPUs()
 			}
-			got, err := Resolver{GPUs: gpus, MIGParents: tt.migParents}.Resolve(tt.ids)
+			got, err := Resolver{GPUs: gpus, MIG: migTable(tt.migParents)}.Resolve(tt.ids)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("Resolve(%q) = %v, want an error", tt.ids, got)

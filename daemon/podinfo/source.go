@@ -100,16 +100,24 @@ func (s *GPUSource) resolve(ctx context.Context, devices Devices) Held {
 	if devices.Empty() {
 		return held
 	}
-	held.GPUs, held.Unresolved = NodeResolver(s.Machine()).ResolveDevices(ctx, devices, s.DRA)
+	held.GPUs, held.Unresolved = s.Resolver(s.Machine()).ResolveDevices(ctx, devices, s.DRA)
 	return held
 }
 
-// NodeResolver resolves IDs against the GPUs of m, the one place the
-// topology's GPUs become GPURefs.
-func NodeResolver(m *topology.Machine) Resolver {
+// Resolver is the node's one GPU-ID resolver for the machine m: IDs
+// against m's GPUs (the one place the topology's GPUs become GPURefs),
+// modern MIG UUIDs through the node's ResourceSlices when the source has
+// them. The service's explicit GPUs (cni-args, rail.dev/gpus), NRI's CDI
+// devices and the kubelet's device-plugin IDs all resolve through it. A
+// nil source resolves against m alone.
+func (s *GPUSource) Resolver(m *topology.Machine) Resolver {
 	refs := make([]GPURef, len(m.GPUs))
 	for i, g := range m.GPUs {
 		refs[i] = GPURef{Index: g.Index, PCI: g.PCI, UUID: g.UUID}
 	}
-	return Resolver{GPUs: refs}
+	r := Resolver{GPUs: refs}
+	if s != nil && s.DRA != nil {
+		r.MIG = s.DRA
+	}
+	return r
 }

@@ -114,7 +114,7 @@ func noNICFix(details string) string {
 		strings.Contains(details, "no NIC in common"):
 		return "the selector matches no NIC: correct the network's nics/rail selector, the pod's cni-args or the pool's NIC binding"
 	default:
-		return "none free: wait for or delete the pods holding the NICs (named above), use a sharing mode (macvlan, ipoib) instead of move, or run the pod on another node"
+		return "none free: wait for or delete the pods holding the NICs (named above), use a sharing mode (macvlan, ipvlan, ipoib) instead of move, or run the pod on another node"
 	}
 }
 

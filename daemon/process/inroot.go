@@ -2,7 +2,6 @@ package process
 
 import (
 	"errors"
-	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -136,20 +135,4 @@ func readLink(fd int) (string, error) {
 		return "", err
 	}
 	return string(buf[:n]), nil
-}
-
-// StatInRoot stats path as a process whose root directory is rootDir
-// (/proc/<pid>/root) would open it: links resolved inside rootDir, an
-// absolute link or ".." never leaving it.
-func StatInRoot(rootDir, path string) (unix.Stat_t, error) {
-	root, err := unix.Open(rootDir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return unix.Stat_t{}, &os.PathError{Op: "open", Path: rootDir, Err: err}
-	}
-	defer unix.Close(root)
-	st, err := statInRoot(root, path, true)
-	if err != nil {
-		return st, &os.PathError{Op: "stat", Path: rootDir + " " + path, Err: err}
-	}
-	return st, nil
 }

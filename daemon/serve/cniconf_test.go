@@ -15,7 +15,6 @@ import (
 	"github.com/railcni/rail/daemon/cniconf"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/server"
-	"github.com/railcni/rail/pkg/api"
 )
 
 // /readyz says why rail's entry is not in place, and turns ready once it is.
@@ -29,7 +28,7 @@ func TestReadyzReportsCNIEntry(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := startCNIWatcher(ctx, cfg, slog.New(slog.DiscardHandler))
-	m := metrics.New(func() []api.PoolStatus { return nil })
+	m := metrics.New()
 	ops := httptest.NewServer(server.OpsHandler(m, []server.ReadyCheck{{Name: "cni-entry", Err: ready}}, nil))
 	defer ops.Close()
 

@@ -9,6 +9,7 @@ import (
 	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/podcache"
+	"github.com/railcni/rail/daemon/service"
 )
 
 // kube is raild's API-server connection as the rest of raild uses it:
@@ -17,6 +18,15 @@ import (
 type kube struct {
 	Clients *kubeclient.Clients
 	Pods    *podcache.Cache
+}
+
+// podMeta is the service's reader of pods' annotations (nil without an
+// API server).
+func (k *kube) podMeta() service.PodMeta {
+	if k == nil {
+		return nil
+	}
+	return k.Pods
 }
 
 // connectKube builds the clients when the kubernetes section turns the

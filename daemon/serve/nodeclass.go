@@ -119,7 +119,7 @@ func limits(cfg *config.Config) placement.Limits {
 	if cfg.NodeClass != "" {
 		source = "node class " + cfg.NodeClass
 	}
-	return placement.Limits{NICs: cfg.NICs, Modes: cfg.Modes, Source: source}
+	return placement.Limits{NICs: cfg.NICs, Modes: cfg.Modes, Source: source, SoftRoCE: cfg.SoftRoCE}
 }
 
 func classNote(cfg *config.Config) string {

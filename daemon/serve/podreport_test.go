@@ -23,7 +23,7 @@ func TestStartPodReport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			m := metrics.New(nil)
+			m := metrics.New()
 			r, err := startPodReport(ctx, tt.clients, "node1", m, nil)
 			if err != nil {
 				t.Fatal(err)

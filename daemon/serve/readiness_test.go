@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/railcni/rail/daemon/attached"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/readiness"
 	"github.com/railcni/rail/daemon/service"
@@ -14,13 +15,6 @@ import (
 	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
-
-// recordingReporter counts what reached the API side.
-type recordingReporter struct{ attached, refused, released int }
-
-func (r *recordingReporter) Attached(service.Attached) { r.attached++ }
-func (r *recordingReporter) Refused(service.Refused)   { r.refused++ }
-func (r *recordingReporter) Released(service.Released) { r.released++ }
 
 func TestReadinessPods(t *testing.T) {
 	_, m := discovered(t, "h100x8-cx7x4", nil)
@@ -37,9 +31,7 @@ func TestReadinessPods(t *testing.T) {
 	}
 	for _, mode := range []rdma.NetnsMode{rdma.NetnsShared, rdma.NetnsExclusive} {
 		t.Run(string(mode), func(t *testing.T) {
-			api1 := &recordingReporter{}
-			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, nil, mode)
-			r.placed.next = api1
+			r := &railReadiness{placed: attached.NewPlacements(nil), leases: func() []ipam.Lease { return leases }, rdmaNetns: mode}
 			r.containers = func(sandbox string) []nri.ContainerRecord {
 				if sandbox != "s1" {
 					return nil
@@ -47,7 +39,7 @@ func TestReadinessPods(t *testing.T) {
 				return []nri.ContainerRecord{{Name: "side", GIDIndex: -1}, {Name: "app", Pid: 7, Start: 880007, Memlock: 1 << 30, GIDIndex: 3,
 					Devices: []nri.DeviceRecord{{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192}}}}
 			}
-			r.reporter().Attached(service.Attached{Sandbox: "s1", Network: "rail", Interfaces: []service.AttachedInterface{{
+			r.placed.Attached(service.Attached{Sandbox: "s1", Network: "rail", Interfaces: []service.AttachedInterface{{
 				PlanInterface: api.PlanInterface{Name: "rail0", Distance: "PIX", Reason: "closest", NIC: &api.NIC{RDMADevice: "mlx5_0", LinkLayer: "InfiniBand"}},
 				Distances:     []service.GPUDistance{{GPU: 0, Class: "PIX", Chose: true}, {GPU: 1, Class: "PIX", Chose: true}},
 			}}})
@@ -73,25 +65,26 @@ func TestReadinessPods(t *testing.T) {
 			if s3.Device != "mlx5_9" || s3.Port != 2 || s3.GIDIndex != -1 || s3.Exclusive {
 				t.Fatalf("a NIC the machine does not know: %+v", s3)
 			}
-			r.reporter().Released(service.Released{Sandbox: "s1", Interfaces: []service.ReleasedInterface{{Name: "rail0"}}})
+			r.placed.Released(service.Released{Sandbox: "s1", Interfaces: []service.ReleasedInterface{{Name: "rail0"}}})
 			if p := r.pods(m)[0]; p.Rails[0].Placed.Reason != "" || len(p.GPUs) != 0 {
 				t.Fatalf("placement kept after release: %+v", p)
 			}
-			if api1.attached != 1 || api1.released != 1 {
-				t.Fatalf("reports not passed on: %+v", api1)
-			}
 			// a sandbox whose leases went without a DEL (GC) is forgotten
-			// after the grace, not before
-			r.reporter().Attached(service.Attached{Sandbox: "gone", Interfaces: []service.AttachedInterface{{PlanInterface: api.PlanInterface{Name: "rail0"}}}})
+			// after the grace; a leased one is kept
+			now := time.Now()
+			r.placed = attached.NewPlacements(func() time.Time { return now })
+			for _, sandbox := range []string{"gone", "s1"} {
+				r.placed.Attached(service.Attached{Sandbox: sandbox, Interfaces: []service.AttachedInterface{{
+					PlanInterface: api.PlanInterface{Name: "rail1", Reason: "closest"}}}})
+			}
 			r.pods(m)
-			if _, ok := r.placed.bySandbox["gone"]; !ok {
+			if r.placed.Of("gone", "rail1").Reason == "" {
 				t.Fatal("a fresh placement without a lease was forgotten")
 			}
-			later := time.Now().Add(2 * placementGrace)
-			r.placed.now = func() time.Time { return later }
+			now = now.Add(2 * attached.Grace)
 			r.pods(m)
-			if _, ok := r.placed.bySandbox["gone"]; ok {
-				t.Fatal("a placement without a lease kept past the grace")
+			if r.placed.Of("gone", "rail1").Reason != "" || r.placed.Of("s1", "rail1").Reason == "" {
+				t.Fatal("past the grace: the unleased placement kept, or the leased one forgotten")
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/daemon/readiness"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
@@ -54,7 +55,7 @@ func (r *railReadiness) withDRAPods(out []readiness.Pod, index map[string]int, c
 func (r *railReadiness) draRail(pod podinfo.PodDRANICs, nic podinfo.DRANIC, recs []nri.ContainerRecord) readiness.Rail {
 	rail := readiness.Rail{Netns: pod.Netns, IfName: nic.IfName, PCI: nic.PCI, Match: readiness.MatchAddressOnly,
 		DRA:    &readiness.DRAClaim{Driver: nic.Device.Driver, Claim: nic.Device.Claim, Device: nic.Device.String()},
-		Device: nic.RDMADevice, Port: nic.Port, LinkLayer: nic.LinkLayer, Exclusive: r.exclusive,
+		Device: nic.RDMADevice, Port: nic.Port, LinkLayer: nic.LinkLayer, Exclusive: r.rdmaNetns == rdma.NetnsExclusive,
 		GIDIndex: draGIDIndex(recs, nic.NIC), Placed: readiness.Placement{NIC: &api.NIC{RDMADevice: nic.RDMADevice,
 			Port: nic.Port, LinkLayer: nic.LinkLayer, Netdev: nic.IfName, PCI: nic.PCI}}}
 	for _, a := range nic.Addrs {

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/railcni/rail/daemon/attached"
 	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/podinfo"
@@ -90,7 +91,7 @@ func TestReadinessDRAPods(t *testing.T) {
 	}
 	for _, mode := range []rdma.NetnsMode{rdma.NetnsShared, rdma.NetnsExclusive} {
 		t.Run(string(mode), func(t *testing.T) {
-			r := newRailReadiness(nil, func() []ipam.Lease { return leases }, held, mode)
+			r := &railReadiness{placed: attached.NewPlacements(nil), leases: func() []ipam.Lease { return leases }, held: held, rdmaNetns: mode}
 			r.containers = containers
 			pods := r.pods(m)
 			if len(pods) != 2 || pods[0].Sandbox != "both" || pods[1].Sandbox != "dra" {
@@ -125,7 +126,7 @@ func TestReadinessDRAPods(t *testing.T) {
 			}
 		})
 	}
-	r := newRailReadiness(nil, func() []ipam.Lease { return nil }, nil, rdma.NetnsShared)
+	r := &railReadiness{placed: attached.NewPlacements(nil), leases: func() []ipam.Lease { return nil }, rdmaNetns: rdma.NetnsShared}
 	if pods := r.pods(m); len(pods) != 0 {
 		t.Fatalf("no table: %+v", pods)
 	}
@@ -182,7 +183,7 @@ func TestDRAPodCondition(t *testing.T) {
 	t.Cleanup(cancel)
 	reports, err := startPodReport(ctx, &kubeclient.Clients{Kube: kube}, "node1", nil, nil)
 	must(err)
-	r := newRailReadiness(reports, func() []ipam.Lease { return nil }, held, rdma.NetnsShared)
+	r := &railReadiness{placed: attached.NewPlacements(nil), leases: func() []ipam.Lease { return nil }, held: held, rdmaNetns: rdma.NetnsShared}
 	r.containers = func(string) []nri.ContainerRecord {
 		return []nri.ContainerRecord{{Name: "app", Pid: 4242, Start: 880042, Memlock: 1 << 40, GIDIndex: 1, DriverDevices: []nri.DriverDeviceRecord{{
 			DeviceRecord: nri.DeviceRecord{Path: nic.Uverbs.Path, Major: int64(nic.Uverbs.Major), Minor: int64(nic.Uverbs.Minor)},

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/railcni/rail/daemon/attached"
 	"github.com/railcni/rail/daemon/service"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
@@ -55,9 +56,9 @@ func TestReadinessVFLeases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := ipam.Lease{Sandbox: "s1", IfName: "net1", Mode: string(api.ModeVF), Address: netip.MustParsePrefix("10.0.0.1/24"),
 				NICs: []string{tt.vf}, Netns: "/var/run/netns/s1"}
-			r := newRailReadiness(nil, func() []ipam.Lease { return []ipam.Lease{l} }, nil, rdma.NetnsShared)
+			r := &railReadiness{placed: attached.NewPlacements(nil), leases: func() []ipam.Lease { return []ipam.Lease{l} }, rdmaNetns: rdma.NetnsShared}
 			if tt.placed != "" {
-				r.reporter().Attached(service.Attached{Sandbox: "s1", Network: "vfnet", Interfaces: []service.AttachedInterface{{
+				r.placed.Attached(service.Attached{Sandbox: "s1", Network: "vfnet", Interfaces: []service.AttachedInterface{{
 					PlanInterface: api.PlanInterface{Name: "net1", NIC: &api.NIC{RDMADevice: tt.placed, LinkLayer: "Ethernet"}}}}})
 			}
 			got := r.rail(l, m, -1)

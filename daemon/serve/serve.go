@@ -12,13 +12,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/railcni/rail/daemon/attached"
 	"github.com/railcni/rail/daemon/config"
 	"github.com/railcni/rail/daemon/deviceplugin"
+	"github.com/railcni/rail/daemon/draplugin"
 	"github.com/railcni/rail/daemon/inventory"
 	"github.com/railcni/rail/daemon/metrics"
 	"github.com/railcni/rail/daemon/nri"
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/daemon/podinfo"
+	"github.com/railcni/rail/daemon/podreport"
+	"github.com/railcni/rail/daemon/readiness"
 	"github.com/railcni/rail/daemon/server"
 	"github.com/railcni/rail/daemon/service"
 	"github.com/railcni/rail/daemon/statedir"
@@ -73,7 +77,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	inv, err := inventory.New(cfg.Root, discover, nil)
+	inv, err := inventory.New(cfg.Root, discover(cfg.SoftRoCE), nil)
 	if err != nil {
 		return fmt.Errorf("discover topology under %s: %w", cfg.Root, err)
 	}
@@ -89,6 +93,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	nodeIPs, err := readNode(ctx, cfg, clients, log) // applies the node class
 	if err != nil {
+		return err
+	}
+	if err := softRoCENICs(inv, cfg, discover, log); err != nil {
 		return err
 	}
 	if err := protectNodeNICs(inv, cfg, nodeIPs, log); err != nil {
@@ -123,63 +130,92 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer closeGPUs()
 	netnsMode := rdmaNetnsMode(log)
-	opt := service.Options{Machine: inv.Machine, Rails: rails, Alloc: alloc, GPUs: gpus,
-		Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg),
-		DRAHeld: draHeld(cfg),
-		HostVFs: attach.NewHostVFsAt(cfg.Root), OwnPFs: ownedPFs(inv, cfg, log), Rescan: func(cause string) {
-			if _, err := inv.Rescan(cause); err != nil {
-				log.Warn("rescan failed", "cause", cause, "error", err)
-			}
-		},
-		ReadVFs: func(cause string, vfs map[string][]string) { inv.UpdateVFs(cause, vfs) }}
-	var svc *service.Service
-	m := metrics.New(func() []api.PoolStatus { return svc.Pools() })
-	opt.Metrics = m
-	m.WatchNode(nodeState(inv, func() []topology.LeakedVF { return svc.LeakedVFs() }))
-	k, err := newKube(clients, cfg, m, log.With("component", "kube"))
+	if err := checkSoftRoCE(cfg, netnsMode, inv.Machine(), log); err != nil {
+		return err
+	}
+	claims, err := openDRAClaims(cfg)
 	if err != nil {
 		return err
 	}
-	if k != nil {
-		opt.PodMeta = k.Pods
+	m := metrics.New()
+	k, err := newKube(clients, cfg, m, log.With("component", "kube"))
+	if err != nil {
+		return err
 	}
 	reports, err := startPodReport(ctx, clients, cfg.NodeName, m, log.With("component", "podreport"))
 	if err != nil {
 		return err
 	}
-	ready := newRailReadiness(reports, alloc.Leases, opt.DRAHeld, netnsMode)
-	opt.Reporter = ready.reporter()
-	if svc, err = service.New(opt); err != nil {
+	placed := attached.NewPlacements(nil)
+	held := draHeld(cfg)
+	svc, err := service.New(service.Options{DRAClaims: serviceClaims(claims), Machine: inv.Machine, Rails: rails, Alloc: alloc,
+		GPUs: gpus, Policy: cfg.AttachPolicy, RDMANetnsMode: netnsMode, Log: log, Guard: inv, Limits: limits(cfg),
+		SoftRoCE: cfg.SoftRoCE, DRAHeld: held, Metrics: m, PodMeta: k.podMeta(), Reporter: podEvents(placed, reports),
+		HostVFs: attach.NewHostVFsAt(cfg.Root), OwnPFs: ownedPFs(inv, cfg, log), Rescan: func(cause string) {
+			if _, err := inv.Rescan(cause); err != nil {
+				log.Warn("rescan failed", "cause", cause, "error", err)
+			}
+		},
+		ReadVFs: func(cause string, vfs map[string][]string) { inv.UpdateVFs(cause, vfs) }})
+	if err != nil {
 		return err
 	}
+	m.WatchPools(svc.Pools)
+	m.WatchNode(nodeState(inv, svc.LeakedVFs))
 	inv.SetHolders(svc.NICHolders)
+	sweepSoftRoCE(svc, log.With("component", "softroce"))
+	dra, err := newDRAPlugin(draDriver{cfg: cfg, clients: clients, inv: inv, svc: svc, alloc: alloc, gpus: gpus, rails: rails, claims: claims},
+		log.With("component", "dra"))
+	if err != nil {
+		return err
+	}
+	var records *nri.Records // what NRI gave each container, for the readiness checks
+	ready := &railReadiness{placed: placed, leases: alloc.Leases, held: held, rdmaNetns: netnsMode, softRoCE: cfg.SoftRoCE}
+	if cfg.NRI.Enabled {
+		records = nri.NewRecords()
+		ready.containers = records.SandboxContainers
+	}
 	log.Info("raild starting", "node", cfg.NodeName, "nodeClass", cfg.NodeClass, "root", cfg.Root, "gpus", len(machine.GPUs), "nics", len(machine.NICs),
 		"pools", pools.Names(), "leases", len(svc.Leases()), "socket", cfg.Socket)
 	go followPools(ctx)
-	return run(ctx, cfg, inv, svc, m, gpus, k, ready, log)
+	return run(ctx, cfg, inv, svc, m, gpus, k, ready, readinessSink(reports, dra), records, held, dra, log)
 }
 
-// run serves the socket, the ops endpoints, NRI and the device plugin until ctx ends.
+// podEvents is the service's one Reporter: every pod event goes to the
+// placements the readiness checks read, then to the API server's Events
+// and network-status (when raild has an API server).
+func podEvents(placed *attached.Placements, reports *podreport.Reporter) attached.Fanout {
+	if reports == nil {
+		return attached.Fanout{placed}
+	}
+	return attached.Fanout{placed, reports}
+}
+
+// run serves the socket, the ops endpoints, NRI and the device plugin
+// until ctx ends: the readiness tracker first (the socket's pod reports
+// and NRI's sandbox changes go to it), then each server.
 func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc *service.Service, m *metrics.Metrics,
-	gpus *podinfo.GPUSource, k *kube, ready *railReadiness, log *slog.Logger) error {
+	gpus *podinfo.GPUSource, k *kube, ready *railReadiness, sink readiness.Sink, records *nri.Records, held *podinfo.DRAHeld,
+	dra *draplugin.Plugin, log *slog.Logger) error {
 	ln, err := server.Listen(cfg.Socket)
 	if err != nil {
 		return err
 	}
-	srv := server.New(svc, m, log)
-	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("component", "cni"))
 	var changed []func() // readers woken by each new snapshot
-	tracker, err := ready.start(ctx, cfg, inv, m, log.With("component", "readiness"))
+	tracker, err := ready.start(ctx, cfg, inv, m, sink, log.With("component", "readiness"))
 	if err != nil {
+		_ = ln.Close()
 		return fmt.Errorf("readiness: %w", err)
 	}
+	var podReports server.PodReports
 	var sandboxChanged func(string)
 	if tracker != nil {
-		srv.SetPodReports(tracker.Report)
+		podReports, sandboxChanged = tracker.Report, tracker.SandboxChanged
 		changed = append(changed, tracker.Wake)
-		sandboxChanged = tracker.SandboxChanged
 	}
-	errs := make(chan error, 4)
+	srv := server.New(svc, m, podReports, log)
+	cniReady := startCNIWatcher(ctx, cfg.CNI, log.With("component", "cni"))
+	errs := make(chan error, 5)
 	go func() { errs <- srv.Serve(ln) }()
 	go reconcileLoop(ctx, svc, log.With("component", "reconcile"))
 	k.run(ctx)
@@ -201,17 +237,22 @@ func run(ctx context.Context, cfg *config.Config, inv *inventory.Inventory, svc 
 	}
 	if cfg.NRI.Enabled {
 		plugin, err := nri.New(nri.Options{Config: cfg.NRI, Machine: inv.Machine, State: svc, GPUs: gpus, TopologyFile: cfg.TopologyFile,
-			Hooks: m.NRIHooks, DRAHeld: svc.DRAHeld(), Changed: sandboxChanged, Proc: cfg.Readiness.ProcRoot, Log: log})
+			Hooks: m.NRIHooks, DRAHeld: held, Records: records, Changed: sandboxChanged, Proc: cfg.Readiness.ProcRoot,
+			SoftRoCE: cfg.SoftRoCE, Log: log})
 		if err != nil {
 			return fmt.Errorf("nri: %w", err)
 		}
-		ready.useNRI(plugin)
 		go func() { errs <- plugin.Run(ctx) }()
 	}
 	if cfg.DevicePlugin.Enabled {
 		dp := deviceplugin.New(deviceplugin.Options{Config: cfg.DevicePlugin, Machine: inv.Machine, Calls: m.DevicePlugin, Log: log})
 		changed = append(changed, dp.MachineChanged)
 		go func() { errs <- dp.Run(ctx) }()
+	}
+	if dra != nil {
+		changed = append(changed, dra.MachineChanged)
+		go followSlices(ctx, gpus, dra)
+		go func() { errs <- dra.Run(ctx) }()
 	}
 	watchNode(ctx, inv, statedir.RecordsFile(cfg.StateDir), log.With("component", "inventory"), changed...)
 	select {

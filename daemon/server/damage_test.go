@@ -78,7 +78,7 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := startServerWith(t, alloc)
+			f := startServerWith(t, alloc, nil)
 			held := map[string]string{} // sandbox → address
 			add := func(sb string) (*api.Plan, error) {
 				return f.client.Allocate(ctx, api.AllocateRequest{Sandbox: sb, CNIIfName: "net1", Network: "n", Mode: api.ModeIPAM, Pool: "p"})
@@ -117,7 +117,7 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 				t.Errorf("STATUS after the damage: %+v, %v; want unhealthy, saying damaged", st, err)
 			}
 			ready := httptest.NewRecorder()
-			OpsHandler(metrics.New(nil), []ReadyCheck{{Name: "lease-store", Err: f.svc.StoreHealth}}, nil).
+			OpsHandler(metrics.New(), []ReadyCheck{{Name: "lease-store", Err: f.svc.StoreHealth}}, nil).
 				ServeHTTP(ready, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 			if ready.Code != http.StatusServiceUnavailable || !strings.Contains(ready.Body.String(), "lease-store") {
 				t.Errorf("/readyz after the damage: %d %q, want 503 naming the lease store", ready.Code, ready.Body.String())

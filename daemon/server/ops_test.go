@@ -14,7 +14,8 @@ import (
 )
 
 func TestOpsHandler(t *testing.T) {
-	m := metrics.New(func() []api.PoolStatus { return []api.PoolStatus{{Name: "prefill", Size: 254, Used: 3}} })
+	m := metrics.New()
+	m.WatchPools(func() []api.PoolStatus { return []api.PoolStatus{{Name: "prefill", Size: 254, Used: 3}} })
 	m.Allocations.WithLabelValues("prefill", "move").Inc()
 	tests := []struct {
 		name   string

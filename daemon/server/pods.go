@@ -10,19 +10,14 @@ import (
 // now; ok false when no pod of that name holds rail interfaces here.
 type PodReports func(namespace, name string) (report *api.PodReport, ok bool)
 
-// SetPodReports serves GET /v1/pods/{namespace}/{name} from reports (read
-// only). Without it the call says the checks are off.
-func (s *Server) SetPodReports(reports PodReports) { s.podReports.Store(&reports) }
-
 func (s *Server) pod(w http.ResponseWriter, r *http.Request) {
-	reports := s.podReports.Load()
-	if reports == nil {
+	if s.podReports == nil {
 		writeError(w, &api.Error{Code: api.CodeNotAvailable, Msg: "pod reports are off",
 			Details: "raild runs without its readiness checks (readiness.enabled: false)"})
 		return
 	}
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	report, ok := (*reports)(ns, name)
+	report, ok := s.podReports(ns, name)
 	if !ok {
 		writeError(w, &api.Error{Code: api.CodeUnknownContainer, Msg: "no rail pod " + ns + "/" + name + " on this node",
 			Details: "raild holds no rail interface with a NIC for it: is it on this node (kubectl get pod -o wide), " +

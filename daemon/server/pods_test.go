@@ -21,16 +21,16 @@ func TestPodReportEndpoint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := startServer(t)
-			srv := f.server
+			var reports PodReports
 			if tt.set {
-				srv.SetPodReports(func(ns, name string) (*api.PodReport, bool) {
+				reports = func(ns, name string) (*api.PodReport, bool) {
 					if name == "other" {
 						return nil, false
 					}
 					return &api.PodReport{Namespace: ns, Name: name, Ready: true}, true
-				})
+				}
 			}
+			f := startServerReporting(t, reports)
 			r, err := f.client.PodReport(context.Background(), tt.pod[0], tt.pod[1])
 			if tt.wantCode != 0 {
 				if !api.IsCode(err, tt.wantCode) {

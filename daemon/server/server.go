@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/railcni/rail/daemon/metrics"
@@ -37,13 +36,13 @@ type Server struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	http    *http.Server
-	// podReports answers GET /v1/pods/...; set once serve has the tracker.
-	podReports atomic.Pointer[PodReports]
+	// podReports answers GET /v1/pods/... (nil: the checks are off).
+	podReports PodReports
 }
 
-// New builds the handlers; m may be nil.
-func New(svc *service.Service, m *metrics.Metrics, log *slog.Logger) *Server {
-	s := &Server{svc: svc, metrics: m, log: log}
+// New builds the handlers; m and reports may be nil.
+func New(svc *service.Service, m *metrics.Metrics, reports PodReports, log *slog.Logger) *Server {
+	s := &Server{svc: svc, metrics: m, podReports: reports, log: log}
 	mux := http.NewServeMux()
 	prefix := "/" + api.Version
 	mux.HandleFunc("POST "+prefix+"/allocate", s.timed("allocate", s.allocate))

@@ -42,16 +42,22 @@ func testPools(t *testing.T) *ipam.Pools {
 
 func startServer(t *testing.T) *fixture {
 	t.Helper()
+	return startServerReporting(t, nil)
+}
+
+// startServerReporting is startServer answering GET /v1/pods from reports.
+func startServerReporting(t *testing.T, reports PodReports) *fixture {
+	t.Helper()
 	alloc, err := ipam.Open(filepath.Join(t.TempDir(), "leases.db"), testPools(t), ipam.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alloc.Close() })
-	return startServerWith(t, alloc)
+	return startServerWith(t, alloc, reports)
 }
 
 // startServerWith serves a service on alloc.
-func startServerWith(t *testing.T, alloc *ipam.Allocator) *fixture {
+func startServerWith(t *testing.T, alloc *ipam.Allocator, reports PodReports) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	if _, err := fakesys.Write(root, "h100x8-cx7x4", fakesys.Options{}); err != nil {
@@ -65,7 +71,7 @@ func startServerWith(t *testing.T, alloc *ipam.Allocator) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(svc, nil, slog.New(slog.DiscardHandler))
+	srv := New(svc, nil, reports, slog.New(slog.DiscardHandler))
 	socket := serveTest(t, srv)
 	transport := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", socket)

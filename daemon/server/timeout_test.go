@@ -22,7 +22,7 @@ const hangGuard = 20 * time.Second
 // get past reading the request) with the given timeouts.
 func startBare(t *testing.T, tune func(*http.Server)) string {
 	t.Helper()
-	srv := New(nil, nil, slog.New(slog.DiscardHandler))
+	srv := New(nil, nil, nil, slog.New(slog.DiscardHandler))
 	tune(srv.http)
 	return serveTest(t, srv)
 }
@@ -103,7 +103,7 @@ func TestStalledClientsDropped(t *testing.T) {
 // TestServerTimeouts: every connection timeout is set, and a handler may
 // run as long as the longest timeout a plugin may be configured with.
 func TestServerTimeouts(t *testing.T) {
-	s := New(nil, nil, slog.New(slog.DiscardHandler)).http
+	s := New(nil, nil, nil, slog.New(slog.DiscardHandler)).http
 	const longestPluginTimeout = 5 * time.Minute // pkg/netconf: timeout up to 5m
 	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": s.ReadHeaderTimeout, "ReadTimeout": s.ReadTimeout,
 		"WriteTimeout": s.WriteTimeout, "IdleTimeout": s.IdleTimeout} {

@@ -28,12 +28,16 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	}
 	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
-	if existing := s.alloc.Get(req.Sandbox, req.CNIIfName, req.Network); len(existing) > 0 {
-		return s.planFromLeases(s.node(), req.Sandbox, req.CNIIfName, req.Network, existing), nil
+	claimed := s.draClaims(req)
+	if leases := s.readSandbox(req.Sandbox); holdsAttachment(leases, req.CNIIfName, req.Network) {
+		return withClaimVFKeys(s.planOf(s.node(), req.Sandbox, req.CNIIfName, req.Network, leases), claimed), nil
 	}
 	req, err := s.withPodAnnotations(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if len(claimed) > 0 {
+		return s.allocateClaimed(ctx, req, claimed)
 	}
 	pool, err := s.explicitPool(req)
 	if err != nil {
@@ -126,13 +130,17 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 			return nil, err
 		}
 	}
-	leases, err := s.alloc.AllocateMany([]ipam.Request{s.ipamRequest(req, req.CNIIfName, pool, nil)})
+	var others []ipam.Lease // the sandbox's leases beside this one
+	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
+		others = otherLeases(use, req)
+		return []ipam.Request{s.ipamRequest(req, req.CNIIfName, pool, nil)}, nil
+	})
 	if err != nil {
 		return nil, s.allocError(err)
 	}
 	node := s.node()
 	s.recordAllocation(node.Machine, leases, nil)
-	plan := s.planFromLeases(node, req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan := s.planOf(node, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	s.reportAttached(req, plan, nil)
 	return plan, nil
@@ -149,17 +157,30 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	if err != nil {
 		return nil, err
 	}
-	var picks []placement.Pick
-	var placeErr error
-	// Placement reads the allocator's NIC use and the leases are reserved
-	// in the same critical section: no second copy of the use to keep in
-	// step, and no window in which two ADDs see the same NIC free.
 	place := s.place
 	if req.Mode == api.ModeVF {
 		place = s.placeVFs
 	}
+	return s.allocatePlaced(node, req, pool, gpus, input, place)
+}
+
+// placeFunc chooses NICs for one attachment under the allocator's lock.
+type placeFunc func(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error)
+
+// allocatePlaced places with place on one view of the node and leases
+// what it chose.
+func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, pool string, gpus []int, input placement.Input, place placeFunc) (*api.Plan, error) {
+	var picks []placement.Pick
+	var placeErr error
+	var others []ipam.Lease // the sandbox's leases beside this attachment's
+	// Placement reads the allocator's NIC use and the leases are reserved
+	// in the same critical section: no second copy of the use to keep in
+	// step, and no window in which two ADDs see the same NIC free. The
+	// sandbox's other leases are read there too, for the policy tables:
+	// nothing is read back after the commit.
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
+		others = otherLeases(use, req)
 		picks, reqs, placeErr = place(node, req, pool, input, s.placementUse(use))
 		if placeErr == nil && req.Mode == api.ModeVF {
 			placeErr = s.checkVFMACs(req, reqs, use)
@@ -180,7 +201,7 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 		return nil, s.allocError(err)
 	}
 	s.recordAllocation(node.Machine, leases, picks)
-	plan := s.planFromLeases(node, req.Sandbox, req.CNIIfName, req.Network, leases)
+	plan := s.planOf(node, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	annotatePlan(plan, picks)
 	s.reportAttached(req, plan, gpus)

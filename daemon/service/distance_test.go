@@ -55,7 +55,7 @@ func TestDistanceBound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := metrics.New(func() []api.PoolStatus { return nil })
+			m := metrics.New()
 			svc, _ := newService(t, "h100x8-cx7x4", tt.pools, nil, func(o *Options) { o.Metrics = m })
 			ctx := context.Background()
 			for _, gpu := range tt.taken {

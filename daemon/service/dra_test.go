@@ -62,6 +62,7 @@ func TestGPUsFromDRA(t *testing.T) {
 	tests := []struct {
 		name       string
 		devices    podinfo.Devices
+		annotation string            // the pod's rail.dev/gpus ("": none)
 		dra        podinfo.DRASlices // nil: raild without an API server
 		pools      []ipam.PoolConfig
 		netconf    string // the request's unresolvedGPUs
@@ -79,6 +80,11 @@ func TestGPUsFromDRA(t *testing.T) {
 		{name: "a NIC driver's device is no GPU", devices: podinfo.Devices{DRA: []podinfo.DRADevice{nicDev}}, dra: slices, wantPass: true},
 		{name: "legacy MIG id", devices: podinfo.Devices{IDs: []string{"MIG-" + spec.GPUs[3].UUID + "/7/0"}}, dra: slices, wantGPUs: "[3]"},
 		{name: "modern MIG id through the slices' MIG devices", devices: podinfo.Devices{IDs: []string{migUUID}}, dra: slices, wantGPUs: "[2]"},
+		// the kubelet's MIG UUID resolved through the slices, the same ID
+		// named by the pod did not: the ADD's resolver had no slices
+		{name: "modern MIG id in rail.dev/gpus through the slices", annotation: migUUID + ", 2", dra: slices, wantGPUs: "[2]"},
+		{name: "modern MIG id in rail.dev/gpus without slices fails", annotation: migUUID,
+			wantCode: api.CodeInvalidConfig, wantInText: []string{migUUID, "parentUUID"}},
 		{name: "modern MIG id without slices fails", devices: podinfo.Devices{IDs: []string{migUUID}},
 			wantCode: api.CodeInvalidConfig, wantInText: []string{migUUID, "rail.dev/gpus", "unresolvedGPUs: ignore", "parentUUID"}},
 		{name: "DRA without an API server fails", devices: podinfo.Devices{DRA: []podinfo.DRADevice{gpuDev("gpu-4")}},
@@ -111,6 +117,9 @@ func TestGPUsFromDRA(t *testing.T) {
 			})
 			req := allocReq(fmt.Sprintf("sb%d", i), "")
 			req.Annotations, req.PodName, req.UnresolvedGPUs = nil, "pod-x", tt.netconf
+			if tt.annotation != "" {
+				req.Annotations = map[string]string{api.AnnotationGPUs: tt.annotation}
+			}
 			if tt.explicit {
 				req.Pool = "rail"
 			}

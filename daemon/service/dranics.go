@@ -40,10 +40,6 @@ func (s *Service) holdDRANICs(req api.AllocateRequest, given podinfo.Held) {
 		Netns: req.Netns, GPUs: given.GPUs, NICs: given.NICs})
 }
 
-// DRAHeld is the table of the NICs DRA NIC drivers gave the node's pods
-// (nil: not kept); the NRI plugin fills it as pods start and stop.
-func (s *Service) DRAHeld() *podinfo.DRAHeld { return s.opt.DRAHeld }
-
 // DRANICs is the typed list of RDMA ports DRA NIC drivers gave a sandbox's
 // pod (device, port, netdev, PCI address, link layer, addresses): what the
 // readiness checks and doctor read for such a pod.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/railcni/rail/daemon/podinfo"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -22,7 +21,7 @@ func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool
 	}
 	if len(ids) > 0 {
 		s.askDRANICs(ctx, req)
-		gpus, err := podinfo.NodeResolver(s.Machine()).Resolve(ids)
+		gpus, err := s.opt.GPUs.Resolver(s.Machine()).Resolve(ids)
 		if err != nil {
 			return nil, true, s.countError("allocate", "bad_gpus", &api.Error{Code: api.CodeInvalidConfig,
 				Msg: "cannot resolve the GPUs named by " + where, Details: err.Error()})

@@ -2,6 +2,7 @@ package service
 
 import (
 	"cmp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -9,21 +10,28 @@ import (
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology"
 )
 
 // policyTableBase numbers the per-interface routing tables (per pod netns).
 const policyTableBase = 100
 
-// planFromLeases turns an attachment's leases into the plan the plugin applies.
-func (s *Service) planFromLeases(node *placement.Node, sandbox, ifname, network string, leases []ipam.Lease) *api.Plan {
-	leases = sortedLeases(leases)
+// planOf is the plan of one attachment, built from every lease of its
+// sandbox (this attachment's included) as one read or one allocation gave
+// them: sorted once by interface name, the policy tables numbered across
+// them, the attachment's own leases picked out.
+func (s *Service) planOf(node *placement.Node, sandbox, ifname, network string, sandboxLeases []ipam.Lease) *api.Plan {
+	slices.SortFunc(sandboxLeases, func(a, b ipam.Lease) int { return compareIfNames(a.IfName, b.IfName) })
+	tables := s.policyTables(sandboxLeases)
 	plan := &api.Plan{Sandbox: sandbox, CNIIfName: ifname, Network: network}
-	if len(leases) > 0 {
-		plan.Mode, plan.Netns = api.Mode(leases[0].Mode), leases[0].Netns
-	}
-	tables := s.policyTables(sandbox)
-	for _, l := range leases {
+	for _, l := range sandboxLeases {
+		if l.CNIIfName != ifname || l.Network != network {
+			continue
+		}
+		if len(plan.Interfaces) == 0 {
+			plan.Mode, plan.Netns = api.Mode(l.Mode), l.Netns
+		}
 		plan.Interfaces = append(plan.Interfaces, s.planInterface(node, l, tables[l.IfName]))
 	}
 	return plan
@@ -49,6 +57,9 @@ func (s *Service) planInterface(node *placement.Node, l ipam.Lease, table int) a
 	default:
 		iface.NIC = nicInfo(node, l.NICs[0])
 	}
+	if s.opt.SoftRoCE && len(l.NICs) > 0 {
+		iface.SoftRoCE = rdma.SoftRoCEName(l.Sandbox, l.IfName)
+	}
 	return iface
 }
 
@@ -67,10 +78,9 @@ func nicInfo(node *placement.Node, name string) *api.NIC {
 }
 
 // policyTables gives each rail interface of a sandbox its own routing table
-// when several of them share a subnet, so replies leave where they came in.
-func (s *Service) policyTables(sandbox string) map[string]int {
-	leases := s.SandboxLeases(sandbox)
-	sort.Slice(leases, func(i, j int) bool { return lessIfName(leases[i].IfName, leases[j].IfName) })
+// when several of them share a subnet, so replies leave where they came in;
+// leases are every lease of the sandbox, sorted by interface name.
+func (s *Service) policyTables(leases []ipam.Lease) map[string]int {
 	bySubnet := map[string][]string{}
 	for _, l := range leases {
 		if len(l.NICs) == 0 {
@@ -97,7 +107,7 @@ func annotatePlan(plan *api.Plan, picks []placement.Pick) {
 			continue
 		}
 		for _, p := range picks {
-			if p.NIC.RDMADevice() == iface.NIC.RDMADevice && p.NIC.PortNum() == iface.NIC.Port {
+			if p.NIC.RDMADevice() == iface.NIC.RDMADevice && p.NIC.PortNum() == iface.NIC.Port && p.NIC.Netdev == iface.NIC.Netdev {
 				plan.Interfaces[i].GPUs = p.GPUs
 				plan.Interfaces[i].Distance = placementClass(p)
 				plan.Interfaces[i].Reason = p.Reason

@@ -13,12 +13,12 @@ func (s *Service) Check(_ context.Context, req api.AttachmentRequest) (*api.Plan
 	if err := ValidateAttachment(req); err != nil {
 		return nil, err
 	}
-	leases := s.alloc.Get(req.Sandbox, req.CNIIfName, req.Network)
-	if len(leases) == 0 {
+	leases := s.readSandbox(req.Sandbox)
+	if !holdsAttachment(leases, req.CNIIfName, req.Network) {
 		return nil, &api.Error{Code: api.CodeUnknownContainer, Msg: "no lease for this attachment",
 			Details: fmt.Sprintf("sandbox %s interface %s network %s holds nothing in raild", req.Sandbox, req.CNIIfName, req.Network)}
 	}
-	return s.planFromLeases(s.node(), req.Sandbox, req.CNIIfName, req.Network, leases), nil
+	return s.planOf(s.node(), req.Sandbox, req.CNIIfName, req.Network, leases), nil
 }
 
 // Leases lists every lease, ordered by sandbox and interface.

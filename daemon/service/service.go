@@ -54,9 +54,17 @@ type Options struct {
 	Guard placement.Guard
 	// Limits are the NICs and modes this node serves (config, node class).
 	Limits placement.Limits
+	// SoftRoCE: the node is in softRoCE mode; each planned interface then
+	// names the rxe the plugin makes on it in the pod (rdma.SoftRoCEName
+	// of its lease).
+	SoftRoCE bool
 	// DRAHeld are the NICs DRA NIC drivers gave the node's pods: placement
 	// never takes them, and ADD records its own pod's (nil: none known).
 	DRAHeld *podinfo.DRAHeld
+	// DRAClaims are the Rail devices a pod's prepared DRA claims hold
+	// (nil: Rail is no DRA driver here); a pod holding some gets exactly
+	// those at ADD (draclaims.go).
+	DRAClaims DRAClaims
 	// HostVFs resets VFs back from dead pods and reads VFs' admin MACs
 	// with every reconcile (nil: neither, as on a node without SR-IOV).
 	HostVFs sriov.HostVFs
@@ -145,7 +153,7 @@ func (s *Service) Machine() *topology.Machine { return s.opt.Machine() }
 
 // node is the placement view of the node now.
 func (s *Service) node() *placement.Node {
-	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, DeviceMoves: s.opt.RDMANetnsMode == rdma.NetnsExclusive,
+	return &placement.Node{Machine: s.Machine(), Rails: s.opt.Rails, RDMANetns: s.opt.RDMANetnsMode,
 		Guard: s.opt.Guard, Limits: s.opt.Limits}
 }
 
@@ -173,6 +181,12 @@ func (s *Service) NICHolders() map[string]string {
 	return holders
 }
 
+// NICUses calls fn for each pod interface a lease holds a NIC for (a
+// VF's lease by the VF's PCI address), as placement sees them.
+func (s *Service) NICUses(fn func(nic string, h placement.Holder)) {
+	s.alloc.ReadNICs(func(use ipam.NICUse) { leaseUse{use}.Range(fn) })
+}
+
 // leaseUse is placement's view of the NICs' use: the allocator's index of
 // the leases naming each NIC, those being written included.
 type leaseUse struct{ use ipam.NICUse }
@@ -198,9 +212,34 @@ func (s *Service) logReleased(released []ipam.Lease, why string) {
 // memory, typed, in interface order (NRI hot path). Their NICs are the
 // allocator's own lists: read them, never change them.
 func (s *Service) SandboxLeases(sandbox string) []ipam.Lease {
+	leases := s.readSandbox(sandbox)
+	slices.SortFunc(leases, func(a, b ipam.Lease) int { return compareIfNames(a.IfName, b.IfName) })
+	return leases
+}
+
+// readSandbox is the sandbox's leases in the allocator's order.
+func (s *Service) readSandbox(sandbox string) []ipam.Lease {
 	var leases []ipam.Lease
 	s.alloc.ReadSandbox(sandbox, func(l *ipam.Lease) { leases = append(leases, *l) })
-	slices.SortFunc(leases, func(a, b ipam.Lease) int { return compareIfNames(a.IfName, b.IfName) })
+	return leases
+}
+
+// holdsAttachment tells whether a sandbox's leases hold one of the
+// attachment's.
+func holdsAttachment(leases []ipam.Lease, ifname, network string) bool {
+	return slices.ContainsFunc(leases, func(l ipam.Lease) bool { return l.CNIIfName == ifname && l.Network == network })
+}
+
+// otherLeases collects the leases of an attachment's sandbox but its own
+// (those come from the allocation's answer) in a placement's critical
+// section (each copied: it outlives the lock).
+func otherLeases(use ipam.NICUse, req api.AllocateRequest) []ipam.Lease {
+	var leases []ipam.Lease
+	use.Sandbox(req.Sandbox, func(l *ipam.Lease) {
+		if l.CNIIfName != req.CNIIfName || l.Network != req.Network {
+			leases = append(leases, *l)
+		}
+	})
 	return leases
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/vfpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,19 +35,19 @@ type fakeHostVFs struct {
 	failing  bool                      // ResetUnowned fails
 }
 
-func (f *fakeHostVFs) ResetUnowned(pf string, index int) (attach.VFState, error) {
+func (f *fakeHostVFs) ResetUnowned(pf string, index int) (vfpf.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	mac, err := net.ParseMAC(f.macs[pf][index])
 	if err != nil {
-		return attach.VFState{}, err
+		return vfpf.State{}, err
 	}
 	if f.failing {
-		return attach.VFState{MAC: mac}, fmt.Errorf("reset vlan of VF %d of PF %s: %w", index, pf, unix.EIO)
+		return vfpf.State{MAC: mac}, fmt.Errorf("reset vlan of VF %d of PF %s: %w", index, pf, unix.EIO)
 	}
 	f.cleaned = append(f.cleaned, vfPlace{pf, index})
 	f.macs[pf][index] = "00:00:00:00:00:00"
-	return attach.VFState{MAC: mac}, nil
+	return vfpf.State{MAC: mac}, nil
 }
 
 func (f *fakeHostVFs) ResetReturned(skip func(pf string, index int) bool) ([]attach.ReturnedVF, error) {

@@ -45,7 +45,7 @@ func TestVFSweepUnowned(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := &fakeHostVFs{macs: map[string]map[int]string{}, failing: tt.failing}
-			reg := metrics.New(func() []api.PoolStatus { return nil })
+			reg := metrics.New()
 			var owned []string
 			svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil, func(o *Options) {
 				o.HostVFs, o.Metrics = fake, reg

@@ -10,6 +10,7 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // HostVFs is the host side of vf mode raild needs to never leak a VF
@@ -22,7 +23,7 @@ type HostVFs interface {
 	AdminMACs(pf string) (map[int]net.HardwareAddr, error)
 	// ResetUnowned gives a VF a clean state through its PF (no admin MAC,
 	// no VLAN, spoofchk on, trust off, ...) and returns what it found.
-	ResetUnowned(pf string, index int) (attach.VFState, error)
+	ResetUnowned(pf string, index int) (vfpf.State, error)
 }
 
 // Sweep keeps vf mode from leaking a VF: it runs with every reconcile of

@@ -3,15 +3,15 @@ package sriov
 import (
 	"net"
 
-	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/topology"
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // unownedReset is one VF resetUnowned reset, with what it found.
 type unownedReset struct {
 	pf     string
 	vf     topology.VF
-	before attach.VFState
+	before vfpf.State
 	err    error
 }
 

@@ -69,7 +69,7 @@ func newRig(t *testing.T, root string, pods []podinfotest.Pod, addrs map[string]
 		t.Fatal(err)
 	}
 	plugin, err := nri.New(nri.Options{Config: nri.Config{Memlock: "8Mi"}, Machine: machine, State: svc, GPUs: src,
-		DRAHeld: svc.DRAHeld(), Log: slog.New(slog.DiscardHandler)})
+		DRAHeld: held, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,10 @@ func TestDRANetPodCompleted(t *testing.T) {
 	for _, kv := range adj.GetEnv() {
 		env[kv.Key] = kv.Value
 	}
-	want := map[string]string{"NCCL_IB_HCA": "=mlx4_1:1", "UCX_NET_DEVICES": "mlx4_1:1", "NCCL_IB_GID_INDEX": "1", "NCCL_SOCKET_IFNAME": "=eth0"}
+	// The engines' variables beside NCCL's (docs/environment.md): UCX's and
+	// Mooncake's GID index equal NCCL's, Mooncake's filter the same device.
+	want := map[string]string{"NCCL_IB_HCA": "=mlx4_1:1", "UCX_NET_DEVICES": "mlx4_1:1", "NCCL_IB_GID_INDEX": "1", "NCCL_SOCKET_IFNAME": "=eth0",
+		"UCX_IB_GID_INDEX": "1", "MC_GID_INDEX": "1", "MC_MS_FILTERS": "mlx4_1"}
 	if fmt.Sprint(env) != fmt.Sprint(want) {
 		t.Errorf("env = %v, want %v", env, want)
 	}

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"syscall"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
@@ -139,35 +137,16 @@ func (n *NetNS) SetSysctl(key, value string) error {
 	})
 }
 
-// launch starts cmd inside the namespace from a thread that stays locked
-// and waits for the process, then calls done with cmd.Wait's error. The
-// process gets SIGKILL if that thread ends first, which happens only when
-// this process dies: a crashed test or demo leaves no daemon behind.
-func (n *NetNS) launch(cmd *exec.Cmd, done func(error)) error {
+// enter moves the calling thread into the namespace: child.Start runs it
+// on the thread that forks a daemon, which is never reused.
+func (n *NetNS) enter() error {
 	target, err := n.Handle()
 	if err != nil {
 		return err
 	}
-	// Its own process group: a Ctrl-C at the terminal stops the caller,
-	// which then stops the process in order, instead of reaching both.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	started := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread, moved into the namespace, ends with
-		// this goroutine.
-		runtime.LockOSThread()
-		err := netns.Set(target)
-		_ = target.Close()
-		if err == nil {
-			err = cmd.Start()
-		}
-		started <- err
-		if err == nil {
-			done(cmd.Wait())
-		}
-	}()
-	if err := <-started; err != nil {
-		return fmt.Errorf("in netns %s: %w", n.Name, err)
+	defer target.Close()
+	if err := netns.Set(target); err != nil {
+		return fmt.Errorf("enter netns %s: %w", n.Name, err)
 	}
 	return nil
 }

@@ -160,8 +160,7 @@ func (f *Fabric) ByMAC(mac net.HardwareAddr) (*StandIn, bool) {
 	return nil, false
 }
 
-// waitPeerGone waits until the kernel destroyed a stand-in whose veth died
-// with a pod netns (namespaces are torn down asynchronously).
+// waitPeerGone waits until a deleted stand-in's fabric peer is gone.
 func (f *Fabric) waitPeerGone(s *StandIn, timeout time.Duration) error {
 	h, err := f.fabric.Netlink()
 	if err != nil {
@@ -176,8 +175,7 @@ func (f *Fabric) waitPeerGone(s *StandIn, timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("stand-in %s: its fabric peer %s is still there %s after its pod netns was deleted "+
-				"(something still holds the pod netns open, or the kernel's namespace cleanup is that far behind)", s.Name, s.Peer, timeout)
+			return fmt.Errorf("stand-in %s: its fabric peer %s is still there %s after the stand-in was deleted", s.Name, s.Peer, timeout)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/railcni/rail/integration/child"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/topology/fakesys"
@@ -52,10 +52,8 @@ type RaildOptions struct {
 type Raild struct {
 	opt    RaildOptions
 	Socket string
-	Log    string // path of its stderr
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // set before exited is closed
+	Log    string      // path of its stderr
+	proc   *child.Proc // nil before the first launch
 }
 
 // StartRaild writes the config and starts raild, returning once its socket
@@ -110,44 +108,26 @@ func (r *Raild) launch() error {
 	}
 	cmd := exec.Command(r.opt.Bin, append(args, r.opt.Args...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	exited := make(chan struct{})
-	done := func(err error) { r.err = err; close(exited) }
+	// Its own process group: a Ctrl-C at the terminal stops the caller,
+	// which then stops raild in order, instead of reaching both.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var enter func() error
 	if r.opt.Netns != nil {
-		err = r.opt.Netns.launch(cmd, done)
-	} else {
-		err = launchHere(cmd, done)
+		enter = r.opt.Netns.enter
 	}
+	proc, err := child.Start(cmd, enter)
 	if err != nil {
 		return fmt.Errorf("start raild: %w", err)
 	}
-	r.cmd, r.exited = cmd, exited
+	r.proc = proc
 	return nil
-}
-
-// launchHere starts cmd in the caller's netns, dying with the caller,
-// and calls done with its exit. Pdeathsig follows the thread that started
-// the process, not the process: it starts from a thread locked until the
-// process exits, or a thread the runtime ends later (one a locked
-// goroutine ended on, as CreateNetNS's do) would kill it.
-func launchHere(cmd *exec.Cmd, done func(error)) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		err := cmd.Start()
-		started <- err
-		if err == nil {
-			done(cmd.Wait())
-		}
-	}()
-	return <-started
 }
 
 // StateDir is raild's --state-dir (its lease store).
 func (r *Raild) StateDir() string { return filepath.Join(r.opt.Dir, "state") }
 
 // Exited is closed when the process has exited.
-func (r *Raild) Exited() <-chan struct{} { return r.exited }
+func (r *Raild) Exited() <-chan struct{} { return r.proc.Done() }
 
 // WaitReady waits until raild's socket answers; an exit or the deadline
 // is an error carrying the end of its log.
@@ -156,8 +136,8 @@ func (r *Raild) WaitReady() error {
 	deadline := time.Now().Add(raildStartTimeout)
 	for {
 		select {
-		case <-r.exited:
-			return fmt.Errorf("raild exited at start (%v): %s", r.err, r.LogTail(20))
+		case <-r.proc.Done():
+			return fmt.Errorf("raild exited at start (%v): %s", r.proc.Err(), r.LogTail(20))
 		default:
 		}
 		if _, err := client.Pools(context.Background()); err == nil {
@@ -173,11 +153,11 @@ func (r *Raild) WaitReady() error {
 
 // Running reports whether the process is alive.
 func (r *Raild) Running() bool {
-	if r.exited == nil {
+	if r.proc == nil {
 		return false
 	}
 	select {
-	case <-r.exited:
+	case <-r.proc.Done():
 		return false
 	default:
 		return true
@@ -189,7 +169,7 @@ func (r *Raild) PID() int {
 	if !r.Running() {
 		return 0
 	}
-	return r.cmd.Process.Pid
+	return r.proc.Pid()
 }
 
 // Stop sends SIGTERM and waits for the exit (SIGKILL after 10 s). Stopping
@@ -198,20 +178,16 @@ func (r *Raild) Stop() error {
 	if !r.Running() {
 		return nil
 	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.exited:
-	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.exited
+	if r.proc.Stop(10 * time.Second) {
 		return fmt.Errorf("raild ignored SIGTERM for 10s and was killed: %s", r.LogTail(10))
 	}
+	err := r.proc.Err()
 	var exitErr *exec.ExitError
-	if r.err != nil && !errors.As(r.err, &exitErr) {
-		return fmt.Errorf("raild: %w", r.err)
+	if err != nil && !errors.As(err, &exitErr) {
+		return fmt.Errorf("raild: %w", err)
 	}
 	if exitErr != nil && exitErr.ExitCode() != 0 {
-		return fmt.Errorf("raild exited with %v after SIGTERM: %s", r.err, r.LogTail(10))
+		return fmt.Errorf("raild exited with %v after SIGTERM: %s", err, r.LogTail(10))
 	}
 	return nil
 }
@@ -243,10 +219,10 @@ func (r *Raild) Kill() error {
 	if !r.Running() {
 		return nil
 	}
-	if err := r.cmd.Process.Kill(); err != nil {
+	if err := r.proc.Signal(syscall.SIGKILL); err != nil {
 		return fmt.Errorf("SIGKILL raild: %w", err)
 	}
-	<-r.exited
+	<-r.proc.Done()
 	return nil
 }
 

@@ -9,23 +9,26 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// netnsTeardownTimeout bounds the wait for the kernel to destroy a
-// deleted namespace's veths. It does so asynchronously, in one cleanup
-// work item for every namespace of the machine: while other tests churn
-// hundreds of namespaces (make test runs packages in parallel) that queue
-// fell more than 10 s behind on this 2-core machine. A hang guard, not a
-// speed claim.
+// netnsTeardownTimeout bounds the wait for a stand-in's fabric peer to
+// go once the stand-in was deleted (DeleteNetns deletes it before the
+// namespace, so this is at once). A hang guard, not a speed claim.
 const netnsTeardownTimeout = 60 * time.Second
 
 // DeleteNetns deletes a namespace (one that is gone is fine) and refunds
 // the stand-in NICs that were inside, as the kernel refunds physical NICs
-// (see refund).
+// (see refund). The stand-ins inside are deleted first, so their fabric
+// peers go at once: the kernel destroys a deleted namespace's links
+// asynchronously, in one queue for the whole machine, which fell a minute
+// behind while other packages churned namespaces in CI.
 func (f *Fabric) DeleteNetns(netns *NetNS) error {
 	if !netns.Exists() {
 		return nil
 	}
 	inside, err := f.standInsIn(netns)
 	if err != nil {
+		return err
+	}
+	if err := deleteLinks(netns, inside); err != nil {
 		return err
 	}
 	if err := netns.Delete(); err != nil {
@@ -41,9 +44,33 @@ func (f *Fabric) DeleteNetns(netns *NetNS) error {
 // podStandIn is a stand-in NIC found inside a pod netns, as it was there.
 type podStandIn struct {
 	nic   *StandIn
+	index int
 	name  string
 	alias string
 	mtu   int
+}
+
+// deleteLinks deletes the stand-ins found inside netns (a veth's deletion
+// takes its peer with it, synchronously).
+func deleteLinks(netns *NetNS, inside []podStandIn) error {
+	if len(inside) == 0 {
+		return nil
+	}
+	h, err := netns.Netlink()
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	for _, p := range inside {
+		link, err := h.LinkByIndex(p.index)
+		if err != nil {
+			return fmt.Errorf("stand-in %s in %s: %w", p.name, netns.Name, err)
+		}
+		if err := h.LinkDel(link); err != nil {
+			return fmt.Errorf("delete stand-in %s in %s: %w", p.name, netns.Name, err)
+		}
+	}
+	return nil
 }
 
 // standInsIn lists the stand-in NICs that sit inside netns (found by MAC,
@@ -62,7 +89,7 @@ func (f *Fabric) standInsIn(netns *NetNS) ([]podStandIn, error) {
 	for _, l := range links {
 		attrs := l.Attrs()
 		if s, ok := f.ByMAC(attrs.HardwareAddr); ok && l.Type() == "veth" {
-			out = append(out, podStandIn{nic: s, name: attrs.Name, alias: attrs.Alias, mtu: attrs.MTU})
+			out = append(out, podStandIn{nic: s, index: attrs.Index, name: attrs.Name, alias: attrs.Alias, mtu: attrs.MTU})
 		}
 	}
 	return out, nil

@@ -2,9 +2,6 @@ package k8s
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,33 +21,7 @@ const draClaimed = "mlx5_3"
 // again before the next step, which needs every NIC free.
 func (n *node) draNet(t *testing.T) {
 	c := n.c
-	bin := os.Getenv("RAIL_K8S_FAKEDRA")
-	if bin == "" {
-		t.Skip("RAIL_K8S_FAKEDRA is not set: run integration/k8s/run.sh (make test-k8s)")
-	}
-	nodeName := c.kubectl(t, "get", "nodes", "-o", "jsonpath={.items[0].metadata.name}")
-	cmd := exec.Command(bin, "--root", n.m.root, "--node", nodeName, "--kubeconfig", c.kubeconfig(),
-		"--kubelet-dir", filepath.Join(c.run, "kubelet/root"))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		<-exited
-	}()
-	waitFor(t, "the test driver's ResourceSlice", time.Minute, func() bool {
-		out, _ := c.kubectlErr("get", "resourceslices", "-o", "jsonpath={.items[*].spec.driver}")
-		return slices.Contains(strings.Fields(out), "dra.net")
-	})
-	select {
-	case err := <-exited:
-		exited <- err // for the deferred wait
-		t.Fatalf("the test DRA driver stopped: %v", err)
-	case <-time.After(2 * time.Second): // registered with the kubelet and serving
-	}
+	c.startDRADriver(t, n.m, "dra.net")
 	c.kubectlApply(t, draNetManifests(draClaimed))
 	defer func() {
 		c.kubectl(t, "delete", "--ignore-not-found", "--wait", "--timeout=2m", "-n", e2eNamespace,

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/railcni/rail/daemon/config"
 )
 
 // rigTools returns the pinned helm and kubectl, skipping without a rig.
@@ -129,4 +131,22 @@ func TestOneImageName(t *testing.T) {
 			t.Errorf("%s names %q, the Makefile %q", tc.file, got, tc.want)
 		}
 	}
+}
+
+// loadRendered is the config of the raild-config ConfigMap in out as raild
+// loads and finishes it; a config raild refuses fails the test.
+func loadRendered(t *testing.T, out string) *config.Config {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(renderedConfig(t, out)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err == nil {
+		err = cfg.Finish()
+	}
+	if err != nil {
+		t.Fatalf("raild refuses the rendered config: %v", err)
+	}
+	return cfg
 }

@@ -1,12 +1,8 @@
 package k8s
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/railcni/rail/daemon/config"
 )
 
 // TestChartSRIOV: the chart renders sriov (createVFs, ownPFs) and a pool's
@@ -17,17 +13,7 @@ func TestChartSRIOV(t *testing.T) {
 	out := run(t, helm, "template", "rail", chart,
 		"--set-json", `sriov={"createVFs": [{"pfs": ["mlx5_0"], "numVFs": 4}], "ownPFs": ["mlx5_0", "0000:3b:00.0"]}`,
 		"--set-json", `pools=[{"name": "tenant-a", "subnet": "10.78.0.0/24", "vfPerGPU": true, "vlan": 100, "vlanQoS": 3, "spoofchk": true, "trust": "off"}]`)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(renderedConfig(t, out)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err == nil {
-		err = cfg.Finish()
-	}
-	if err != nil {
-		t.Fatalf("raild refuses the rendered config: %v", err)
-	}
+	cfg := loadRendered(t, out)
 	p := cfg.Pools[0]
 	if !slices.Equal(cfg.SRIOV.OwnPFs, []string{"mlx5_0", "0000:3b:00.0"}) || len(cfg.SRIOV.CreateVFs) != 1 ||
 		p.VFPerGPU == nil || !*p.VFPerGPU || *p.VLAN != 100 || *p.VLANQoS != 3 || p.Spoofchk != "on" || p.Trust != "off" {

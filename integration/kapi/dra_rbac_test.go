@@ -29,12 +29,19 @@ func baseRBAC(t *testing.T) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rbacOf(t, data)
+}
+
+// rbacOf reads raild's ClusterRole and ClusterRoleBinding from rendered manifests.
+func rbacOf(t *testing.T, data []byte) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
+	t.Helper()
 	var role *rbacv1.ClusterRole
 	var binding *rbacv1.ClusterRoleBinding
 	for _, doc := range strings.Split(string(data), "\n---") {
 		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			t.Fatalf("kustomize base: %v", err)
+		err := yaml.Unmarshal([]byte(doc), &meta)
+		if err != nil {
+			t.Fatalf("rendered manifests: %v", err)
 		}
 		switch meta.Kind {
 		case "ClusterRole":
@@ -45,13 +52,29 @@ func baseRBAC(t *testing.T) (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 			err = yaml.Unmarshal([]byte(doc), binding)
 		}
 		if err != nil {
-			t.Fatalf("kustomize base %s: %v", meta.Kind, err)
+			t.Fatalf("rendered manifests, %s: %v", meta.Kind, err)
 		}
 	}
 	if role == nil || binding == nil || len(binding.Subjects) != 1 {
-		t.Fatal("kustomize base has no ClusterRole and ClusterRoleBinding for raild's service account")
+		t.Fatal("no ClusterRole and ClusterRoleBinding for raild's service account in the manifests")
 	}
 	return role, binding
+}
+
+// bindRBAC creates the service account's namespace, the role and the binding.
+func bindRBAC(t *testing.T, s *kapi.Server, role *rbacv1.ClusterRole, binding *rbacv1.ClusterRoleBinding) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: binding.Subjects[0].Namespace}}
+	if _, err := s.Clients.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clients.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clients.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestDRAWithTheChartsRBAC: raild's service account, with exactly the
@@ -83,15 +106,7 @@ func TestDRAWithTheChartsRBAC(t *testing.T) {
 		t.Fatalf("GPUID without RBAC = %v; want a not-synced error saying forbidden", err)
 	}
 
-	if _, err := s.Clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sa.Namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Clients.Kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Clients.Kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	bindRBAC(t, s, role, binding)
 	id, err := startSlices(t, clients, 10*time.Second).GPUID(ctx, dev)
 	if err != nil || id != nvidiaBusID(spec.GPUs[4].PCI) {
 		t.Fatalf("GPUID with the chart's RBAC = %q, %v; want GPU 4's bus ID", id, err)

@@ -8,13 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/railcni/rail/daemon/kubeclient"
+	"github.com/railcni/rail/integration/child"
 )
 
 // EnvBin names the directory holding etcd and kube-apiserver.
@@ -63,7 +63,13 @@ func Start(tb testing.TB) *Server {
 
 type running struct {
 	Server
-	procs []*exec.Cmd
+	procs []named
+}
+
+// named is a started server and its name, for errors.
+type named struct {
+	*child.Proc
+	name string
 }
 
 func start(bin, dir string) (*running, error) {
@@ -120,12 +126,13 @@ func (r *running) launch(dir, name, path string, args ...string) error {
 	defer log.Close()
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = log, log
-	// The servers die with the test binary, even when it is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", name, err)
+	// The servers die with the test binary, even when it is killed, and
+	// only then.
+	proc, err := child.Start(cmd, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	r.procs = append(r.procs, cmd)
+	r.procs = append(r.procs, named{proc, name})
 	return nil
 }
 
@@ -135,8 +142,10 @@ func (r *running) waitReady(timeout time.Duration) error {
 	var last error
 	for ctx.Err() == nil {
 		for _, p := range r.procs {
-			if p.ProcessState != nil {
-				return fmt.Errorf("%s exited", filepath.Base(p.Path))
+			select {
+			case <-p.Done():
+				return fmt.Errorf("%s exited: %v (its log: %s)", p.name, p.Err(), filepath.Join(r.Dir, p.name+".log"))
+			default:
 			}
 		}
 		body, err := r.Clients.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
@@ -151,16 +160,7 @@ func (r *running) waitReady(timeout time.Duration) error {
 
 func (r *running) stop() {
 	for i := len(r.procs) - 1; i >= 0; i-- {
-		p := r.procs[i]
-		_ = p.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = p.Process.Kill()
-			<-done
-		}
+		r.procs[i].Stop(10 * time.Second)
 	}
 }
 

@@ -164,7 +164,7 @@ func TestRaildReadsAnnotationsFromTheAPIServer(t *testing.T) {
 	t.Run("API server gone, then back", func(t *testing.T) {
 		proxy.down()
 		waitFor(t, "/readyz says the API connection fails", func() error {
-			if code, body := r.readyz(t); code != http.StatusServiceUnavailable || !strings.Contains(body, "API server") {
+			if code, body := r.readyz(t); code != http.StatusServiceUnavailable || !strings.Contains(body, "api-server") {
 				return fmt.Errorf("%d %s", code, body)
 			}
 			return nil
@@ -216,8 +216,8 @@ func TestRaildWithoutAPIServer(t *testing.T) {
 	})
 	_, err = r.add("sb-2", "q", "u-2", nil)
 	wantCode11(t, err, "pod default/q: cannot read its annotations")
-	if code, body := r.readyz(t); code != http.StatusServiceUnavailable || !strings.Contains(body, "API server") {
-		t.Errorf("/readyz = %d %s, want 503 naming the API server", code, body)
+	if code, body := r.readyz(t); code != http.StatusServiceUnavailable || !strings.Contains(body, "api-server") {
+		t.Errorf("/readyz = %d %s, want 503 naming the api-server check (terse: the reason is in raild's log)", code, body)
 	}
 
 	off := startRaild(t, map[string]string{"enabled": "false"})

@@ -4,9 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/railcni/rail/integration/child"
 )
 
 // StartControllerManager runs kube-controller-manager against s with only
@@ -24,19 +25,9 @@ func (s *Server) StartControllerManager(tb testing.TB, controllers string) {
 	cmd := exec.Command(path, "--kubeconfig", s.Kubeconfig, "--controllers", controllers,
 		"--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false")
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start kube-controller-manager: %v", err)
+	proc, err := child.Start(cmd, nil)
+	if err != nil {
+		tb.Fatalf("kube-controller-manager: %v", err)
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	tb.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	tb.Cleanup(func() { proc.Stop(10 * time.Second) })
 }

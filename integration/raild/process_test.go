@@ -13,6 +13,7 @@ import (
 	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/netnstest"
 )
 
 // raildProc is a raild process on a fake H100 node. Its config, socket,
@@ -25,10 +26,28 @@ type raildProc struct {
 	dir    string
 	root   string
 	socket string
-	// netns stands in for a pod's netns path (CNI_NETNS): an existing
-	// file, so raild's reconcile keeps the lease. It cannot be the test's
-	// own netns: skel fails an ADD whose CNI_NETNS is the plugin's netns.
+	// netns is a pod's netns path (CNI_NETNS): a network namespace of its
+	// own (podNetns), so raild's reconcile keeps the lease and the plugins,
+	// which refuse a CNI_NETNS that is not a netns, take it. It cannot be
+	// the test's own netns: skel fails an ADD whose CNI_NETNS is the
+	// plugin's netns.
 	netns string
+}
+
+// podNetns is a fresh network namespace standing in for a pod's, deleted
+// when the test ends.
+func podNetns(tb testing.TB) *harness.NetNS {
+	tb.Helper()
+	n, err := harness.CreateNetNS(netnstest.UniqueName(tb, "rit-"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := n.Delete(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return n
 }
 
 // newRaild prepares a node whose only pool p has the given subnet; the
@@ -40,10 +59,7 @@ func newRaild(tb testing.TB, subnet string) *raildProc {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	r := &raildProc{tb: tb, dir: dir, root: root, socket: filepath.Join(dir, "raild.sock"), netns: filepath.Join(dir, "pod-netns")}
-	if err := os.WriteFile(r.netns, nil, 0o600); err != nil {
-		tb.Fatal(err)
-	}
+	r := &raildProc{tb: tb, dir: dir, root: root, socket: filepath.Join(dir, "raild.sock"), netns: podNetns(tb).Path}
 	r.opt = harness.RaildOptions{Bin: bins.raild, Dir: dir, Root: r.root, NodeName: "node1",
 		Args:   []string{"--log-level", "info"}, // as deployed: the RSS and throughput tests measure raild
 		Config: harness.DaemonConfig{Cooldown: "0s", Pools: []ipam.PoolConfig{{Name: "p", Subnet: subnet}}}}

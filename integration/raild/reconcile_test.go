@@ -3,11 +3,11 @@ package raild
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
+	"github.com/railcni/rail/integration/harness"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -40,13 +40,12 @@ func TestReconcileOnStart(t *testing.T) {
 			r.start()
 			ctx := context.Background()
 			var want []string
+			pods := map[string]*harness.NetNS{}
 			for _, l := range leases {
 				netns := ""
 				if l.netns != "" {
-					netns = filepath.Join(r.dir, l.netns)
-					if err := os.WriteFile(netns, nil, 0o600); err != nil {
-						t.Fatal(err)
-					}
+					pods[l.netns] = podNetns(t)
+					netns = pods[l.netns].Path
 				}
 				var via allocator = clientAllocator{r.client(), netns}
 				if l.viaPlugin {
@@ -65,7 +64,7 @@ func TestReconcileOnStart(t *testing.T) {
 			tt.stop(r)
 			for _, l := range leases {
 				if l.removeNetns {
-					if err := os.Remove(filepath.Join(r.dir, l.netns)); err != nil {
+					if err := pods[l.netns].Delete(); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -19,7 +19,7 @@ import (
 )
 
 // TestAttachMoveCarriesRDMADevice: pkg/attach in move mode with
-// RDMAExclusive on a real exclusive-mode kernel puts the netdev (the
+// RDMANetns exclusive on a real exclusive-mode kernel puts the netdev (the
 // guest's virtio NIC, a PCI device like a real NIC's, which the kernel
 // returns rather than deletes when a netns dies) and the RDMA device into
 // the pod, and Detach brings both back, also after the pod netns died
@@ -47,7 +47,7 @@ func TestAttachMoveCarriesRDMADevice(t *testing.T) {
 			pod := newNetns(t)
 			spec := attach.Spec{Mode: attach.ModeMove, Parent: nic, Name: "rail0",
 				Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.0.5/24")}, MTU: 1300,
-				RDMADevice: dev, RDMAExclusive: true}
+				RDMADevice: dev, RDMANetns: rdma.NetnsExclusive}
 
 			all, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 			if err != nil {
@@ -104,12 +104,11 @@ func TestAttachMoveCarriesRDMADevice(t *testing.T) {
 func TestAttachMoveOfRxeNetdev(t *testing.T) {
 	boot := guestBoot(t)
 	tests := []struct {
-		boot      rdma.NetnsMode
-		exclusive bool
-		wantErr   error
+		boot    rdma.NetnsMode
+		wantErr error
 	}{
-		{rdma.NetnsExclusive, true, rdma.ErrDeviceNotFound},
-		{rdma.NetnsShared, false, nil},
+		{rdma.NetnsExclusive, rdma.ErrDeviceNotFound},
+		{rdma.NetnsShared, nil},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.boot), func(t *testing.T) {
@@ -124,7 +123,7 @@ func TestAttachMoveOfRxeNetdev(t *testing.T) {
 			pod := newNetns(t)
 			inPod := rdmaHandle(t, pod)
 			spec := attach.Spec{Mode: attach.ModeMove, Parent: nic, Name: "rail0",
-				Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.1.5/24")}, RDMADevice: dev, RDMAExclusive: tt.exclusive}
+				Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.1.5/24")}, RDMADevice: dev, RDMANetns: tt.boot}
 
 			_, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 			if tt.wantErr == nil && err != nil {
@@ -159,7 +158,7 @@ func TestAttachMoveRDMARefusedInSharedMode(t *testing.T) {
 	before := hostLinkState(t, nic)
 	pod := newNetns(t)
 	spec := attach.Spec{Mode: attach.ModeMove, Parent: nic, Name: "rail0",
-		Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.2.5/24")}, RDMADevice: dev, RDMAExclusive: true}
+		Addresses: []netip.Prefix{netip.MustParsePrefix("10.77.2.5/24")}, RDMADevice: dev, RDMANetns: rdma.NetnsExclusive}
 
 	_, err := attach.AttachAll(pod.Path(), []attach.Spec{spec})
 	if !errors.Is(err, unix.EOPNOTSUPP) {

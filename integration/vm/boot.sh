@@ -21,7 +21,7 @@ write_job() {
   printf 'RAIL_VM_KVER=%q\nRAIL_VM_MODULES=%q\n' "$VM_KERNEL_ABI" "$KDIR/root/usr/lib/modules/$VM_KERNEL_ABI" >"$dir/job.env"
   {
     echo 'set -u'
-    echo 'modprobe -a rdma_rxe ib_uverbs rdma_ucm ib_umad veth macvlan virtio_net || exit 125'
+    echo 'modprobe -a rdma_rxe ib_uverbs rdma_ucm ib_umad veth macvlan ipvlan virtio_net || exit 125'
     # the guest's one NIC: virtio-net on a QEMU hub with no other port, so nothing leaves the VM
     echo 'RAIL_VM_NIC=$(ls /sys/bus/virtio/drivers/virtio_net/*/net/ 2>/dev/null | head -1)'
     printf 'cd %q\n' "$HERE"

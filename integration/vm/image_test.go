@@ -1,16 +1,13 @@
 package vm
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
+
+	"github.com/railcni/rail/integration/harness"
 )
 
 // verbsImage is the containers' image: static busybox plus the ibverbs user
@@ -58,41 +55,5 @@ func verbsImageFiles() ([]string, error) {
 	if err != nil || len(provider) == 0 {
 		return nil, errors.New("no /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so: run.sh installs ibverbs-providers on the host")
 	}
-	programs := append(append([]string{}, verbsTools...), provider...)
-	paths := append([]string{"/bin/busybox", "/etc/libibverbs.d/rxe.driver"}, programs...)
-	for _, p := range programs {
-		libs, err := sharedLibraries(p)
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, libs...)
-	}
-	slices.Sort(paths)
-	paths = slices.Compact(paths)
-	pairs := make([]string, len(paths))
-	for i, p := range paths {
-		pairs[i] = p + ":" + p
-	}
-	return pairs, nil
-}
-
-// sharedLibraries returns the files ldd resolves for an ELF program or
-// library, the program interpreter included.
-func sharedLibraries(elf string) ([]string, error) {
-	out, err := exec.Command("ldd", elf).Output()
-	if err != nil {
-		return nil, fmt.Errorf("ldd %s: %w", elf, err)
-	}
-	var libs []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		switch {
-		case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
-			libs = append(libs, f[2])
-		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
-			libs = append(libs, f[0])
-		}
-	}
-	return libs, nil
+	return harness.ImageFiles([]string{"/bin/busybox", "/etc/libibverbs.d/rxe.driver"}, append(append([]string{}, verbsTools...), provider...))
 }

@@ -15,8 +15,12 @@ type Mode string
 const (
 	ModeMove    Mode = "move"
 	ModeMacvlan Mode = "macvlan"
-	ModeIPoIB   Mode = "ipoib"
-	ModeIPAM    Mode = "ipam"
+	// ModeIPVLAN gives the pod an ipvlan (L2) child of the NIC's netdev:
+	// the port's MAC, the pod's own address (bonds with LACP and fabrics
+	// that refuse a second MAC on a port).
+	ModeIPVLAN Mode = "ipvlan"
+	ModeIPoIB  Mode = "ipoib"
+	ModeIPAM   Mode = "ipam"
 	// ModeVF gives a pod an SR-IOV VF of the PF closest to its GPUs,
 	// configured through its PF (VLAN, MAC, spoofchk, trust, rates) and
 	// moved in; DEL resets the PF-side settings.
@@ -24,7 +28,7 @@ const (
 )
 
 // AttachModes are the modes of the rail plugin (every mode but ModeIPAM).
-func AttachModes() []Mode { return []Mode{ModeMove, ModeMacvlan, ModeIPoIB, ModeVF} }
+func AttachModes() []Mode { return []Mode{ModeMove, ModeMacvlan, ModeIPVLAN, ModeIPoIB, ModeVF} }
 
 // Valid reports whether m is one of the attach modes or ModeIPAM.
 func (m Mode) Valid() bool { return m == ModeIPAM || m.Attaches() }
@@ -44,10 +48,11 @@ func (m Mode) Attaches() bool {
 func (m Mode) Exclusive() bool { return m == ModeMove || m == ModeVF }
 
 // LinkLayer is the link layer the mode needs of its NIC ("" for any): a
-// macvlan child is Ethernet (RoCE), an IPoIB child needs InfiniBand.
+// macvlan or ipvlan child is Ethernet (RoCE), an IPoIB child needs
+// InfiniBand.
 func (m Mode) LinkLayer() topology.LinkLayer {
 	switch m {
-	case ModeMacvlan:
+	case ModeMacvlan, ModeIPVLAN:
 		return topology.Ethernet
 	case ModeIPoIB:
 		return topology.InfiniBand
@@ -75,5 +80,18 @@ func SelectorLinkLayer(m Mode, selected topology.LinkLayer) (topology.LinkLayer,
 	case implied == "" || implied.Matches(selected):
 		return selected, nil
 	}
-	return "", fmt.Errorf("linkLayer %s does not fit mode %s, which needs %s NICs", selected, m, implied)
+	return "", fmt.Errorf("linkLayer %s does not fit mode %s, which needs %s NICs%s", selected, m, implied, m.Instead(selected))
+}
+
+// SharesPort reports whether m gives the pod a child of the NIC's netdev
+// (macvlan, ipvlan, ipoib): many pods per port.
+func (m Mode) SharesPort() bool { return m == ModeMacvlan || m == ModeIPVLAN || m == ModeIPoIB }
+
+// Instead names the mode that shares a port of link layer ll when m cannot:
+// ", use mode ipoib for InfiniBand ports" for macvlan and ipvlan ("" else).
+func (m Mode) Instead(ll topology.LinkLayer) string {
+	if (m == ModeMacvlan || m == ModeIPVLAN) && ll == topology.InfiniBand {
+		return ": use mode " + string(ModeIPoIB) + " for InfiniBand ports"
+	}
+	return ""
 }

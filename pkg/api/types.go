@@ -141,6 +141,11 @@ type PlanInterface struct {
 	Table int `json:"table,omitempty"`
 	// VF is the SR-IOV VF of a vf-mode interface (nil in other modes).
 	VF *VF `json:"vf,omitempty"`
+	// SoftRoCE is, on a node in softRoCE mode, the name of the Soft-RoCE
+	// device (rxe) the plugin creates on this interface inside the pod's
+	// netns (SoftRoCEName of the lease): the pod's RDMA device. "" on
+	// other nodes.
+	SoftRoCE string `json:"softRoCE,omitempty"`
 }
 
 // VF is the SR-IOV virtual function behind a vf-mode pod interface: where

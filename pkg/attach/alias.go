@@ -106,7 +106,7 @@ func (r *aliasRecord) set(key, value string) bool {
 		return checkIfName(value) == nil
 	case "kind":
 		r.Kind = value
-		return value == string(ModeMacvlan) || value == string(ModeIPoIB)
+		return Mode(value).SharesPort()
 	case "mtu":
 		mtu, err := strconv.Atoi(value)
 		r.MTU = mtu

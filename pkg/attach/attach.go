@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/vfpf"
 	"github.com/vishvananda/netlink"
 )
 
@@ -79,7 +80,7 @@ func Check(podNetns string, s Spec) error {
 type attacher struct {
 	moveRDMA func(dev, fromNetns, toNetns string) error
 	// pf gives the PF control of a session (nil: netlink in its host netns).
-	pf func(*session) PFControl
+	pf func(*session) vfpf.Control
 	// setMAC sets a host link's MAC (nil: netlink); tests model a VF
 	// driver's answer with it.
 	setMAC func(netlink.Link, net.HardwareAddr) error
@@ -89,13 +90,15 @@ type attacher struct {
 	// rebind unbinds and binds the driver of the VF at a PCI address (nil:
 	// through sysfs under sysRoot); tests model the kernel's answer.
 	rebind func(pci string) error
+	// soft makes and deletes the pods' Soft-RoCE devices.
+	soft SoftRoCEOps
 }
 
 func defaultAttacher() attacher {
-	return attacher{moveRDMA: rdma.MoveDevice}
+	return attacher{moveRDMA: rdma.MoveDevice, soft: rdmaSoftRoCE()}
 }
 
-func (a attacher) pfControl(sess *session) PFControl {
+func (a attacher) pfControl(sess *session) vfpf.Control {
 	if a.pf != nil {
 		return a.pf(sess)
 	}
@@ -136,8 +139,18 @@ func (a attacher) attachAll(podNetns string, specs []Spec) (_ []Attached, retErr
 	return out, nil
 }
 
-// attachOne attaches s in an open session, or finds it attached.
+// attachOne attaches s in an open session, or finds it attached, with its
+// Soft-RoCE device when s names one.
 func (a attacher) attachOne(sess *session, s Spec) (Attached, error) {
+	got, err := a.attachLink(sess, s)
+	if err != nil {
+		return got, err
+	}
+	return a.withSoftRoCE(sess, s, got)
+}
+
+// attachLink attaches the interface of s, or finds it attached.
+func (a attacher) attachLink(sess *session, s Spec) (Attached, error) {
 	if existing, err := sess.podNL.LinkByName(s.Name); err == nil {
 		res, err := reattach(sess, existing, s)
 		return Attached{Result: res}, err
@@ -192,9 +205,13 @@ func (a attacher) detach(podNetns string, s Spec) error {
 	return a.detachIn(sess, s)
 }
 
-// detachIn undoes s in an open session.
+// detachIn undoes s in an open session: its Soft-RoCE device first, then
+// its interface.
 func (a attacher) detachIn(sess *session, s Spec) error {
-	var err error
+	err := a.removeSoftRoCE(sess, s)
+	if err != nil {
+		return fmt.Errorf("detach %s (%s of %s): %w", s.Name, s.Mode, s.Parent, err)
+	}
 	if movesNetdev(s.Mode) {
 		err = a.detachMove(sess, s)
 	} else {

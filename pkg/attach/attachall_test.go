@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/railcni/rail/pkg/nsfs"
+	"github.com/railcni/rail/pkg/rdma"
 )
 
 // planSpecs is a three-interface plan over three stand-in NICs: a move
@@ -20,7 +21,7 @@ func planSpecs(nics []string) []Spec {
 	return []Spec{
 		{Mode: ModeMove, Parent: nics[0], Name: "rail0", MTU: 9000, Table: 120, ArpTuning: true,
 			Addresses: prefixes("10.10.0.5/24"), Routes: []Route{route("10.20.0.0/16", "10.10.0.1")},
-			RDMADevice: "mlx5_0", RDMAExclusive: true},
+			RDMADevice: "mlx5_0", RDMANetns: rdma.NetnsExclusive},
 		{Mode: ModeMacvlan, Parent: nics[1], Name: "rail1", Table: 121, ArpTuning: true, Addresses: prefixes("10.10.0.6/24")},
 		{Mode: ModeMove, Parent: nics[2], Name: "rail2", Table: 122, Addresses: prefixes("fd00:10::7/64")},
 	}

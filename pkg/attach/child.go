@@ -7,7 +7,7 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// attachChild creates a macvlan or IPoIB child of s.Parent directly in the
+// attachChild creates a macvlan, ipvlan or IPoIB child of s.Parent directly in the
 // pod netns (one RTM_NEWLINK carrying IFLA_NET_NS_FD: the parent is looked
 // up in the host, the name only has to be free in the pod, so no temporary
 // name and no second move are needed), labels it and configures it.
@@ -48,6 +48,8 @@ func createChild(sess *session, parent netlink.Link, s Spec) error {
 	switch s.Mode {
 	case ModeMacvlan:
 		return createMacvlan(sess, parent, s)
+	case ModeIPVLAN:
+		return createIPVLAN(sess, parent, s)
 	case ModeIPoIB:
 		return createIPoIB(sess, parent, s)
 	default:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/railcni/rail/pkg/rdma"
 )
 
 // TestDetachFromCachedResult: the plugin may only know Mode and Name (a
@@ -27,7 +29,7 @@ func TestDetachFromCachedResult(t *testing.T) {
 			full := Spec{Mode: tt.mode, Parent: e.addNIC(1500, true), Name: "rail0", Table: 170, ArpTuning: true,
 				Addresses: prefixes("10.10.0.5/24", "fd00:10::5/64"), Routes: []Route{route("10.20.0.0/16", "10.10.0.1")}}
 			if tt.mode == ModeMove {
-				full.RDMADevice, full.RDMAExclusive = "mlx5_3", true
+				full.RDMADevice, full.RDMANetns = "mlx5_3", rdma.NetnsExclusive
 			}
 			hostBefore, podBefore := snapshot(t, e.host), snapshot(t, e.pod)
 			fake := &fakeRDMA{}

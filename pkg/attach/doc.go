@@ -14,9 +14,10 @@
 //   - macvlan: a macvlan child of Spec.Parent, created directly inside the
 //     pod netns (one RTM_NEWLINK with IFLA_NET_NS_FD).
 //   - vf: an SR-IOV VF's netdev moves into the pod as in move mode, after
-//     what Spec.VF.Config asks is set through its PF (PFControl: admin MAC,
-//     which the VF's netdev takes too, VLAN/QoS/protocol, spoofchk, link
-//     state, rates, trust last). Each setting's old value is recorded in
+//     what Spec.VF.Config asks is set through its PF (vfpf.Control: admin
+//     MAC, which the VF's netdev takes too, then pkg/vfpf's steps,
+//     VLAN/QoS/protocol, spoofchk, link state, rates, trust last, each
+//     step's inverse on the undo list). Each setting's old value is recorded in
 //     the alias (":pf=<PF>:vf=<index>" and one key per changed setting) and
 //     restored on Detach before the VF leaves the pod, trust first; a
 //     setting not asked for is never touched, so one the driver does not

@@ -7,6 +7,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // fakePF stands in for a PF's driver: it keeps each VF's admin state,
@@ -16,11 +18,11 @@ import (
 type fakePF struct {
 	mu     sync.Mutex
 	name   string
-	vfs    map[int]VFState
+	vfs    map[int]vfpf.State
 	calls  []string
 	failAt int // fail the failAt-th Set call (1-based); 0 never
 	sets   int
-	reads  int // VFState calls
+	reads  int // vfpf.State calls
 	// failFrom fails every Set call from this one on (0: never), for a
 	// reset that cannot be done.
 	failFrom int
@@ -49,7 +51,7 @@ func (f *fakePF) infiniband() *fakePF {
 // SetVFGUID models mlx5: all ones clears the VF's administrative GUID
 // (it reads back zero); an Ethernet PF has no ndo_set_vf_guid.
 func (f *fakePF) SetVFGUID(pf string, vf int, node, port net.HardwareAddr) error {
-	return f.set(pf, vf, fmt.Sprintf("guid %s %s", node, port), func(s *VFState) error {
+	return f.set(pf, vf, fmt.Sprintf("guid %s %s", node, port), func(s *vfpf.State) error {
 		if !f.ib {
 			return unix.EOPNOTSUPP
 		}
@@ -74,16 +76,16 @@ func isAllOnesGUID(g net.HardwareAddr) bool {
 }
 
 func newFakePF(name string, vfs int) *fakePF {
-	f := &fakePF{name: name, vfs: map[int]VFState{}}
+	f := &fakePF{name: name, vfs: map[int]vfpf.State{}}
 	for i := range vfs {
-		f.vfs[i] = VFState{MAC: net.HardwareAddr{0x52, 0x35, 0xf7, 0x89, 0x82, byte(i)}, VLANProto: VLANProto8021Q, Spoofchk: true}
+		f.vfs[i] = vfpf.State{MAC: net.HardwareAddr{0x52, 0x35, 0xf7, 0x89, 0x82, byte(i)}, VLANProto: VLANProto8021Q, Spoofchk: true}
 	}
 	return f
 }
 
-func (f *fakePF) control(*session) PFControl { return f }
+func (f *fakePF) control(*session) vfpf.Control { return f }
 
-func (f *fakePF) state(vf int) VFState {
+func (f *fakePF) state(vf int) vfpf.State {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.vfs[vf]
@@ -95,16 +97,16 @@ func (f *fakePF) callLog() []string {
 	return append([]string(nil), f.calls...)
 }
 
-func (f *fakePF) VFState(pf string, vf int) (VFState, error) {
+func (f *fakePF) VFState(pf string, vf int) (vfpf.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++
 	if pf != f.name {
-		return VFState{}, fmt.Errorf("link %s not found: %w", pf, unix.ENODEV)
+		return vfpf.State{}, fmt.Errorf("link %s not found: %w", pf, unix.ENODEV)
 	}
 	st, ok := f.vfs[vf]
 	if !ok {
-		return VFState{}, fmt.Errorf("VF %d: %w", vf, ErrVFNotOnPF)
+		return vfpf.State{}, fmt.Errorf("VF %d: %w", vf, vfpf.ErrNotOnPF)
 	}
 	st.MAC = append(net.HardwareAddr(nil), st.MAC...)
 	if st.NodeGUID != nil {
@@ -114,7 +116,7 @@ func (f *fakePF) VFState(pf string, vf int) (VFState, error) {
 }
 
 // set applies change to VF vf after the checks every Set call passes.
-func (f *fakePF) set(pf string, vf int, call string, change func(*VFState) error) error {
+func (f *fakePF) set(pf string, vf int, call string, change func(*vfpf.State) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, call)
@@ -137,12 +139,12 @@ func (f *fakePF) set(pf string, vf int, call string, change func(*VFState) error
 }
 
 func (f *fakePF) SetVFMAC(pf string, vf int, mac net.HardwareAddr) error {
-	return f.set(pf, vf, "mac "+mac.String(), func(s *VFState) error {
+	return f.set(pf, vf, "mac "+mac.String(), func(s *vfpf.State) error {
 		s.MAC = append(net.HardwareAddr(nil), mac...)
 		if f.pfSet == nil {
 			f.pfSet = map[int]bool{}
 		}
-		f.pfSet[vf] = !isZeroMAC(mac)
+		f.pfSet[vf] = !vfpf.IsZeroMAC(mac)
 		return nil
 	})
 }
@@ -169,7 +171,7 @@ func (f *fakePF) igbVFSetMAC(vf int) func(netlink.Link, net.HardwareAddr) error 
 }
 
 func (f *fakePF) SetVFVLAN(pf string, vf, vlan, qos int, proto uint16) error {
-	return f.set(pf, vf, fmt.Sprintf("vlan %d qos %d proto %#x", vlan, qos, proto), func(s *VFState) error {
+	return f.set(pf, vf, fmt.Sprintf("vlan %d qos %d proto %#x", vlan, qos, proto), func(s *vfpf.State) error {
 		if vlan > 4095 || qos > 7 {
 			return unix.EINVAL
 		}
@@ -179,19 +181,19 @@ func (f *fakePF) SetVFVLAN(pf string, vf, vlan, qos int, proto uint16) error {
 }
 
 func (f *fakePF) SetVFSpoofchk(pf string, vf int, on bool) error {
-	return f.set(pf, vf, fmt.Sprintf("spoofchk %v", on), func(s *VFState) error { s.Spoofchk = on; return nil })
+	return f.set(pf, vf, fmt.Sprintf("spoofchk %v", on), func(s *vfpf.State) error { s.Spoofchk = on; return nil })
 }
 
 func (f *fakePF) SetVFTrust(pf string, vf int, on bool) error {
-	return f.set(pf, vf, fmt.Sprintf("trust %v", on), func(s *VFState) error { s.Trust = on; return nil })
+	return f.set(pf, vf, fmt.Sprintf("trust %v", on), func(s *vfpf.State) error { s.Trust = on; return nil })
 }
 
 func (f *fakePF) SetVFLinkState(pf string, vf int, state VFLinkState) error {
-	return f.set(pf, vf, "state "+state.String(), func(*VFState) error { return unix.EOPNOTSUPP })
+	return f.set(pf, vf, "state "+state.String(), func(*vfpf.State) error { return unix.EOPNOTSUPP })
 }
 
 func (f *fakePF) SetVFRate(pf string, vf int, minMbps, maxMbps uint32) error {
-	return f.set(pf, vf, fmt.Sprintf("rate %d %d", minMbps, maxMbps), func(s *VFState) error {
+	return f.set(pf, vf, fmt.Sprintf("rate %d %d", minMbps, maxMbps), func(s *vfpf.State) error {
 		if minMbps != 0 {
 			return unix.EINVAL
 		}

@@ -29,11 +29,7 @@ func createMacvlan(sess *session, parent netlink.Link, s Spec) error {
 	if err != nil {
 		return err
 	}
-	attrs := netlink.NewLinkAttrs()
-	attrs.Name = s.Name
-	attrs.ParentIndex = parent.Attrs().Index
-	attrs.Namespace = netlink.NsFd(int(sess.pod.Fd()))
-	attrs.MTU = s.MTU
+	attrs := childAttrs(sess, parent, s)
 	if s.MAC != "" {
 		if attrs.HardwareAddr, err = net.ParseMAC(s.MAC); err != nil {
 			return fmt.Errorf("MAC %q: %w", s.MAC, err)
@@ -45,4 +41,15 @@ func createMacvlan(sess *session, parent netlink.Link, s Spec) error {
 			s.Name, s.Parent, s.MTU, parent.Attrs().MTU, err)
 	}
 	return nil
+}
+
+// childAttrs are the attributes of a child link s.Name of parent created
+// directly in the pod's netns, with s.MTU (0: the parent's).
+func childAttrs(sess *session, parent netlink.Link, s Spec) netlink.LinkAttrs {
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name = s.Name
+	attrs.ParentIndex = parent.Attrs().Index
+	attrs.Namespace = netlink.NsFd(int(sess.pod.Fd()))
+	attrs.MTU = s.MTU
+	return attrs
 }

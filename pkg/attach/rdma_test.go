@@ -39,24 +39,24 @@ func (f *fakeRDMA) move(dev, from, to string) error {
 
 func TestRDMADeviceMovesWithNetdev(t *testing.T) {
 	tests := []struct {
-		name      string
-		mode      Mode
-		exclusive bool
-		device    string
-		wantMove  bool
-		wantErr   string
+		name     string
+		mode     Mode
+		netns    rdma.NetnsMode
+		device   string
+		wantMove bool
+		wantErr  string
 	}{
-		{"move, exclusive, device named", ModeMove, true, "mlx5_0", true, ""},
-		{"move, shared", ModeMove, false, "mlx5_0", false, ""},
-		{"move, exclusive, no device", ModeMove, true, "", false, ""},
-		{"macvlan, shared", ModeMacvlan, false, "mlx5_0", false, ""},
-		{"macvlan, exclusive", ModeMacvlan, true, "mlx5_0", false, `needs the RDMA subsystem in "shared" netns mode`},
+		{"move, exclusive, device named", ModeMove, rdma.NetnsExclusive, "mlx5_0", true, ""},
+		{"move, shared", ModeMove, rdma.NetnsShared, "mlx5_0", false, ""},
+		{"move, exclusive, no device", ModeMove, rdma.NetnsExclusive, "", false, ""},
+		{"macvlan, shared", ModeMacvlan, rdma.NetnsShared, "mlx5_0", false, ""},
+		{"macvlan, exclusive", ModeMacvlan, rdma.NetnsExclusive, "mlx5_0", false, `needs the RDMA subsystem in "shared" netns mode`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t)
 			s := Spec{Mode: tt.mode, Parent: e.addNIC(1500, true), Name: "rail0", Addresses: prefixes("10.10.0.5/24"),
-				RDMADevice: tt.device, RDMAExclusive: tt.exclusive}
+				RDMADevice: tt.device, RDMANetns: tt.netns}
 			if got := s.movesRDMADevice(); got != tt.wantMove {
 				t.Errorf("movesRDMADevice = %v, want %v", got, tt.wantMove)
 			}
@@ -105,7 +105,7 @@ func TestRDMAMoveFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t)
 			s := Spec{Mode: ModeMove, Parent: e.addNIC(1500, true), Name: "rail0", Addresses: prefixes("10.10.0.5/24"),
-				RDMADevice: "mlx5_0", RDMAExclusive: true}
+				RDMADevice: "mlx5_0", RDMANetns: rdma.NetnsExclusive}
 			hostBefore, podBefore := snapshot(t, e.host), snapshot(t, e.pod)
 			a := attacher{moveRDMA: (&fakeRDMA{failIn: tt.failIn, failOut: tt.failOut}).move}
 			_, err := attachIn(e, a, s)

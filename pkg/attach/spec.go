@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/rdma"
 )
 
 // Mode is how a NIC reaches the pod: the project's one attach mode type.
@@ -14,6 +15,9 @@ const (
 	ModeMove = api.ModeMove
 	// ModeMacvlan gives the pod a macvlan child of the NIC's netdev (RoCE).
 	ModeMacvlan = api.ModeMacvlan
+	// ModeIPVLAN gives the pod an ipvlan (L2) child of the NIC's netdev
+	// (RoCE): the port's MAC, the pod's own address.
+	ModeIPVLAN = api.ModeIPVLAN
 	// ModeIPoIB gives the pod an IPoIB child of the NIC's InfiniBand netdev.
 	ModeIPoIB = api.ModeIPoIB
 	// ModeVF moves an SR-IOV VF's netdev into the pod, as ModeMove does,
@@ -66,7 +70,7 @@ type Spec struct {
 	// MAC is an optional MAC address for the macvlan child.
 	MAC string
 	// RDMADevice is the NIC's RDMA device (mlx5_0; in vf mode the VF's
-	// own, mlx5_12). In move and vf mode with RDMAExclusive it moves into
+	// own, mlx5_12). In move and vf mode, RDMANetns exclusive, it moves into
 	// the pod with the netdev and back.
 	RDMADevice string
 	// Owner, when set, is recorded in the interface's alias: the lease it
@@ -75,10 +79,14 @@ type Spec struct {
 	// VF is what vf mode needs (and only vf mode takes): the VF's PF and
 	// index, and what to set through the PF.
 	VF *VF
-	// RDMAExclusive says the RDMA subsystem is in exclusive netns mode.
-	// Macvlan and ipoib attachments that name an RDMADevice are refused then,
+	// SoftRoCE, when set, is the name of the Soft-RoCE device (rxe) to
+	// create on the pod interface inside the pod netns once it is there
+	// (a node in softRoCE mode); Detach deletes it. "" creates none.
+	SoftRoCE string
+	// RDMANetns is the RDMA subsystem's netns mode. In exclusive mode
+	// macvlan and ipoib attachments that name an RDMADevice are refused,
 	// since a pod cannot reach the parent's RDMA device in that mode.
-	RDMAExclusive bool
+	RDMANetns rdma.NetnsMode
 }
 
 // Result describes the pod interface after Attach.
@@ -91,5 +99,5 @@ type Result struct {
 
 // movesRDMADevice reports whether attaching s moves an RDMA device too.
 func (s Spec) movesRDMADevice() bool {
-	return movesNetdev(s.Mode) && s.RDMAExclusive && s.RDMADevice != ""
+	return movesNetdev(s.Mode) && s.RDMANetns == rdma.NetnsExclusive && s.RDMADevice != ""
 }

@@ -76,9 +76,9 @@ func validateWith(s Spec, names func(Spec) error) error {
 
 func validateModeFields(s Spec) error {
 	switch s.Mode {
-	case ModeMove, ModeMacvlan, ModeIPoIB, ModeVF:
+	case ModeMove, ModeMacvlan, ModeIPVLAN, ModeIPoIB, ModeVF:
 	default:
-		return fmt.Errorf("Mode %q is unknown: use %q, %q, %q or %q", s.Mode, ModeMove, ModeMacvlan, ModeIPoIB, ModeVF)
+		return fmt.Errorf("Mode %q is unknown: use %q, %q, %q, %q or %q", s.Mode, ModeMove, ModeMacvlan, ModeIPVLAN, ModeIPoIB, ModeVF)
 	}
 	if err := validateVF(s); err != nil {
 		return err
@@ -194,7 +194,7 @@ func validateLinkSettings(s Spec) error {
 }
 
 func validateRDMA(s Spec) error {
-	if s.RDMADevice == "" || !s.RDMAExclusive {
+	if s.RDMADevice == "" || s.RDMANetns != rdma.NetnsExclusive {
 		return nil
 	}
 	if err := rdma.ModeRequirement(s.Mode, rdma.NetnsExclusive); err != nil {

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/railcni/rail/pkg/rdma"
 )
 
 func TestValidate(t *testing.T) {
@@ -37,8 +39,8 @@ func TestValidate(t *testing.T) {
 		{"mac in move mode", func(s *Spec) { s.MAC = "02:00:00:00:00:01" }, `MAC is only supported in mode "macvlan"`},
 		{"bad ipoib mode", func(s *Spec) { s.Mode, s.IPoIBMode = ModeIPoIB, "fast" }, `IPoIBMode "fast" is unknown`},
 		{"pkey without partition", func(s *Spec) { s.Mode, s.PKey = ModeIPoIB, 0x8000 }, "PKey 0x8000 has no partition number"},
-		{"ipoib in exclusive rdma mode", func(s *Spec) { s.Mode, s.RDMADevice, s.RDMAExclusive = ModeIPoIB, "mlx5_0", true }, "RDMADevice mlx5_0: attach mode \"ipoib\" needs"},
-		{"move in exclusive rdma mode", func(s *Spec) { s.RDMADevice, s.RDMAExclusive = "mlx5_0", true }, ""},
+		{"ipoib in exclusive rdma mode", func(s *Spec) { s.Mode, s.RDMADevice, s.RDMANetns = ModeIPoIB, "mlx5_0", rdma.NetnsExclusive }, "RDMADevice mlx5_0: attach mode \"ipoib\" needs"},
+		{"move in exclusive rdma mode", func(s *Spec) { s.RDMADevice, s.RDMANetns = "mlx5_0", rdma.NetnsExclusive }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

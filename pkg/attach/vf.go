@@ -1,7 +1,6 @@
 package attach
 
 import (
-	"errors"
 	"fmt"
 	"net"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/vishvananda/netlink/nl"
 
 	"github.com/railcni/rail/pkg/api"
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // VF is what vf mode attaches beyond a move: the VF's place on its PF and
@@ -43,44 +43,7 @@ const (
 	VLANProto8021AD = api.VLANProto8021AD
 )
 
-// VFState is a VF's administrative state as its PF reports it
-// (IFLA_VF_INFO): what attach records before changing it, and restores.
-type VFState struct {
-	MAC       net.HardwareAddr
-	VLAN      int
-	QoS       int
-	VLANProto uint16
-	Spoofchk  bool
-	Trust     bool
-	LinkState VFLinkState
-	MinTxRate uint32
-	MaxTxRate uint32
-	// NodeGUID and PortGUID are an InfiniBand VF's GUIDs as the PF reports
-	// them (IFLA_VF_IB_NODE_GUID/PORT_GUID, kernels from 5.9 with a driver
-	// that reports them); nil when it does not.
-	NodeGUID, PortGUID net.HardwareAddr
-}
-
-// ErrVFNotOnPF marks a VF its PF does not report (VFs removed, wrong index).
-var ErrVFNotOnPF = errors.New("the PF does not report this VF")
-
-// PFControl is what the vf attach sequence asks of a PF's driver: a VF's
-// admin state and each of its settings. The production one sends netlink
-// requests in the host netns; tests use one that records the calls.
-type PFControl interface {
-	VFState(pf string, vf int) (VFState, error)
-	SetVFMAC(pf string, vf int, mac net.HardwareAddr) error
-	SetVFVLAN(pf string, vf, vlan, qos int, proto uint16) error
-	SetVFSpoofchk(pf string, vf int, on bool) error
-	SetVFTrust(pf string, vf int, on bool) error
-	SetVFLinkState(pf string, vf int, state VFLinkState) error
-	SetVFRate(pf string, vf int, minMbps, maxMbps uint32) error
-	// SetVFGUID sets an InfiniBand VF's node GUID, then its port GUID; the
-	// VF takes them only once its driver is rebound.
-	SetVFGUID(pf string, vf int, node, port net.HardwareAddr) error
-}
-
-// netlinkPF is PFControl on RTM_SETLINK/IFLA_VFINFO_LIST in the host netns.
+// netlinkPF is vfpf.Control on RTM_SETLINK/IFLA_VFINFO_LIST in the host netns.
 // A PF is looked up by name once per session (index): the reply to that
 // lookup carries every VF's IFLA_VF_INFO and their stats, which costs the
 // PF driver more than the setting itself, so settings go to the PF's
@@ -101,10 +64,10 @@ func (p netlinkPF) link(pf string) (netlink.Link, error) {
 	return l, nil
 }
 
-func (p netlinkPF) VFState(pf string, vf int) (VFState, error) {
+func (p netlinkPF) VFState(pf string, vf int) (vfpf.State, error) {
 	l, err := p.link(pf)
 	if err != nil {
-		return VFState{}, err
+		return vfpf.State{}, err
 	}
 	for _, info := range l.Attrs().Vfs {
 		if info.ID != vf {
@@ -114,19 +77,19 @@ func (p netlinkPF) VFState(pf string, vf int) (VFState, error) {
 		if proto == 0 {
 			proto = VLANProto8021Q
 		}
-		st := VFState{MAC: info.Mac, VLAN: info.Vlan, QoS: info.Qos, VLANProto: proto, Spoofchk: info.Spoofchk,
+		st := vfpf.State{MAC: info.Mac, VLAN: info.Vlan, QoS: info.Qos, VLANProto: proto, Spoofchk: info.Spoofchk,
 			Trust: info.Trust != 0, LinkState: VFLinkState(info.LinkState), MinTxRate: info.MinTxRate,
 			MaxTxRate: info.MaxTxRate}
 		if l.Attrs().EncapType == "infiniband" {
 			guids, err := readVFGUIDs(l.Attrs().Index)
 			if err != nil {
-				return VFState{}, fmt.Errorf("read the GUIDs of VF %d of PF %s: %w", vf, pf, err)
+				return vfpf.State{}, fmt.Errorf("read the GUIDs of VF %d of PF %s: %w", vf, pf, err)
 			}
 			st.NodeGUID, st.PortGUID = guids[vf].Node, guids[vf].Port
 		}
 		return st, nil
 	}
-	return VFState{}, fmt.Errorf("VF %d of PF %s: %w (%d VFs reported)", vf, pf, ErrVFNotOnPF, len(l.Attrs().Vfs))
+	return vfpf.State{}, fmt.Errorf("VF %d of PF %s: %w (%d VFs reported)", vf, pf, vfpf.ErrNotOnPF, len(l.Attrs().Vfs))
 }
 
 // set runs one setting on the PF's link, by its index once this session

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // vfRecord is the part of a VF's alias that vf mode adds: where the VF
@@ -18,29 +20,21 @@ import (
 // MACs and GUIDs are written as hex without separators, the VLAN protocol
 // in hex.
 type vfRecord struct {
-	PF        string
-	Index     int
-	MAC       net.HardwareAddr // admin MAC before
-	HostMAC   net.HardwareAddr // the VF netdev's own MAC before
-	VLAN      *vfVLAN
-	Spoofchk  *bool
-	Trust     *bool
-	LinkState *VFLinkState
-	Rate      *vfRate
-	NodeGUID  net.HardwareAddr // an InfiniBand VF's GUIDs before
-	PortGUID  net.HardwareAddr
+	PF      string
+	Index   int
+	MAC     net.HardwareAddr // admin MAC before
+	HostMAC net.HardwareAddr // the VF netdev's own MAC before
+	vfpf.Settings
+	NodeGUID net.HardwareAddr // an InfiniBand VF's GUIDs before
+	PortGUID net.HardwareAddr
 }
+
+// place is where the record's VF sits.
+func (v *vfRecord) place() vfpf.VF { return vfpf.VF{PF: v.PF, Index: v.Index} }
 
 // hasGUIDs reports whether attach set the VF's GUIDs (restoring them
 // rebinds its driver).
 func (v *vfRecord) hasGUIDs() bool { return v.NodeGUID != nil && v.PortGUID != nil }
-
-type vfVLAN struct {
-	VLAN, QoS int
-	Proto     uint16
-}
-
-type vfRate struct{ Min, Max uint32 }
 
 // vfKeys are the alias keys of a vfRecord.
 var vfKeys = []string{"pf", "vf", "vm", "hm", "vl", "sc", "tr", "ls", "rt", "ng", "pg"}
@@ -124,7 +118,7 @@ func (v *vfRecord) set(key, value string) bool {
 		minS, maxS, ok := strings.Cut(value, ".")
 		lo, err1 := strconv.ParseUint(minS, 10, 32)
 		hi, err2 := strconv.ParseUint(maxS, 10, 32)
-		v.Rate = &vfRate{Min: uint32(lo), Max: uint32(hi)}
+		v.Rate = &vfpf.Rate{Min: uint32(lo), Max: uint32(hi)}
 		return ok && err1 == nil && err2 == nil
 	}
 	return false
@@ -138,7 +132,7 @@ func (v *vfRecord) setVLAN(value string) bool {
 	vlan, err1 := strconv.ParseUint(parts[0], 10, 16)
 	qos, err2 := strconv.ParseUint(parts[1], 10, 8)
 	proto, err3 := strconv.ParseUint(parts[2], 16, 16)
-	v.VLAN = &vfVLAN{VLAN: int(vlan), QoS: int(qos), Proto: uint16(proto)}
+	v.VLAN = &vfpf.VLAN{VLAN: int(vlan), QoS: int(qos), Proto: uint16(proto)}
 	return err1 == nil && err2 == nil && err3 == nil
 }
 
@@ -154,7 +148,7 @@ func worstVFRecord(s Spec) *vfRecord {
 		rec.MAC, rec.HostMAC = make(net.HardwareAddr, 6), make(net.HardwareAddr, 6)
 	}
 	if c.VLAN != nil {
-		rec.VLAN = &vfVLAN{VLAN: 4095, QoS: 7, Proto: 0xffff}
+		rec.VLAN = &vfpf.VLAN{VLAN: 4095, QoS: 7, Proto: 0xffff}
 	}
 	on, state := true, VFLinkState(^uint32(0))
 	if c.Spoofchk != nil {
@@ -167,7 +161,7 @@ func worstVFRecord(s Spec) *vfRecord {
 		rec.LinkState = &state
 	}
 	if c.MinTxRate != nil || c.MaxTxRate != nil {
-		rec.Rate = &vfRate{Min: ^uint32(0), Max: ^uint32(0)}
+		rec.Rate = &vfpf.Rate{Min: ^uint32(0), Max: ^uint32(0)}
 	}
 	if s.VF.GUID != nil {
 		rec.NodeGUID, rec.PortGUID = make(net.HardwareAddr, 8), make(net.HardwareAddr, 8)

@@ -11,6 +11,8 @@ import (
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // An InfiniBand VF has a node GUID and a port GUID, set through its PF
@@ -107,7 +109,7 @@ func parseVFGUIDs(attrs []syscall.NetlinkRouteAttr) (map[int]vfGUIDs, error) {
 // guidsBefore is what attach records of an InfiniBand VF's GUIDs before
 // it sets them: what the PF reports, else the port GUID in the VF
 // netdev's address for both (what the VF uses now), else nothing.
-func guidsBefore(st VFState, netdevAddr net.HardwareAddr) (node, port net.HardwareAddr, err error) {
+func guidsBefore(st vfpf.State, netdevAddr net.HardwareAddr) (node, port net.HardwareAddr, err error) {
 	if st.NodeGUID != nil && st.PortGUID != nil {
 		return st.NodeGUID, st.PortGUID, nil
 	}
@@ -122,7 +124,7 @@ func guidsBefore(st VFState, netdevAddr net.HardwareAddr) (node, port net.Hardwa
 // GUID was zero (mlx5 VFs start so) gets all ones, which mlx5 takes as
 // "no administrative GUID" (the kernel refuses zero), as ib-sriov-cni does.
 func guidToRestore(g net.HardwareAddr) net.HardwareAddr {
-	if isZeroMAC(g) {
+	if vfpf.IsZeroMAC(g) {
 		return net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	}
 	return g
@@ -132,7 +134,7 @@ func guidToRestore(g net.HardwareAddr) net.HardwareAddr {
 // rebinds its driver so that it takes them; the VF's new netdev, returned,
 // gets the name, MTU and state of hostLink. rec gets the GUIDs from before; the
 // inverse (pushed on undo) sets those again and rebinds.
-func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, before VFState, rec *vfRecord, undo *undoList) (netlink.Link, error) {
+func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, before vfpf.State, rec *vfRecord, undo *undoList) (netlink.Link, error) {
 	pf, v := a.pfControl(sess), s.VF
 	what := fmt.Sprintf("guid of VF %d of PF %s", v.Index, v.PF)
 	node, port, err := guidsBefore(before, hostLink.Attrs().HardwareAddr)
@@ -176,7 +178,7 @@ func (a attacher) setVFGUIDs(sess *session, hostLink netlink.Link, s Spec, befor
 func (a attacher) restoreVFGUIDs(sess *session, rec *vfRecord, want hostState) error {
 	pf := a.pfControl(sess)
 	if err := pf.SetVFGUID(rec.PF, rec.Index, guidToRestore(rec.NodeGUID), guidToRestore(rec.PortGUID)); err != nil {
-		if vfGone(pf, rec, err) {
+		if vfpf.Gone(pf, rec.place(), err) {
 			return nil
 		}
 		return fmt.Errorf("reset guid of VF %d of PF %s: %w", rec.Index, rec.PF, err)

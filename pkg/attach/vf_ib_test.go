@@ -15,7 +15,9 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/pkg/netnstest"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology/fakesys"
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // The InfiniBand VF tests lay out a machine with ConnectX-7 IB PFs and
@@ -279,15 +281,15 @@ func TestGuidsBefore(t *testing.T) {
 	ipoib := mustMAC("00:00:10:49:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:5e:5f:a4")
 	tests := []struct {
 		name       string
-		st         VFState
+		st         vfpf.State
 		addr       net.HardwareAddr
 		node, port string
 		wantErr    string
 	}{
-		{"the PF reports them", VFState{NodeGUID: mustMAC("00:00:00:00:00:00:00:01"), PortGUID: mustMAC("00:00:00:00:00:00:00:02")}, ipoib,
+		{"the PF reports them", vfpf.State{NodeGUID: mustMAC("00:00:00:00:00:00:00:01"), PortGUID: mustMAC("00:00:00:00:00:00:00:02")}, ipoib,
 			"00:00:00:00:00:00:00:01", "00:00:00:00:00:00:00:02", ""},
-		{"from the IPoIB address", VFState{}, ipoib, "0c:42:a1:03:00:5e:5f:a4", "0c:42:a1:03:00:5e:5f:a4", ""},
-		{"neither", VFState{}, mustMAC("02:00:00:00:00:01"), "", "", "neither the PF reports the VF's GUIDs"},
+		{"from the IPoIB address", vfpf.State{}, ipoib, "0c:42:a1:03:00:5e:5f:a4", "0c:42:a1:03:00:5e:5f:a4", ""},
+		{"neither", vfpf.State{}, mustMAC("02:00:00:00:00:01"), "", "", "neither the PF reports the VF's GUIDs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -377,7 +379,7 @@ func TestIBVFSequences(t *testing.T) {
 			s := ibSpec(w, "0e:72:aa:bb:cc:dd:ee:05")
 			dev := "mlx5_4"
 			if tt.exclusive {
-				s.RDMADevice, s.RDMAExclusive = dev, true
+				s.RDMADevice, s.RDMANetns = dev, rdma.NetnsExclusive
 			}
 			if tt.renumber != "" {
 				ib := filepath.Join(w.root, "sys/bus/pci/devices", w.pci, "infiniband")

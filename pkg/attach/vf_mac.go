@@ -7,6 +7,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // A VF's MAC lives in two places: the admin MAC its PF holds for it and
@@ -23,7 +25,7 @@ import (
 // own MAC while its PF has set none, so the PF's follows in one call, where
 // the PF's first made igb refuse the VF's change and cost a clear and two
 // more calls. A PF that set a MAC already (an admin's) gets that sequence.
-func (a attacher) setVFMAC(sess *session, hostLink netlink.Link, s Spec, before VFState, rec *vfRecord, undo *undoList) error {
+func (a attacher) setVFMAC(sess *session, hostLink netlink.Link, s Spec, before vfpf.State, rec *vfRecord, undo *undoList) error {
 	pf, v := a.pfControl(sess), s.VF
 	rec.MAC = macOrZero(before.MAC)
 	rec.HostMAC = macOrZero(hostLink.Attrs().HardwareAddr)
@@ -82,7 +84,7 @@ func (a attacher) restoreVFMAC(sess *session, rec *vfRecord, netdev string) erro
 	}
 	pf := a.pfControl(sess)
 	if err := pf.SetVFMAC(rec.PF, rec.Index, rec.MAC); err != nil {
-		if vfGone(pf, rec, err) {
+		if vfpf.Gone(pf, rec.place(), err) {
 			return nil
 		}
 		return fmt.Errorf("reset mac of VF %d of PF %s: %w", rec.Index, rec.PF, err)
@@ -97,7 +99,7 @@ func (a attacher) restoreVFMAC(sess *session, rec *vfRecord, netdev string) erro
 	// A VF whose admin MAC was its own (igb reports the VF's own MAC when
 	// no admin set one) ends as it began: with the MAC the VF set.
 	var admin net.HardwareAddr
-	if !isZeroMAC(rec.MAC) && rec.MAC.String() != rec.HostMAC.String() {
+	if !vfpf.IsZeroMAC(rec.MAC) && rec.MAC.String() != rec.HostMAC.String() {
 		admin = rec.MAC
 	}
 	if err := ignoreGone(a.setNetdevMAC(sess, rec.PF, rec.Index, link, rec.HostMAC, admin)); err != nil {
@@ -118,13 +120,4 @@ func (a attacher) linkSetMAC(sess *session, link netlink.Link, mac net.HardwareA
 // answers an untrusted VF EADDRNOTAVAIL once the PF set a MAC).
 func refusedByPF(err error) bool {
 	return errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)
-}
-
-func isZeroMAC(mac net.HardwareAddr) bool {
-	for _, b := range mac {
-		if b != 0 {
-			return false
-		}
-	}
-	return true
 }

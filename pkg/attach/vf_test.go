@@ -11,6 +11,9 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
+
+	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // The VF tests use a veth end in the host as the VF's netdev (no kernel
@@ -61,7 +64,7 @@ type vfWorld struct {
 	netdev               string
 	hostBefore, podBefor string // podBefor "": the pod netns is gone
 	macBefore            string
-	stateBefore          VFState
+	stateBefore          vfpf.State
 }
 
 func newVFWorld(t *testing.T) *vfWorld {
@@ -94,23 +97,23 @@ func TestVFAttachDetach(t *testing.T) {
 	tests := []struct {
 		name      string
 		config    VFConfig
-		want      func(before VFState) VFState
+		want      func(before vfpf.State) vfpf.State
 		wantCalls []string // the PF calls of the attach
 		wantReset []string // the PF calls of the detach
 	}{
-		{"nothing asked: no PF call", VFConfig{}, func(b VFState) VFState { return b }, nil, nil},
+		{"nothing asked: no PF call", VFConfig{}, func(b vfpf.State) vfpf.State { return b }, nil, nil},
 		{"admin MAC, also on the netdev", VFConfig{MAC: mustMAC("0e:72:61:00:00:01")},
-			func(b VFState) VFState { b.MAC = mustMAC("0e:72:61:00:00:01"); return b },
+			func(b vfpf.State) vfpf.State { b.MAC = mustMAC("0e:72:61:00:00:01"); return b },
 			[]string{"mac 0e:72:61:00:00:01"}, []string{"mac 52:35:f7:89:82:02"}},
 		{"every setting igb takes, trust set last and reset first", allVF(),
-			func(b VFState) VFState {
+			func(b vfpf.State) vfpf.State {
 				b.MAC, b.VLAN, b.QoS, b.VLANProto = mustMAC("0e:72:61:00:00:05"), 100, 5, VLANProto8021AD
 				b.Spoofchk, b.Trust, b.MaxTxRate = false, true, 1000
 				return b
 			},
 			[]string{"mac 0e:72:61:00:00:05", "vlan 100 qos 5 proto 0x88a8", "spoofchk false", "rate 0 1000", "trust true"},
 			[]string{"trust false", "rate 0 0", "spoofchk true", "vlan 0 qos 0 proto 0x8100", "mac 52:35:f7:89:82:02"}},
-		{"vlan 0 with the default protocol", VFConfig{VLAN: ptr(0)}, func(b VFState) VFState { return b },
+		{"vlan 0 with the default protocol", VFConfig{VLAN: ptr(0)}, func(b vfpf.State) vfpf.State { return b },
 			[]string{"vlan 0 qos 0 proto 0x8100"}, []string{"vlan 0 qos 0 proto 0x8100"}},
 	}
 	for _, tt := range tests {
@@ -219,7 +222,7 @@ func TestVFAttachFailureLeavesVFAsItWas(t *testing.T) {
 			return s
 		}, wantErr: "add route 10.20.0.0/16 via 192.168.77.1"},
 		{name: "rdma device move fails", spec: func(s Spec) Spec {
-			s.RDMADevice, s.RDMAExclusive = "mlx5_12", true
+			s.RDMADevice, s.RDMANetns = "mlx5_12", rdma.NetnsExclusive
 			return s
 		}, wantErr: "move rdma device mlx5_12"},
 		{name: "VF index the PF does not have", spec: func(s Spec) Spec {

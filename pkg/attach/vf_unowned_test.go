@@ -6,30 +6,32 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
-// TestCleanVF: a VF found leaked gets the kernel's clean state through its
+// TestCleanVF: vfpf.Clean on a PF that behaves as igb does: a VF found leaked gets the kernel's clean state through its
 // PF, trust off first and the admin MAC last; only what differs is sent,
 // so an igb PF (no link state) is never asked for one; a VF that is gone
 // needs nothing; a failed call is said, naming the setting.
 func TestCleanVF(t *testing.T) {
 	leakedMAC := net.HardwareAddr{0x02, 0, 0, 0, 0, 0xaa}
-	clean := VFState{MAC: make(net.HardwareAddr, 6), VLANProto: VLANProto8021Q, Spoofchk: true}
+	clean := vfpf.State{MAC: make(net.HardwareAddr, 6), VLANProto: VLANProto8021Q, Spoofchk: true}
 	tests := []struct {
 		name      string
-		before    VFState
+		before    vfpf.State
 		index     int
 		failFrom  int
 		wantCalls []string
 		wantErr   string
 	}{
-		{name: "a pod's whole setup", before: VFState{MAC: leakedMAC, VLAN: 100, QoS: 3, VLANProto: VLANProto8021AD, Trust: true, MaxTxRate: 500},
+		{name: "a pod's whole setup", before: vfpf.State{MAC: leakedMAC, VLAN: 100, QoS: 3, VLANProto: VLANProto8021AD, Trust: true, MaxTxRate: 500},
 			wantCalls: []string{"trust false", "rate 0 0", "spoofchk true", "vlan 0 qos 0 proto 0x8100", "mac 00:00:00:00:00:00"}},
-		{name: "only a MAC", before: VFState{MAC: leakedMAC, VLANProto: VLANProto8021Q, Spoofchk: true},
+		{name: "only a MAC", before: vfpf.State{MAC: leakedMAC, VLANProto: VLANProto8021Q, Spoofchk: true},
 			wantCalls: []string{"mac 00:00:00:00:00:00"}},
 		{name: "nothing to clean", before: clean},
 		{name: "a VF its PF does not report", index: 9},
-		{name: "a call that fails", before: VFState{MAC: leakedMAC, VLAN: 7, Spoofchk: true}, failFrom: 1,
+		{name: "a call that fails", before: vfpf.State{MAC: leakedMAC, VLAN: 7, Spoofchk: true}, failFrom: 1,
 			wantCalls: []string{"vlan 0 qos 0 proto 0x8100", "mac 00:00:00:00:00:00"}, wantErr: "reset vlan of VF 0 of PF pf0"},
 	}
 	for _, tt := range tests {
@@ -37,7 +39,7 @@ func TestCleanVF(t *testing.T) {
 			pf := newFakePF("pf0", 2)
 			pf.vfs[0] = tt.before
 			pf.failFrom = tt.failFrom
-			got, err := cleanVF(pf, "pf0", tt.index)
+			got, err := vfpf.Clean(pf, vfpf.VF{PF: "pf0", Index: tt.index})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want %q", err, tt.wantErr)

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 func TestVFAliasRoundTrip(t *testing.T) {
@@ -12,8 +14,8 @@ func TestVFAliasRoundTrip(t *testing.T) {
 	full := aliasRecord{Host: "ens1f0v2", Name: "rail0", MTU: 1500, Up: true, RDMA: "mlx5_12", Table: 101,
 		Owner: Owner{Sandbox: strings.Repeat("a", 64), CNIIfName: "eth0"},
 		VF: &vfRecord{PF: "ens1f0", Index: 2, MAC: net.HardwareAddr{0, 0, 0, 0, 0, 0},
-			HostMAC: net.HardwareAddr{0x52, 0x35, 0xf7, 0x89, 0x82, 0x98}, VLAN: &vfVLAN{VLAN: 0, QoS: 0, Proto: VLANProto8021Q},
-			Spoofchk: &on, Trust: &off, LinkState: &state, Rate: &vfRate{Min: 0, Max: 4294967295}}}
+			HostMAC: net.HardwareAddr{0x52, 0x35, 0xf7, 0x89, 0x82, 0x98}, Settings: vfpf.Settings{VLAN: &vfpf.VLAN{VLAN: 0, QoS: 0, Proto: VLANProto8021Q},
+				Spoofchk: &on, Trust: &off, LinkState: &state, Rate: &vfpf.Rate{Min: 0, Max: 4294967295}}}}
 	tests := []struct {
 		name string
 		rec  aliasRecord

@@ -7,6 +7,8 @@ import (
 	"github.com/containernetworking/plugins/pkg/netlinksafe"
 	"github.com/containernetworking/plugins/pkg/ns"
 	"golang.org/x/sys/unix"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // TestNetlinkPFLooksUpOnce: within a session a PF is looked up by name
@@ -29,8 +31,8 @@ func TestNetlinkPFLooksUpOnce(t *testing.T) {
 			t.Errorf("AdminMACs(%s) = %v, %v; want no VFs, no error", pf, macs, err)
 		}
 		p := netlinkPF{h: nl, index: map[string]int{}}
-		if _, err := p.VFState(pf, 0); !errors.Is(err, ErrVFNotOnPF) {
-			t.Errorf("VFState of a veth: %v, want ErrVFNotOnPF", err)
+		if _, err := p.VFState(pf, 0); !errors.Is(err, vfpf.ErrNotOnPF) {
+			t.Errorf("vfpf.State of a veth: %v, want vfpf.ErrNotOnPF", err)
 		}
 		link, err := nl.LinkByName(pf)
 		if err != nil {

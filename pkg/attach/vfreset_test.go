@@ -3,18 +3,17 @@ package attach
 import (
 	"strings"
 	"testing"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
-// TestVFResetReadsPFOnlyOnFailure: the reset sends what the record says
+// TestVFResetReadsPFOnlyOnFailure: vfpf.Reset sends what the record says
 // without reading the PF first (a read's reply carries every VF's state
 // and stats); a VF that is gone is read once, after the failed setting,
 // and needs nothing; a failure on a VF that is there names the setting.
 func TestVFResetReadsPFOnlyOnFailure(t *testing.T) {
 	on, off := true, false
-	rec := func() *vfRecord {
-		return &vfRecord{PF: "pf0", Index: 1, Trust: &off, Spoofchk: &on,
-			VLAN: &vfVLAN{VLAN: 0, Proto: VLANProto8021Q}, Rate: &vfRate{}}
-	}
+	rec := vfpf.Settings{Trust: &off, Spoofchk: &on, VLAN: &vfpf.VLAN{VLAN: 0, Proto: VLANProto8021Q}, Rate: &vfpf.Rate{}}
 	cases := []struct {
 		name      string
 		pf        func() *fakePF
@@ -38,7 +37,7 @@ func TestVFResetReadsPFOnlyOnFailure(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := c.pf()
-			err := resetVFThrough(f, rec())
+			err := vfpf.Reset(f, vfpf.VF{PF: "pf0", Index: 1}, rec)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 				t.Fatalf("reset: %v, want error %q", err, c.wantErr)
 			}

@@ -11,7 +11,7 @@ import (
 //
 //   - "move" and "vf" work in both modes (in exclusive mode the RDMA device has to
 //     move with the netdev, see MoveDevice).
-//   - "macvlan" and "ipoib" create child netdevs whose RDMA traffic goes
+//   - "macvlan", "ipvlan" and "ipoib" create child netdevs whose RDMA traffic goes
 //     through the parent's RDMA device, which a pod only sees in shared mode.
 //
 // With NetnsNone (no RDMA subsystem) there is no netns constraint and the
@@ -25,7 +25,7 @@ func ModeRequirement(attachMode api.Mode, m NetnsMode) error {
 	switch attachMode {
 	case api.ModeMove, api.ModeVF:
 		return nil
-	case api.ModeMacvlan, api.ModeIPoIB:
+	case api.ModeMacvlan, api.ModeIPVLAN, api.ModeIPoIB:
 		if m != NetnsExclusive {
 			return nil
 		}

@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"os"
+	"slices"
 )
 
 // discovery collects what one Discover call finds and what went wrong.
@@ -30,6 +31,9 @@ type Options struct {
 	// names (an NCCL topology file, see ReadTopoFile); every PCI device it
 	// names must exist below the root.
 	TopologyFile *TopoFile
+	// NetdevNICs also places the Ethernet PCI functions without an RDMA
+	// device, by their netdevs (a softRoCE node: netdevnic.go).
+	NetdevNICs bool
 }
 
 // Discover reads the machine below root ("/" for this host): GPUs bound to
@@ -40,10 +44,9 @@ type Options struct {
 // The Machine it returns is read-only: selection indexes are built here.
 func Discover(root string) (*Machine, error) { return DiscoverWith(root, Options{}) }
 
-// DiscoverFile is Discover with the NCCL topology file at path ("" for
-// none), read first.
-func DiscoverFile(root, path string) (*Machine, error) {
-	var opt Options
+// DiscoverFile is DiscoverWith with the NCCL topology file at path (""
+// for none), read first into opt.
+func DiscoverFile(root, path string, opt Options) (*Machine, error) {
 	if path != "" {
 		t, err := ReadTopoFile(path)
 		if err != nil {
@@ -63,9 +66,13 @@ func DiscoverWith(root string, opt Options) (*Machine, error) {
 	}
 	d := &discovery{fs: fs}
 	d.cpus = d.readCPUNodes()
-	m := &Machine{Root: root, TopologyFile: opt.TopologyFile}
+	m := &Machine{Root: root, TopologyFile: opt.TopologyFile, NetdevNICs: opt.NetdevNICs}
 	m.GPUs = d.discoverGPUs()
 	m.NICs = d.discoverNICs(d.scanCharDevs())
+	if opt.NetdevNICs {
+		m.NICs = append(m.NICs, d.discoverNetdevNICs(m.NICs)...)
+		slices.SortStableFunc(m.NICs, func(a, b NIC) int { return naturalCompare(deviceOf(a), deviceOf(b)) })
+	}
 	m.PFs = d.discoverPFs()
 	m.RdmaCM = d.rdmaCM(len(m.NICs) > 0)
 	if err := d.checkTopoFile(opt.TopologyFile, m); err != nil {

@@ -41,6 +41,8 @@ type machineCase struct {
 	affinity  []string
 	problems  []string
 	protected []string
+	// netdevNICs: read as a softRoCE node reads it (Options.NetdevNICs)
+	netdevNICs bool
 }
 
 var machineCases = map[string]machineCase{
@@ -185,6 +187,14 @@ var machineCases = map[string]machineCase{
 		matrix:   []string{"PHB PIX", "PHB PHB"},
 		affinity: []string{"rxe1", "rxe0"},
 	},
+	// A softRoCE VM: its virtio-net and e1000e functions, without RDMA
+	// devices, are NICs by their netdevs; each GPU shares a switch with one.
+	"softroce-vm": {
+		nics:       "eth0 eth1 eth2",
+		matrix:     []string{"PHB PIX PHB", "PHB PHB PIX"},
+		affinity:   []string{"eth1", "eth2"},
+		netdevNICs: true,
+	},
 	"softroce": {
 		nics:     "rxe0",
 		matrix:   []string{"SYS"},
@@ -251,7 +261,10 @@ func TestMachineMatrixAndAffinity(t *testing.T) {
 	for name, tc := range machineCases {
 		t.Run(name, func(t *testing.T) {
 			root, _ := writeMachine(t, name, fakesys.Options{})
-			m := discover(t, root)
+			m, err := topology.DiscoverWith(root, topology.Options{NetdevNICs: tc.netdevNICs})
+			if err != nil {
+				t.Fatal(err)
+			}
 			var names []string
 			for _, n := range m.NICs {
 				names = append(names, n.Name)

@@ -21,6 +21,9 @@ func (d *discovery) discoverNICs(cd charDevs) []NIC {
 	sortNatural(names)
 	nics := make([]NIC, 0, len(names))
 	for _, name := range names {
+		if IsPodSoftRoCE(name) {
+			continue // a pod's own device, not a NIC (softroce.go)
+		}
 		nics = append(nics, d.nic(name, cd)...)
 	}
 	return nics

@@ -13,6 +13,9 @@ import (
 type Sysfs struct {
 	fs   *fsys
 	cpus cpuNodes // read once: which CPUs each NUMA node holds
+	// netdevNICs: netdev-only NICs count (Options.NetdevNICs), looked up
+	// by their netdev where a device name is asked for.
+	netdevNICs bool
 }
 
 // OpenSysfs opens root ("/" for this host); it fails only when root holds
@@ -26,18 +29,31 @@ func OpenSysfs(root string) (*Sysfs, error) {
 	return &Sysfs{fs: fs, cpus: d.readCPUNodes()}, nil
 }
 
+// WithNetdevNICs is the same root where netdev-only NICs count (on) or
+// not, as Discover reads them with Options.NetdevNICs: DiscoverDevice
+// reads a name that is no RDMA device as a netdev, and NetdevRDMADevices
+// names such a netdev as its own device.
+func (s *Sysfs) WithNetdevNICs(on bool) *Sysfs {
+	out := *s
+	out.netdevNICs = on
+	return &out
+}
+
 // DiscoverDevice reads one RDMA device as Discover reads each: its NICs
 // (one per port; none when /sys/class/infiniband/<device> is gone) and the
 // problems found on the way. Its char devices are looked up below the
 // device's own sysfs directory, where the kernel registers them, and in
 // the whole classes only when they are not there.
 func (s *Sysfs) DiscoverDevice(device string) ([]NIC, []Problem) {
-	if !validName(device) {
+	if !validName(device) || IsPodSoftRoCE(device) {
 		return nil, nil
 	}
 	d := &discovery{fs: s.fs, cpus: s.cpus}
 	dir := ibClassDir + "/" + device
 	if !s.fs.isLink(dir) && !s.fs.exists(dir) {
+		if s.netdevNICs {
+			return s.netdevNICsOf(device), nil // a netdev-only NIC's netdev, or gone
+		}
 		return nil, nil // gone: Discover does not list it
 	}
 	nics := d.nic(device, d.deviceCharDevs(device))
@@ -97,6 +113,9 @@ func (s *Sysfs) NetdevRDMADevices(netdev string) (devices []string, nic bool) {
 	names, err := s.fs.names(dev + "/infiniband")
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, true
+	}
+	if len(names) == 0 && s.netdevNICs && len(s.netdevNICsOf(netdev)) > 0 {
+		return []string{netdev}, true // a netdev-only NIC is its own device
 	}
 	sortNatural(names)
 	return names, true
@@ -163,7 +182,7 @@ func (m *Machine) WithDevice(device string, nics []NIC, problems []Problem) *Mac
 // GPUs, SR-IOV PFs, root, rdma_cm and topology file kept, whether its PCI tree is
 // flat found again (with its problem), and its selection index rebuilt.
 func (m *Machine) WithNICs(nics []NIC, problems []Problem) *Machine {
-	next := &Machine{Root: m.Root, GPUs: m.GPUs, NICs: nics, PFs: m.PFs, RdmaCM: m.RdmaCM, TopologyFile: m.TopologyFile}
+	next := &Machine{Root: m.Root, GPUs: m.GPUs, NICs: nics, PFs: m.PFs, RdmaCM: m.RdmaCM, TopologyFile: m.TopologyFile, NetdevNICs: m.NetdevNICs}
 	next.FlatPCI = flatPCI(next.GPUs, nics)
 	next.Problems = slices.DeleteFunc(slices.Clone(problems), func(p Problem) bool { return p.Reason == FlatPCIProblem })
 	if next.FlatPCI && next.TopologyFile == nil {

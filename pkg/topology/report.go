@@ -165,8 +165,12 @@ func writeNICTable(tw io.Writer, nics []NIC) {
 	fmt.Fprintln(tw, "NIC\tNETDEV\tPORT\tSTATE\tLINK\tRATE\tNUMA\tPCI\tUVERBS\tUMAD")
 	for _, n := range nics {
 		if len(n.Ports) == 0 {
+			uverbs := dash(n.UverbsName)
+			if n.NetdevOnly {
+				uverbs = "(no RDMA device)" // placed by its netdev: a softRoCE node's NIC
+			}
 			fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t%s\t%s\t%s\t%s\t-\n", n.Name, dash(n.Netdev),
-				dash(n.State), dash(string(n.LinkLayer)), dash(n.Rate), numaText(n.NUMA), nicPCI(n), dash(n.UverbsName))
+				dash(n.State), dash(string(n.LinkLayer)), dash(n.Rate), numaText(n.NUMA), nicPCI(n), uverbs)
 		}
 		for _, p := range n.Ports {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, dash(strings.Join(p.Netdevs, ",")),
@@ -174,7 +178,7 @@ func writeNICTable(tw io.Writer, nics []NIC) {
 		}
 	}
 	if len(nics) == 0 {
-		fmt.Fprintln(tw, "(no RDMA devices)")
+		fmt.Fprintln(tw, "(no NICs)")
 	}
 }
 

@@ -42,16 +42,32 @@ func canonicalTarget(name string) string {
 // RDMADevice is the RDMA device the target is a port of (mlx4_0 for
 // mlx4_0:2): the name sysfs, uverbs, GID tables and RDMA netns moves use.
 func (n NIC) RDMADevice() string {
-	if n.Device != "" {
+	switch {
+	case n.NetdevOnly:
+		return ""
+	case n.Device != "":
 		return n.Device
 	}
 	dev, _ := ParseTarget(n.Name)
 	return dev
 }
 
-// PortNum is the target's port number (1 when unknown).
+// SharesDevice reports whether two targets are ports of one RDMA device
+// (mlx4_0 and mlx4_0:2; a target and itself). A netdev-only NIC has no
+// RDMA device and shares none, but is itself.
+func (n NIC) SharesDevice(o NIC) bool {
+	if n.NetdevOnly || o.NetdevOnly {
+		return n.NetdevOnly && o.NetdevOnly && n.Name == o.Name
+	}
+	return n.RDMADevice() == o.RDMADevice()
+}
+
+// PortNum is the target's port number (1 when unknown, 0 for a
+// netdev-only NIC, which has no RDMA port).
 func (n NIC) PortNum() int {
 	switch {
+	case n.NetdevOnly:
+		return 0
 	case n.Port > 0:
 		return n.Port
 	case len(n.Ports) > 0 && n.Ports[0].Num > 0:

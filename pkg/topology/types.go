@@ -5,6 +5,8 @@
 // It imports nothing else of the project.
 package topology
 
+import "strings"
+
 // Class is a GPU-to-NIC distance class, in nvidia-smi / NCCL terms.
 // Lower is closer.
 type Class int
@@ -83,12 +85,17 @@ type NIC struct {
 	PF          string    `json:"pf,omitempty"` // PCI address of the PF for a VF or an SF
 	SF          bool      `json:"sf,omitempty"` // mlx5 sub-function: an auxiliary device of PCI function PF
 	Bond        bool      `json:"bond,omitempty"`
-	Virtual     bool      `json:"virtual,omitempty"`   // no PCI function (rxe, siw)
-	Uverbs      *CharDev  `json:"uverbsDev,omitempty"` // the device's, shared by its ports
-	UverbsName  string    `json:"uverbs,omitempty"`
-	Ports       []Port    `json:"ports"` // this target's port (none when the device shows none)
-	Root        string    `json:"root,omitempty"`
-	Path        []string  `json:"-"`
+	Virtual     bool      `json:"virtual,omitempty"` // no PCI function (rxe, siw)
+	// NetdevOnly marks an Ethernet PCI function without an RDMA device,
+	// placed by its netdev on a softRoCE node (Options.NetdevNICs,
+	// netdevnic.go): Name and Netdev are the netdev; no Device, Port,
+	// uverbs or GID table; State is the netdev's (PortActive when up).
+	NetdevOnly bool     `json:"netdevOnly,omitempty"`
+	Uverbs     *CharDev `json:"uverbsDev,omitempty"` // the device's, shared by its ports
+	UverbsName string   `json:"uverbs,omitempty"`
+	Ports      []Port   `json:"ports"` // this target's port (none when the device shows none)
+	Root       string   `json:"root,omitempty"`
+	Path       []string `json:"-"`
 
 	// Links are the netdev's master, uppers and bonding (nil: none).
 	Links *NetdevLinks `json:"links,omitempty"`
@@ -115,6 +122,40 @@ type Machine struct {
 	// TopologyFile is the NCCL topology file whose distances override
 	// sysfs for the pairs it names; nil without one.
 	TopologyFile *TopoFile `json:"-"`
+	// NetdevNICs is set when the NICs include netdev-only ones
+	// (Options.NetdevNICs: a softRoCE node).
+	NetdevNICs bool `json:"netdevNICs,omitempty"`
 
 	idx *index // selection index, built by Discover and NewMachine
+}
+
+// PodSoftRoCEPrefix starts the name of every Soft-RoCE device (rxe) rail
+// creates inside a pod on a node in softRoCE mode (rdma.SoftRoCEName). Such
+// a device is a pod's, never a NIC to place: Discover leaves it out, and
+// Sysfs.PodSoftRoCE reads it. The prefix and PodSoftRoCEHexDigits hex
+// digits make 15 characters: UCX keeps a memory domain's name in 16 bytes
+// (UCT_MD_NAME_MAX, NUL included) and cuts a longer device name, after
+// which it no longer finds the device and offers only TCP (the fabric
+// rig's pods logged "IB device railrxe_81415dd not found" for a 20-character
+// railrxe_81415dd1521a).
+const PodSoftRoCEPrefix = "railrxe"
+
+// PodSoftRoCEHexDigits is how many lower-case hex digits follow
+// PodSoftRoCEPrefix in a pod's soft-RoCE device name.
+const PodSoftRoCEHexDigits = 8
+
+// IsPodSoftRoCE reports whether an RDMA device name is one rail made in a
+// pod: the prefix and exactly PodSoftRoCEHexDigits lower-case hex digits
+// (an rxe a user named railrxe0 or railrxe_eth1 is not rail's).
+func IsPodSoftRoCE(device string) bool {
+	digits, ok := strings.CutPrefix(device, PodSoftRoCEPrefix)
+	if !ok || len(digits) != PodSoftRoCEHexDigits {
+		return false
+	}
+	for _, c := range digits {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

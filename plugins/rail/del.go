@@ -13,6 +13,7 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
+	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/verbs"
 )
 
@@ -100,6 +101,11 @@ func (p *plugin) delSpecs(conf *netconf.Rail, args *skel.CmdArgs, prev *current.
 		if !slices.ContainsFunc(specs, func(s attach.Spec) bool { return s.Name == name }) {
 			specs = append(specs, attach.Spec{Name: name})
 		}
+	}
+	// Without a lease, a softRoCE node's rxe of each interface is found
+	// by the name its lease would have given it (none on other nodes).
+	for i := range specs {
+		specs[i].SoftRoCE = rdma.SoftRoCEName(args.ContainerID, specs[i].Name)
 	}
 	return specs, nil
 }

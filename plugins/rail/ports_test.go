@@ -42,8 +42,8 @@ func TestPortTargetSpec(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if spec.Parent != tc.parent || spec.RDMADevice != tc.nic.RDMADevice || !spec.RDMAExclusive {
-				t.Errorf("spec parent %s rdma %s exclusive %v, want %s %s true", spec.Parent, spec.RDMADevice, spec.RDMAExclusive, tc.parent, tc.nic.RDMADevice)
+			if spec.Parent != tc.parent || spec.RDMADevice != tc.nic.RDMADevice || spec.RDMANetns != rdma.NetnsExclusive {
+				t.Errorf("spec parent %s rdma %s exclusive %v, want %s %s true", spec.Parent, spec.RDMADevice, spec.RDMANetns, tc.parent, tc.nic.RDMADevice)
 			}
 			if got := attach.FitOwner(spec, ownerOf(args, conf, iface)); got != tc.owner {
 				t.Errorf("owner %+v, want %+v", got, tc.owner)

@@ -78,7 +78,7 @@ func specFor(conf *netconf.Rail, iface api.PlanInterface, attachMode api.Mode, m
 	spec := attach.Spec{
 		Mode: attachMode, Name: iface.Name, MTU: iface.MTU, Table: iface.Table,
 		ArpTuning: iface.Table > 0, MacvlanMode: conf.MacvlanMode, PKey: conf.PKeyValue, IPoIBMode: conf.IPoIBMode,
-		RDMAExclusive: mode == rdma.NetnsExclusive, Addresses: addressing.Prefixes(),
+		RDMANetns: mode, Addresses: addressing.Prefixes(), SoftRoCE: iface.SoftRoCE,
 	}
 	if conf.MTU != 0 {
 		spec.MTU = conf.MTU
@@ -144,10 +144,10 @@ func vfSpec(conf *netconf.Rail, iface api.PlanInterface) (*attach.VF, error) {
 // now); without them (the VF or its PF left the node) the alias on the
 // pod's interface says what it is.
 func detachSpecFor(iface api.PlanInterface, mode api.Mode) attach.Spec {
-	spec := attach.Spec{Mode: mode, Name: iface.Name, Table: iface.Table}
+	spec := attach.Spec{Mode: mode, Name: iface.Name, Table: iface.Table, SoftRoCE: iface.SoftRoCE}
 	if mode == api.ModeVF {
 		if iface.VF == nil || iface.VF.PF == "" {
-			return attach.Spec{Name: iface.Name, Table: iface.Table}
+			return attach.Spec{Name: iface.Name, Table: iface.Table, SoftRoCE: iface.SoftRoCE}
 		}
 		spec.RDMADevice, spec.VF = iface.VF.RDMADevice, &attach.VF{PF: iface.VF.PF, Index: iface.VF.Index}
 		return spec

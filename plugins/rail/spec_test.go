@@ -28,9 +28,9 @@ func TestSpecFor(t *testing.T) {
 	}{
 		{name: "fields carried", check: func(s attach.Spec) bool {
 			return s.Parent == "ibp26s0" && s.RDMADevice == "mlx5_1" && s.MTU == 4000 && s.Table == 101 && s.ArpTuning &&
-				s.Addresses[0].String() == "10.1.0.7/24" && s.Routes[0].GW.String() == "10.1.0.1" && !s.RDMAExclusive
+				s.Addresses[0].String() == "10.1.0.7/24" && s.Routes[0].GW.String() == "10.1.0.1" && s.RDMANetns != rdma.NetnsExclusive
 		}},
-		{name: "exclusive mode", mode: rdma.NetnsExclusive, check: func(s attach.Spec) bool { return s.RDMAExclusive }},
+		{name: "exclusive mode", mode: rdma.NetnsExclusive, check: func(s attach.Spec) bool { return s.RDMANetns == rdma.NetnsExclusive }},
 		{name: "bad address", mutate: func(i *api.PlanInterface) { i.Addresses = []api.Address{{CIDR: "10.1.0.7"}} }, wantErr: "bad address"},
 		{name: "bad route", mutate: func(i *api.PlanInterface) { i.Routes = []api.Route{{Dst: "x"}} }, wantErr: "bad route"},
 	}

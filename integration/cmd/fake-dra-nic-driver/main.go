@@ -4,7 +4,11 @@
 // be exercised on a rig without DRANet:
 //
 //	fake-dra-nic-driver --root DIR --node NAME [--kubeconfig FILE] [--addr mlx5_2=10.56.0.5/24 ...]
-//	                    [--kubelet-dir DIR]
+//	                    [--kubelet-dir DIR] [--gpus]
+//
+// With --gpus it stands in for NVIDIA's GPU DRA driver instead: the node's
+// GPUs as gpu.nvidia.com devices with pcieRoot and numaNode
+// (dradriver.GPUSlice), for claims that align a Rail NIC with a GPU.
 //
 // Without --kubelet-dir it publishes once (creating or replacing the
 // slice) and exits: a PodResources stand-in then reports the claims
@@ -61,6 +65,7 @@ func run() error {
 	node := flag.String("node", "", "the node name (the slice's spec.nodeName and pool)")
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig (empty: in-cluster)")
 	kubeletDir := flag.String("kubelet-dir", "", "the kubelet's root dir: serve the DRA plugin API there until SIGTERM")
+	gpus := flag.Bool("gpus", false, "publish the machine's GPUs as NVIDIA's DRA driver would (gpu.nvidia.com), not its NICs")
 	addrs := addrFlags{}
 	flag.Var(addrs, "addr", "RDMADEVICE=ADDRESS/PREFIX published as dra.net/ipv4 (repeatable)")
 	flag.Parse()
@@ -79,32 +84,35 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	slice := dradriver.Slice(m, dradriver.Options{Node: *node, Addrs: addrs})
+	slice, driver := dradriver.Slice(m, dradriver.Options{Node: *node, Addrs: addrs}), dradriver.Driver
+	if *gpus {
+		slice, driver = dradriver.GPUSlice(m, *node), dradriver.GPUDriver
+	}
 	publish, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := dradriver.Publish(publish, clients.Kube, slice); err != nil {
 		return err
 	}
-	fmt.Printf("published ResourceSlice %s: %d devices of driver %s for node %s\n", slice.Name, len(slice.Spec.Devices), dradriver.Driver, *node)
+	fmt.Printf("published ResourceSlice %s: %d devices of driver %s for node %s\n", slice.Name, len(slice.Spec.Devices), driver, *node)
 	if *kubeletDir == "" {
 		return nil
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	registry, data := filepath.Join(*kubeletDir, "plugins_registry"), filepath.Join(*kubeletDir, "plugins", dradriver.Driver)
+	registry, data := filepath.Join(*kubeletDir, "plugins_registry"), filepath.Join(*kubeletDir, "plugins", driver)
 	for _, dir := range []string{registry, data} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return fmt.Errorf("the kubelet's plugin dirs: %w", err)
 		}
 	}
-	helper, err := kubeletplugin.Start(ctx, plugin{log: log},
-		kubeletplugin.DriverName(dradriver.Driver), kubeletplugin.NodeName(*node), kubeletplugin.KubeClient(clients.Kube),
+	helper, err := kubeletplugin.Start(ctx, plugin{log: log, driver: driver},
+		kubeletplugin.DriverName(driver), kubeletplugin.NodeName(*node), kubeletplugin.KubeClient(clients.Kube),
 		kubeletplugin.RegistrarDirectoryPath(registry), kubeletplugin.PluginDataDirectoryPath(data))
 	if err != nil {
 		return fmt.Errorf("serve the kubelet DRA plugin API: %w", err)
 	}
-	log.Info("serving the kubelet DRA plugin API", "driver", dradriver.Driver, "kubeletDir", *kubeletDir)
+	log.Info("serving the kubelet DRA plugin API", "driver", driver, "kubeletDir", *kubeletDir)
 	<-ctx.Done()
 	helper.Stop()
 	return nil

@@ -8,14 +8,15 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/kubeletplugin"
-
-	"github.com/railcni/rail/integration/dradriver"
 )
 
 // plugin is the kubelet side of the test driver: it prepares every claim
 // of its driver by naming the allocated devices, with no CDI device and
 // nothing moved (a real NIC driver would move the NIC here or at NRI).
-type plugin struct{ log *slog.Logger }
+type plugin struct {
+	log    *slog.Logger
+	driver string // dradriver.Driver, or dradriver.GPUDriver with --gpus
+}
 
 func (p plugin) PrepareResourceClaims(_ context.Context, claims []*resourcev1.ResourceClaim) (map[types.UID]kubeletplugin.PrepareResult, error) {
 	out := make(map[types.UID]kubeletplugin.PrepareResult, len(claims))
@@ -25,7 +26,7 @@ func (p plugin) PrepareResourceClaims(_ context.Context, claims []*resourcev1.Re
 			res.Err = fmt.Errorf("claim %s/%s is not allocated", claim.Namespace, claim.Name)
 		} else {
 			for _, r := range claim.Status.Allocation.Devices.Results {
-				if r.Driver != dradriver.Driver {
+				if r.Driver != p.driver {
 					continue
 				}
 				res.Devices = append(res.Devices, kubeletplugin.Device{Requests: []string{r.Request}, PoolName: r.Pool, DeviceName: r.Device})

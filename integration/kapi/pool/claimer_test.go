@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/railcni/rail/daemon/kubeclient"
 	"github.com/railcni/rail/daemon/railpool"
+	"github.com/railcni/rail/integration/child"
 	"github.com/railcni/rail/ipam"
 )
 
@@ -110,33 +110,36 @@ func claimAsRaild(node string) error {
 // claimProc is a running claimer process.
 type claimProc struct {
 	node     string
-	cmd      *exec.Cmd
+	proc     *child.Proc
 	out, err bytes.Buffer
 }
 
 // startClaim starts a claimer for node; env adds variables.
 func startClaim(t *testing.T, kubeconfig, as, node string, env ...string) *claimProc {
 	t.Helper()
-	p := &claimProc{node: node, cmd: claimCmd(kubeconfig, as, node, env...)}
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
-	if err := p.cmd.Start(); err != nil {
+	p := &claimProc{node: node}
+	cmd := claimCmd(kubeconfig, as, node, env...)
+	cmd.Stdout, cmd.Stderr = &p.out, &p.err
+	proc, err := child.Start(cmd, nil)
+	if err != nil {
 		t.Fatalf("start claimer for %s: %v", node, err)
 	}
+	p.proc = proc
 	return p
 }
 
-// claimCmd is a claimer process for node, not started.
+// claimCmd is a claimer process for node, not started (child.Start
+// starts it, dying with the test).
 func claimCmd(kubeconfig, as, node string, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), append(env, envNode+"="+node, envKubeconfig+"="+kubeconfig, envAs+"="+as)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd
 }
 
 // wait returns the claimer's outcome, or its error output when it failed.
 func (p *claimProc) wait() (outcome, error) {
 	var o outcome
-	if err := p.cmd.Wait(); err != nil {
+	if err := p.proc.Wait(); err != nil {
 		return o, fmt.Errorf("claimer for %s: %v: %s", p.node, err, strings.TrimSpace(p.err.String()))
 	}
 	if err := json.Unmarshal(p.out.Bytes(), &o); err != nil {

@@ -3,12 +3,15 @@ package pool
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/railcni/rail/daemon/kubeclient"
+	"github.com/railcni/rail/integration/child"
 )
 
 // latePool is created while raild runs.
@@ -112,16 +115,23 @@ func startFollower(t *testing.T, kubeconfig, as, node string, env ...string) (<-
 	cmd := claimCmd(kubeconfig, as, node, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	// A pipe of its own, not StdoutPipe: the child's waiter would close
+	// StdoutPipe's read end before every line was read.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	proc, err := child.Start(cmd, nil)
+	w.Close()
+	if err != nil {
+		stdout.Close()
 		t.Fatal(err)
 	}
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
+		defer stdout.Close()
 		for sc := bufio.NewScanner(stdout); sc.Scan(); {
 			lines <- sc.Text()
 		}
@@ -129,10 +139,10 @@ func startFollower(t *testing.T, kubeconfig, as, node string, env ...string) (<-
 	var once sync.Once
 	stop := func() string {
 		once.Do(func() {
-			_ = cmd.Process.Kill()
-			for range lines { // drained: Wait may close the pipe
+			_ = proc.Signal(syscall.SIGKILL)
+			for range lines { // drained to EOF
 			}
-			_ = cmd.Wait()
+			_ = proc.Wait()
 		})
 		return stderr.String()
 	}

@@ -41,7 +41,11 @@ func (b *builder) card(parent string, bus, numa int, c Card) {
 		p := b.plan(f, dir, bdf, numa, model.hcaType)
 		p.netdev = b.netdevName(f, bus, fn, slot, multi, c.Bond != "")
 		if p.netdev != "" {
-			slaveDirs = append(slaveDirs, b.netdev(dir, p.netdev, f.LinkLayer, 0, p.state, p.name))
+			netdevParent := dir
+			if model.virtio {
+				netdevParent = b.virtioDevice(dir)
+			}
+			slaveDirs = append(slaveDirs, b.netdev(netdevParent, p.netdev, f.LinkLayer, 0, p.state, p.name))
 			slaves = append(slaves, p.netdev)
 		}
 		p.more = b.morePorts(f, p)
@@ -92,28 +96,44 @@ type cardModel struct {
 	// k*stride (sriov_offset, sriov_stride); 0: packed after the card's
 	// functions, one apart, as mlx5 cards with ARI show them.
 	vfOffset, vfStride int
+	// virtio: the function is a virtio PCI device (driver virtio-pci)
+	// whose netdev virtio_net registers below a virtio<N> device of it.
+	virtio bool
 }
 
 // IntelIGB is the model name of an Intel 82576 card (igb PF, igbvf VFs,
 // no RDMA devices), the NIC of the SR-IOV VM rig.
 const IntelIGB = "82576"
 
+// VirtioNet is the model name of a VM's virtio-net PCI NIC (QEMU's
+// virtio-net-pci, modern: 1af4:1041), without an RDMA device: the rail
+// NICs of a softRoCE VM.
+const VirtioNet = "virtio-net"
+
+// E1000E is the model name of QEMU's emulated Intel 82574L NIC (e1000e),
+// without an RDMA device: its netdev sits on the PCI function itself.
+const E1000E = "e1000e"
+
 // modelOf returns a card's PCI IDs, HCA types and drivers; unknown models
 // are written as ConnectX-7.
 func modelOf(name string) cardModel {
 	switch name {
 	case "ConnectX-6 Dx":
-		return cardModel{"0x15b3", "0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0}
+		return cardModel{"0x15b3", "0x101d", "0x101e", "MT4125", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0, false}
 	case "ConnectX-5":
-		return cardModel{"0x15b3", "0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core", "mlx5_core", true, 0, 0}
+		return cardModel{"0x15b3", "0x1017", "0x1018", "MT4119", "MT4120", "mlx5_core", "mlx5_core", true, 0, 0, false}
 	case "ConnectX-6":
-		return cardModel{"0x15b3", "0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core", "mlx5_core", true, 0, 0}
+		return cardModel{"0x15b3", "0x101b", "0x101c", "MT4123", "MT4124", "mlx5_core", "mlx5_core", true, 0, 0, false}
 	case "ConnectX-3 Pro":
-		return cardModel{"0x15b3", "0x1007", "0x1004", "MT4103", "MT4100", "mlx4_core", "mlx4_core", true, 0, 0}
+		return cardModel{"0x15b3", "0x1007", "0x1004", "MT4103", "MT4100", "mlx4_core", "mlx4_core", true, 0, 0, false}
+	case VirtioNet:
+		return cardModel{vendor: "0x1af4", device: "0x1041", driver: "virtio-pci", virtio: true}
+	case E1000E:
+		return cardModel{vendor: "0x8086", device: "0x10d3", driver: "e1000e"}
 	case IntelIGB:
-		return cardModel{"0x8086", "0x10c9", "0x10ca", "", "", "igb", "igbvf", false, 128, 2} // 01:00.0's VFs: 01:10.0, 01:10.2, …
+		return cardModel{"0x8086", "0x10c9", "0x10ca", "", "", "igb", "igbvf", false, 128, 2, false} // 01:00.0's VFs: 01:10.0, 01:10.2, …
 	}
-	return cardModel{"0x15b3", "0x1021", "0x101e", "MT4129", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0}
+	return cardModel{"0x15b3", "0x1021", "0x101e", "MT4129", "MT4126", "mlx5_core", "mlx5_core", true, 0, 0, false}
 }
 
 func nicClass(linkLayer string) string {
@@ -121,6 +141,25 @@ func nicClass(linkLayer string) string {
 		return "0x020700"
 	}
 	return "0x020000"
+}
+
+// virtioDevice writes the virtio<N> device a virtio PCI function carries
+// (on the virtio bus, bound to virtio_net) and returns its directory, where
+// the netdev goes: /sys/devices/pci0000:00/…/0000:01:00.0/virtio1/net/eth1.
+func (b *builder) virtioDevice(fnDir string) string {
+	name := fmt.Sprintf("virtio%d", b.virtio)
+	b.virtio++
+	dir := fnDir + "/" + name
+	b.f.file(dir+"/vendor", "0x1af4")
+	b.f.file(dir+"/device", "0x0001") // VIRTIO_ID_NET
+	b.f.file(dir+"/status", "0x0000000f")
+	b.f.file(dir+"/uevent", "DRIVER=virtio_net\nMODALIAS=virtio:d00000001v00001AF4")
+	b.f.link(dir+"/subsystem", "/sys/bus/virtio")
+	b.f.link("/sys/bus/virtio/devices/"+name, dir)
+	drv := "/sys/bus/virtio/drivers/virtio_net"
+	b.f.link(dir+"/driver", drv)
+	b.f.link(drv+"/"+name, dir)
+	return dir
 }
 
 // plan fills what a function's RDMA device gets from its description.

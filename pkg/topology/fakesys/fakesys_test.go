@@ -258,3 +258,39 @@ func TestGPUUUIDsOption(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksReadAsTheKernelWritesThem: a link to the directory it sits in
+// or above reads as the kernel writes it (climbing to the target's parent,
+// then naming it), other links by the shortest way; softroce-vm's
+// virtio-net and e1000e netdevs sit as the kernel puts them.
+func TestLinksReadAsTheKernelWritesThem(t *testing.T) {
+	root, _ := write(t, "softroce-vm", Options{})
+	tests := []struct{ link, want, resolved string }{
+		{"/sys/class/net/eth1/device", "../../../virtio0", "/sys/devices/pci0000:00/0000:00:03.0/0000:03:00.0/0000:04:00.0/0000:05:00.0/virtio0"},
+		{"/sys/class/net/eth0/device", "../../../0000:01:00.0", "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"},
+		{"/sys/class/net/eth1", "../../devices/pci0000:00/0000:00:03.0/0000:03:00.0/0000:04:00.0/0000:05:00.0/virtio0/net/eth1", ""},
+		{"/sys/bus/virtio/devices/virtio0/driver", "../../../../../../../bus/virtio/drivers/virtio_net", "/sys/bus/virtio/drivers/virtio_net"},
+	}
+	for _, tt := range tests {
+		dir := tt.link
+		if strings.HasSuffix(dir, "/device") || strings.HasSuffix(dir, "/driver") {
+			// read the link inside the device's own directory
+			real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.Dir(dir)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir = filepath.Join(real, filepath.Base(dir))
+		} else {
+			dir = filepath.Join(root, dir)
+		}
+		got, err := os.Readlink(dir)
+		if err != nil || got != tt.want {
+			t.Errorf("%s -> %q (%v), want %q", tt.link, got, err, tt.want)
+		}
+		if tt.resolved != "" {
+			if r := resolve(t, root, tt.link); r != tt.resolved {
+				t.Errorf("%s resolves to %s, want %s", tt.link, r, tt.resolved)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // files writes below one root and keeps the first error, so a layout can
@@ -48,7 +49,23 @@ func (f *files) link(p, target string) {
 		f.err = fmt.Errorf("link %s -> %s: %w", p, target, err)
 		return
 	}
+	if upOnly(rel) {
+		// The target is the link's own directory or above it: the kernel
+		// (kernfs_get_target_path) climbs to the target's parent and names
+		// it, as a netdev's `device` reads ../../../0000:01:00.0.
+		rel = filepath.Join(rel, "..", filepath.Base(target))
+	}
 	if err := os.Symlink(rel, f.host(p)); err != nil {
 		f.err = fmt.Errorf("link %s: %w", p, err)
 	}
+}
+
+// upOnly says whether a relative path only climbs ("..", "../..", ".").
+func upOnly(rel string) bool {
+	for _, elem := range strings.Split(rel, "/") {
+		if elem != ".." && elem != "." {
+			return false
+		}
+	}
+	return true
 }

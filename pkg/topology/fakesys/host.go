@@ -13,6 +13,9 @@ type Host struct {
 	// each NUMA node N (its CPUs, "" for a node of memory alone) and every
 	// PCI function's local_cpulist from its NUMA node.
 	Nodes []NUMANode
+	// RdmaCM writes /sys/class/misc/rdma_cm even without RDMA devices
+	// (rdma_ucm loaded on a softRoCE node, whose pods' rxe use it).
+	RdmaCM bool
 }
 
 // NUMANode is one NUMA node: its CPU list as the kernel prints it

@@ -67,3 +67,21 @@ func WritePKeys(root, nic string, port int, pkeys []string) error {
 	}
 	return f.err
 }
+
+// SetNetdevState writes a netdev's operstate and carrier as the kernel
+// shows a link that is up ("up", carrier 1) or lost its carrier or was set
+// down ("down", carrier 0).
+func SetNetdevState(root, netdev string, up bool) error {
+	f := &files{root: root}
+	dir := "/sys/class/net/" + netdev
+	if _, err := os.Stat(f.host(dir)); err != nil {
+		return fmt.Errorf("netdev %s: %w", netdev, err)
+	}
+	oper, carrier := "down", "0"
+	if up {
+		oper, carrier = "up", "1"
+	}
+	f.file(dir+"/operstate", oper)
+	f.file(dir+"/carrier", carrier)
+	return f.err
+}

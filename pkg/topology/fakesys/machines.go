@@ -295,6 +295,23 @@ func builtins() map[string]func() Host {
 				SoftRoCE: []SoftRoCE{{RDMA: "rxe0", Netdev: "pf0"}, {RDMA: "rxe1", Netdev: "pf1"}},
 			}
 		},
+		// A softRoCE VM (q35, as the fabric rig's guests and cloud VMs without
+		// RDMA): two virtio-net NICs (eth1, eth2) without any RDMA device,
+		// each behind a PCIe switch with a GPU (PIX), the node's own e1000e
+		// (eth0) on a root port of its own, and a virtio-9p function (no
+		// netdev); one NUMA node, every PCI function's numa_node -1, as
+		// QEMU guests show them. No rxe in the host's netns: pods get theirs.
+		"softroce-vm": func() Host {
+			virtio := func(netdev string) Slot {
+				return Slot{Card: &Card{Model: VirtioNet, Funcs: []Func{{LinkLayer: "Ethernet", Netdev: netdev, NoRDMA: true}}}}
+			}
+			return Host{Roots: []Root{{Bus: 0x00, NUMA: -1, Ports: []Slot{
+				{Card: &Card{Model: E1000E, Funcs: []Func{{LinkLayer: "Ethernet", Netdev: "eth0", NoRDMA: true}}}},
+				{Other: &Other{Vendor: "0x1af4", Device: "0x1049", Class: "0x000200", Driver: "virtio-pci"}},
+				pcieSwitch(virtio("eth1"), Slot{GPU: &GPU{Model: "NVIDIA L40S"}}),
+				pcieSwitch(virtio("eth2"), Slot{GPU: &GPU{Model: "NVIDIA L40S"}}),
+			}}}, Nodes: []NUMANode{{CPUs: "0-1"}}, RdmaCM: true}
+		},
 		// One GPU and Soft-RoCE rxe0 on a virtual netdev with no PCI parent.
 		"softroce": func() Host {
 			return Host{

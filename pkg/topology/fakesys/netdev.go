@@ -31,6 +31,11 @@ func (b *builder) netdev(devDir, name, linkLayer string, devPort int, state, see
 	}
 	b.f.file(dir+"/dev_port", strconv.Itoa(devPort))
 	b.f.file(dir+"/operstate", operstate)
+	carrier := "0"
+	if operstate == "up" {
+		carrier = "1"
+	}
+	b.f.file(dir+"/carrier", carrier)
 	if devDir != "" {
 		b.f.link(dir+"/device", devDir)
 	}

@@ -19,6 +19,7 @@ type builder struct {
 	nextSlot int            // PCIe slot numbers for Ethernet names
 	verbs    int            // next uverbsN
 	mad      int            // next umadN / issmN
+	virtio   int            // next virtioN
 	drivers  map[string]bool
 }
 
@@ -64,7 +65,7 @@ func (b *builder) host(h Host) error {
 		}
 		b.softRoCE(s)
 	}
-	b.classFiles()
+	b.classFiles(h.RdmaCM)
 	return nil
 }
 
@@ -218,7 +219,7 @@ func (b *builder) uuid(bdf string) string {
 
 // classFiles writes the class and driver attributes real sysfs has beside
 // the device entries (abi_version, bind, unbind), which readers must skip.
-func (b *builder) classFiles() {
+func (b *builder) classFiles(rdmaCM bool) {
 	b.f.file("/sys/class/infiniband_verbs/abi_version", "6")
 	b.f.file("/sys/class/infiniband_mad/abi_version", "5")
 	b.f.dir("/sys/class/infiniband")
@@ -230,5 +231,5 @@ func (b *builder) classFiles() {
 		}
 		b.f.file(dir+"/uevent", "")
 	}
-	b.rdmaCM()
+	b.rdmaCM(rdmaCM)
 }

@@ -124,9 +124,10 @@ func (b *builder) devFiles(dir, name string, major, minor uint32) {
 	b.f.file(dir+"/uevent", fmt.Sprintf("MAJOR=%d\nMINOR=%d\nDEVNAME=infiniband/%s", major, minor, name))
 }
 
-// rdmaCM writes /sys/class/misc/rdma_cm when the machine has RDMA devices.
-func (b *builder) rdmaCM() {
-	if len(b.spec.NICs) == 0 {
+// rdmaCM writes /sys/class/misc/rdma_cm when the machine has RDMA devices
+// or always is set (Host.RdmaCM).
+func (b *builder) rdmaCM(always bool) {
+	if len(b.spec.NICs) == 0 && !always {
 		return
 	}
 	major, minor := uint32(miscMajor), uint32(rdmaCMMinor)
