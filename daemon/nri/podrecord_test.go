@@ -296,3 +296,36 @@ func TestSameLeases(t *testing.T) {
 		t.Error("a second lease is the same leases")
 	}
 }
+
+// TestSoftRoCELateRecord: a pod whose rxe was not readable when it
+// started gets, once the rxe is there, a record built again with it: its
+// devices and the GID index read from its table; the record then holds,
+// and is read without sysfs.
+func TestSoftRoCELateRecord(t *testing.T) {
+	m, podRxe := softRoCENode(t)
+	hidden := m.Root + "/sys/class/infiniband/" + podRxe
+	if err := os.Rename(hidden, hidden+".away"); err != nil {
+		t.Fatal(err)
+	}
+	p, sandbox := startPod(t, Options{Machine: fixed(m), SoftRoCE: true}, []lease{{mode: "macvlan", addr: "10.56.0.5/24", nics: []string{"rxe0"}}})
+	if rec := p.pods.get("s1"); rec == nil || !rec.softMissed {
+		t.Fatalf("record after RunPodSandbox without the rxe: %+v, want one that reads it again", rec)
+	}
+	if err := os.Rename(hidden+".away", hidden); err != nil {
+		t.Fatal(err)
+	}
+	hide, restore := hideRoot(t, m.Root)
+	for i, name := range []string{"late", "later"} {
+		if i == 1 {
+			hide()
+		}
+		adj, _, err := p.CreateContainer(t.Context(), sandbox, ctr(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summarize(adj); got.Env[envNCCLHCA] != "="+podRxe || got.Env[envNCCLGIDIndex] != "1" || len(got.Devices) != 2 {
+			t.Errorf("%s: %v; want its rxe's uverbs and rdma_cm, NCCL_IB_HCA==%s, GID index 1", name, got, podRxe)
+		}
+	}
+	restore()
+}
