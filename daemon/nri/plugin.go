@@ -190,7 +190,7 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 
 func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 	leases := p.state.SandboxLeases(call.pod.GetId())
-	rec := p.podRecord(call, leases)
+	rec := p.currentRecord(call, leases)
 	call.dra = p.containerDRANICs(call)
 	var auto []string
 	if len(leases) == 0 && p.cfg.GPUAutoInject && len(call.dra) == 0 {

@@ -15,8 +15,9 @@ import (
 // NICs' devices with rdma_cm, the names of those the node does not know,
 // the pod's own rxe devices on a softRoCE node and the pod's env.
 // CreateContainer reads it and adds what is the container's own: its env,
-// its rlimits, its annotation's devices, its GPUs' NICs (gpuAutoInject)
-// and its claims' DRA NICs.
+// its rlimits (nri.memlock, the same for every pod, unless the container
+// already has as much), its annotation's devices, its GPUs' NICs
+// (gpuAutoInject) and its claims' DRA NICs.
 //
 // A record is never changed once published; the hook replaces it when
 // what it was built from changed (the pod's leases, the node's tables) or
@@ -107,13 +108,13 @@ func (p *Plugin) warmPodRecord(call *hookCall) {
 	p.pods.put(call.pod.GetId(), p.buildPodRecord(call, leases, nil))
 }
 
-// podRecord is the record CreateContainer reads for the pod as it is now
+// currentRecord is the record CreateContainer reads for the pod as it is now
 // (leases from memory): the one built when the pod started, or one built
 // now and kept when there was none (the plugin did not see the pod start),
 // when its leases changed since, or when a lookup had missed then; the
 // node's tables replaced since are read again from memory only. The
 // port tables and sysfs are read only to build.
-func (p *Plugin) podRecord(call *hookCall, leases []ipam.Lease) *podRecord {
+func (p *Plugin) currentRecord(call *hookCall, leases []ipam.Lease) *podRecord {
 	id := call.pod.GetId()
 	rec := p.pods.get(id)
 	switch {
