@@ -29,40 +29,43 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
 	claimed := s.draClaims(req)
+	// One view of the node and its pools for the whole ADD: placement,
+	// names, pools and the plan read the same snapshot.
+	v := s.view()
 	if leases := s.readSandbox(req.Sandbox); holdsAttachment(leases, req.CNIIfName, req.Network) {
-		return withClaimVFKeys(s.planOf(s.node(), req.Sandbox, req.CNIIfName, req.Network, leases), claimed), nil
+		return withClaimVFKeys(s.planOf(v, req.Sandbox, req.CNIIfName, req.Network, leases), claimed), nil
 	}
 	req, err := s.withPodAnnotations(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	if len(claimed) > 0 {
-		return s.allocateClaimed(ctx, req, claimed)
+		return s.allocateClaimed(ctx, req, v, claimed)
 	}
-	pool, err := s.explicitPool(req)
+	pool, err := s.explicitPool(req, v)
 	if err != nil {
 		return nil, err
 	}
 	if req.Mode == api.ModeIPAM {
-		return s.allocateAddressOnly(req, pool)
+		return s.allocateAddressOnly(req, v, pool)
 	}
-	gpus, pass, err := s.choosePods(ctx, req, pool)
+	gpus, pass, err := s.choosePods(ctx, req, v, pool)
 	if err != nil || pass != nil {
 		return pass, err
 	}
-	return s.allocateNICs(req, pool, gpus)
+	return s.allocateNICs(req, v, pool, gpus)
 }
 
 // choosePods applies the attach policy to a chained attachment: a pod
 // that does not get rail interfaces gets a pass-through plan, and nothing
 // is recorded for it. Otherwise it returns the pod's GPUs.
-func (s *Service) choosePods(ctx context.Context, req api.AllocateRequest, pool string) ([]int, *api.Plan, error) {
+func (s *Service) choosePods(ctx context.Context, req api.AllocateRequest, v *view, pool string) ([]int, *api.Plan, error) {
 	var gpus []int
 	resolved := false
 	holdsGPUs := func() (bool, error) {
 		var held bool
 		var err error
-		gpus, held, err = s.resolveGPUs(ctx, req, pool)
+		gpus, held, err = s.resolveGPUs(ctx, req, v, pool)
 		resolved = true
 		return held, err
 	}
@@ -123,10 +126,10 @@ func (s *Service) enter(key string) func() {
 	}
 }
 
-func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*api.Plan, error) {
+func (s *Service) allocateAddressOnly(req api.AllocateRequest, v *view, pool string) (*api.Plan, error) {
 	if pool == "" {
 		var err error
-		if pool, err = s.onlyPool(); err != nil {
+		if pool, err = onlyPool(v); err != nil {
 			return nil, err
 		}
 	}
@@ -138,22 +141,19 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, pool string) (*ap
 	if err != nil {
 		return nil, s.allocError(err)
 	}
-	node := s.node()
-	s.recordAllocation(node.Machine, leases, nil)
-	plan := s.planOf(node, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
+	s.recordAllocation(v.node.Machine, leases, nil)
+	plan := s.planOf(v, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	s.reportAttached(req, plan, nil)
 	return plan, nil
 }
 
-func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int) (*api.Plan, error) {
+func (s *Service) allocateNICs(req api.AllocateRequest, v *view, pool string, gpus []int) (*api.Plan, error) {
 	if req.Mode == api.ModeVF {
 		s.awaitVFReads()
+		v = s.view() // the VF reads awaited may have changed the machine
 	}
-	// One view of the node for the whole ADD: placement, names, pools and
-	// the plan read the same snapshot.
-	node := s.node()
-	input, err := s.placementInput(node, req, pool, gpus)
+	input, err := s.placementInput(v, req, pool, gpus)
 	if err != nil {
 		return nil, err
 	}
@@ -161,15 +161,15 @@ func (s *Service) allocateNICs(req api.AllocateRequest, pool string, gpus []int)
 	if req.Mode == api.ModeVF {
 		place = s.placeVFs
 	}
-	return s.allocatePlaced(node, req, pool, gpus, input, place)
+	return s.allocatePlaced(v, req, pool, gpus, input, place)
 }
 
 // placeFunc chooses NICs for one attachment under the allocator's lock.
-type placeFunc func(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error)
+type placeFunc func(v *view, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error)
 
 // allocatePlaced places with place on one view of the node and leases
 // what it chose.
-func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, pool string, gpus []int, input placement.Input, place placeFunc) (*api.Plan, error) {
+func (s *Service) allocatePlaced(v *view, req api.AllocateRequest, pool string, gpus []int, input placement.Input, place placeFunc) (*api.Plan, error) {
 	var picks []placement.Pick
 	var placeErr error
 	var others []ipam.Lease // the sandbox's leases beside this attachment's
@@ -181,7 +181,7 @@ func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, 
 	leases, err := s.alloc.AllocatePlaced(func(use ipam.NICUse) ([]ipam.Request, error) {
 		var reqs []ipam.Request
 		others = otherLeases(use, req)
-		picks, reqs, placeErr = place(node, req, pool, input, s.placementUse(use))
+		picks, reqs, placeErr = place(v, req, pool, input, s.placementUse(use))
 		if placeErr == nil && req.Mode == api.ModeVF {
 			placeErr = s.checkVFMACs(req, reqs, use)
 		}
@@ -200,8 +200,8 @@ func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, 
 	case err != nil:
 		return nil, s.allocError(err)
 	}
-	s.recordAllocation(node.Machine, leases, picks)
-	plan := s.planOf(node, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
+	s.recordAllocation(v.node.Machine, leases, picks)
+	plan := s.planOf(v, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	annotatePlan(plan, picks)
 	s.reportAttached(req, plan, gpus)
@@ -211,22 +211,22 @@ func (s *Service) allocatePlaced(node *placement.Node, req api.AllocateRequest, 
 // place chooses the NICs given their use, names the interfaces and makes
 // one lease request per pick. It runs under the allocator's lock: it must
 // not call the allocator (pools are read from its immutable Pools).
-func (s *Service) place(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
-	picks, err := node.Choose(input, use)
+func (s *Service) place(v *view, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
+	picks, err := v.node.Choose(input, use)
 	if err != nil {
 		return nil, nil, noNICError{err}
 	}
-	picks, names, err := s.interfaceNames(node, req, picks)
+	picks, names, err := s.interfaceNames(v.node, req, picks)
 	if err != nil {
 		return nil, nil, err
 	}
-	reqs, err := s.leaseRequests(node, req, pool, picks, names, nil)
+	reqs, err := s.leaseRequests(v, req, pool, picks, names, nil)
 	return picks, reqs, err
 }
 
-func (s *Service) placementInput(node *placement.Node, req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
+func (s *Service) placementInput(v *view, req api.AllocateRequest, pool string, gpus []int) (placement.Input, error) {
 	in := placement.Input{GPUs: gpus, Mode: req.Mode, NICs: req.Selector.NICs, Device: req.Selector.Device, Rail: req.Selector.Rail,
-		LinkLayer: req.Selector.LinkLayer, MaxNICs: req.MaxNICs, VFPerGPU: req.Mode == api.ModeVF && s.vfPerGPU(req, pool)}
+		LinkLayer: req.Selector.LinkLayer, MaxNICs: req.MaxNICs, VFPerGPU: req.Mode == api.ModeVF && s.vfPerGPU(req, v, pool)}
 	if args := req.CNIArgs; args != nil {
 		if len(args.NICs) > 0 {
 			in.NICs = args.NICs
@@ -236,9 +236,9 @@ func (s *Service) placementInput(node *placement.Node, req api.AllocateRequest, 
 			in.Rail = &r
 		}
 	}
-	in.MaxDistance, in.NICBounds = s.distanceBounds(node, req, pool)
+	in.MaxDistance, in.NICBounds = distanceBounds(v, req, pool)
 	if pool != "" {
-		bound, err := s.poolNICs(node, pool)
+		bound, err := s.poolNICs(v, pool)
 		if err != nil {
 			return in, err
 		}
@@ -250,13 +250,13 @@ func (s *Service) placementInput(node *placement.Node, req api.AllocateRequest, 
 // leaseRequests builds one lease request per pick, each with its pool
 // (the pool bound to the pick's NIC when the request names none), holding
 // held[i] (nil: each pick's NIC).
-func (s *Service) leaseRequests(node *placement.Node, req api.AllocateRequest, pool string, picks []placement.Pick, names, held []string) ([]ipam.Request, error) {
+func (s *Service) leaseRequests(v *view, req api.AllocateRequest, pool string, picks []placement.Pick, names, held []string) ([]ipam.Request, error) {
 	reqs := make([]ipam.Request, 0, len(picks))
 	for i, pick := range picks {
 		p := pool
 		if p == "" {
 			var err error
-			if p, err = s.boundPool(node, pick.NIC.Name); err != nil {
+			if p, err = v.boundPool(pick.NIC.Name); err != nil {
 				return nil, err
 			}
 		}

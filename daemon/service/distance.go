@@ -10,18 +10,18 @@ import (
 // maxDistance tightened by the explicit pool's, or, when each NIC brings
 // its own pool, that pool's bound per NIC. raild's config checked the pool
 // bounds at start, so a name that does not parse here is no bound.
-func (s *Service) distanceBounds(node *placement.Node, req api.AllocateRequest, pool string) (*placement.Bound, map[string]*placement.Bound) {
+func distanceBounds(v *view, req api.AllocateRequest, pool string) (*placement.Bound, map[string]*placement.Bound) {
 	var bound *placement.Bound
 	if req.MaxDistance != nil {
 		bound = &placement.Bound{Max: *req.MaxDistance, Source: "netconf maxDistance"}
 	}
 	if pool != "" {
-		return placement.Tighter(bound, s.poolBound(pool)), nil
+		return placement.Tighter(bound, poolBound(v, pool)), nil
 	}
 	perNIC := map[string]*placement.Bound{}
-	for _, nic := range node.Machine.NICs {
-		if name, err := s.boundPool(node, nic.Name); err == nil {
-			if b := s.poolBound(name); b != nil {
+	for _, nic := range v.node.Machine.NICs {
+		if name, err := v.boundPool(nic.Name); err == nil {
+			if b := poolBound(v, name); b != nil {
 				perNIC[nic.Name] = b
 			}
 		}
@@ -30,8 +30,8 @@ func (s *Service) distanceBounds(node *placement.Node, req api.AllocateRequest, 
 }
 
 // poolBound is a pool's maxDistance, nil when it has none.
-func (s *Service) poolBound(name string) *placement.Bound {
-	pool, ok := s.alloc.Pools().Get(name)
+func poolBound(v *view, name string) *placement.Bound {
+	pool, ok := v.get(name)
 	if !ok || pool.Config.MaxDistance == "" {
 		return nil
 	}

@@ -40,7 +40,7 @@ func (s *Service) draClaims(req api.AllocateRequest) []DRAClaim {
 // their mode and pool: no attach policy (the claim is the pod's ask), no
 // choice (the scheduler made it), no distance bound (the distance is
 // reported); the node's own NICs and other pods' holds are still refused.
-func (s *Service) allocateClaimed(ctx context.Context, req api.AllocateRequest, claimed []DRAClaim) (*api.Plan, error) {
+func (s *Service) allocateClaimed(ctx context.Context, req api.AllocateRequest, v *view, claimed []DRAClaim) (*api.Plan, error) {
 	for _, c := range claimed[1:] {
 		if c.Mode != claimed[0].Mode || c.Pool != claimed[0].Pool {
 			return nil, s.countError("allocate", "dra_claims", &api.Error{Code: api.CodeInvalidConfig,
@@ -53,11 +53,11 @@ func (s *Service) allocateClaimed(ctx context.Context, req api.AllocateRequest, 
 	if claimed[0].Pool != "" {
 		req.Pool = claimed[0].Pool
 	}
-	pool, err := s.explicitPool(req)
+	pool, err := s.explicitPool(req, v)
 	if err != nil {
 		return nil, err
 	}
-	gpus, _, err := s.resolveGPUs(ctx, req, pool)
+	gpus, _, err := s.resolveGPUs(ctx, req, v, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -65,12 +65,13 @@ func (s *Service) allocateClaimed(ctx context.Context, req api.AllocateRequest, 
 	place := s.placeClaimed(claimed)
 	if req.Mode == api.ModeVF {
 		s.awaitVFReads()
+		v = s.view() // the VF reads awaited may have changed the machine
 		for _, c := range claimed {
 			input.NICs = append(input.NICs, c.VF) // pinned: these VFs or nothing
 		}
 		place = s.placeVFs
 	}
-	plan, err := s.allocatePlaced(s.node(), req, pool, gpus, input, place)
+	plan, err := s.allocatePlaced(v, req, pool, gpus, input, place)
 	if err != nil {
 		return nil, err
 	}
@@ -83,16 +84,16 @@ func (s *Service) placeClaimed(claimed []DRAClaim) placeFunc {
 	for i, c := range claimed {
 		nics[i] = c.NIC
 	}
-	return func(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
-		picks, err := node.Claimed(input, nics, use)
+	return func(v *view, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
+		picks, err := v.node.Claimed(input, nics, use)
 		if err != nil {
 			return nil, nil, noNICError{fmt.Errorf("the device of the pod's DRA claim %s: %w", claimed[0].Claim, err)}
 		}
-		picks, names, err := s.interfaceNames(node, req, picks)
+		picks, names, err := s.interfaceNames(v.node, req, picks)
 		if err != nil {
 			return nil, nil, err
 		}
-		reqs, err := s.leaseRequests(node, req, pool, picks, names, nil)
+		reqs, err := s.leaseRequests(v, req, pool, picks, names, nil)
 		return picks, reqs, err
 	}
 }

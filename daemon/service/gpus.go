@@ -13,7 +13,7 @@ import (
 // GPUs at all, even when unresolvedGPUs: ignore dropped every one of them.
 // pool is the attachment's explicit pool ("" when none), whose
 // unresolvedGPUs applies when the netconf sets none.
-func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool string) (gpus []int, held bool, err error) {
+func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, v *view, pool string) (gpus []int, held bool, err error) {
 	ids, where, err := explicitGPUs(req)
 	if err != nil {
 		return nil, true, s.countError("allocate", "bad_gpus", &api.Error{Code: api.CodeInvalidConfig,
@@ -45,7 +45,7 @@ func (s *Service) resolveGPUs(ctx context.Context, req api.AllocateRequest, pool
 	if len(failed) == 0 {
 		return gpus, true, nil
 	}
-	if s.unresolvedPolicy(req, pool) == api.UnresolvedGPUsIgnore {
+	if unresolvedPolicy(req, v, pool) == api.UnresolvedGPUsIgnore {
 		s.log.Warn("GPUs the kubelet reports are not resolved: placed without them (unresolvedGPUs: ignore)",
 			"pod", podName(req.PodNamespace, req.PodName, req.Sandbox), "gpus", gpus, "unresolved", failed.ids(), "why", failed.join())
 		return gpus, true, nil
@@ -69,11 +69,11 @@ func explicitGPUs(req api.AllocateRequest) ([]string, string, error) {
 
 // unresolvedPolicy is the attachment's unresolvedGPUs: the netconf's, else
 // the explicit pool's, else fail.
-func (s *Service) unresolvedPolicy(req api.AllocateRequest, pool string) string {
+func unresolvedPolicy(req api.AllocateRequest, v *view, pool string) string {
 	if req.UnresolvedGPUs != "" {
 		return req.UnresolvedGPUs
 	}
-	if p, ok := s.alloc.Pools().Get(pool); ok && pool != "" && p.Config.UnresolvedGPUs != "" {
+	if p, ok := v.get(pool); ok && pool != "" && p.Config.UnresolvedGPUs != "" {
 		return p.Config.UnresolvedGPUs
 	}
 	return api.UnresolvedGPUsFail

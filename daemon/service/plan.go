@@ -21,9 +21,9 @@ const policyTableBase = 100
 // sandbox (this attachment's included) as one read or one allocation gave
 // them: sorted once by interface name, the policy tables numbered across
 // them, the attachment's own leases picked out.
-func (s *Service) planOf(node *placement.Node, sandbox, ifname, network string, sandboxLeases []ipam.Lease) *api.Plan {
+func (s *Service) planOf(v *view, sandbox, ifname, network string, sandboxLeases []ipam.Lease) *api.Plan {
 	slices.SortFunc(sandboxLeases, func(a, b ipam.Lease) int { return compareIfNames(a.IfName, b.IfName) })
-	tables := s.policyTables(sandboxLeases)
+	tables := policyTables(v, sandboxLeases)
 	plan := &api.Plan{Sandbox: sandbox, CNIIfName: ifname, Network: network}
 	for _, l := range sandboxLeases {
 		if l.CNIIfName != ifname || l.Network != network {
@@ -32,19 +32,19 @@ func (s *Service) planOf(node *placement.Node, sandbox, ifname, network string, 
 		if len(plan.Interfaces) == 0 {
 			plan.Mode, plan.Netns = api.Mode(l.Mode), l.Netns
 		}
-		plan.Interfaces = append(plan.Interfaces, s.planInterface(node, l, tables[l.IfName]))
+		plan.Interfaces = append(plan.Interfaces, s.planInterface(v, l, tables[l.IfName]))
 	}
 	return plan
 }
 
-func (s *Service) planInterface(node *placement.Node, l ipam.Lease, table int) api.PlanInterface {
+func (s *Service) planInterface(v *view, l ipam.Lease, table int) api.PlanInterface {
 	iface := api.PlanInterface{Name: l.IfName, Pool: l.Pool, Table: table}
 	addr := api.Address{CIDR: l.Address.String()}
 	if l.Gateway.IsValid() {
 		addr.Gateway = l.Gateway.String()
 	}
 	iface.Addresses = []api.Address{addr}
-	if pool, ok := s.alloc.Pools().Get(l.Pool); ok {
+	if pool, ok := v.get(l.Pool); ok {
 		iface.MTU = pool.Config.MTU
 		for _, r := range pool.Config.Routes {
 			iface.Routes = append(iface.Routes, api.Route{Dst: r.Dst, GW: r.GW})
@@ -53,9 +53,9 @@ func (s *Service) planInterface(node *placement.Node, l ipam.Lease, table int) a
 	switch {
 	case len(l.NICs) == 0:
 	case api.Mode(l.Mode) == api.ModeVF:
-		iface.NIC, iface.VF = s.vfInfo(node.Machine, l)
+		iface.NIC, iface.VF = s.vfInfo(v, l)
 	default:
-		iface.NIC = nicInfo(node, l.NICs[0])
+		iface.NIC = nicInfo(v.node, l.NICs[0])
 	}
 	if s.opt.SoftRoCE && len(l.NICs) > 0 {
 		iface.SoftRoCE = rdma.SoftRoCEName(l.Sandbox, l.IfName)
@@ -80,20 +80,20 @@ func nicInfo(node *placement.Node, name string) *api.NIC {
 // policyTables gives each rail interface of a sandbox its own routing table
 // when several of them share a subnet, so replies leave where they came in;
 // leases are every lease of the sandbox, sorted by interface name.
-func (s *Service) policyTables(leases []ipam.Lease) map[string]int {
+func policyTables(v *view, leases []ipam.Lease) map[string]int {
 	bySubnet := map[string][]string{}
 	for _, l := range leases {
 		if len(l.NICs) == 0 {
 			continue
 		}
-		if pool, ok := s.alloc.Pools().Get(l.Pool); ok {
+		if pool, ok := v.get(l.Pool); ok {
 			subnet := pool.Config.Subnet
 			bySubnet[subnet] = append(bySubnet[subnet], l.IfName)
 		}
 	}
 	tables := map[string]int{}
 	for i, l := range leases {
-		if pool, ok := s.alloc.Pools().Get(l.Pool); ok && len(bySubnet[pool.Config.Subnet]) > 1 {
+		if pool, ok := v.get(l.Pool); ok && len(bySubnet[pool.Config.Subnet]) > 1 {
 			tables[l.IfName] = policyTableBase + i
 		}
 	}

@@ -18,7 +18,7 @@ func (s *Service) Check(_ context.Context, req api.AttachmentRequest) (*api.Plan
 		return nil, &api.Error{Code: api.CodeUnknownContainer, Msg: "no lease for this attachment",
 			Details: fmt.Sprintf("sandbox %s interface %s network %s holds nothing in raild", req.Sandbox, req.CNIIfName, req.Network)}
 	}
-	return s.planOf(s.node(), req.Sandbox, req.CNIIfName, req.Network, leases), nil
+	return s.planOf(s.view(), req.Sandbox, req.CNIIfName, req.Network, leases), nil
 }
 
 // Leases lists every lease, ordered by sandbox and interface.
@@ -62,7 +62,7 @@ func (s *Service) Status(pool string) (*api.Status, error) {
 		}
 		if st.Pools == nil {
 			return nil, &api.Error{Code: api.CodeInvalidConfig, Msg: "invalid field \"pool\"",
-				Details: fmt.Sprintf("pool %q does not exist on this node; pools: %v", pool, s.poolNames())}
+				Details: fmt.Sprintf("pool %q does not exist on this node; pools: %v", pool, s.view().names())}
 		}
 	}
 	for _, p := range st.Pools {

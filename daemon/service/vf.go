@@ -12,8 +12,8 @@ import (
 // pooled as their PFs' NICs would be, one lease each holding the VF's PCI
 // address. Like place, it runs under the allocator's lock, so no two ADDs
 // ever hold one VF.
-func (s *Service) placeVFs(node *placement.Node, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
-	vfs, err := node.ChooseVFs(input, use)
+func (s *Service) placeVFs(v *view, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
+	vfs, err := v.node.ChooseVFs(input, use)
 	if err != nil {
 		return nil, nil, noNICError{err}
 	}
@@ -21,7 +21,7 @@ func (s *Service) placeVFs(node *placement.Node, req api.AllocateRequest, pool s
 	for i, v := range vfs {
 		picks[i] = placement.Pick{NIC: v.PF, GPUs: v.GPUs, Class: v.Class, Reason: v.Reason}
 	}
-	picks, names, err := s.interfaceNames(node, req, picks)
+	picks, names, err := s.interfaceNames(v.node, req, picks)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -29,7 +29,7 @@ func (s *Service) placeVFs(node *placement.Node, req api.AllocateRequest, pool s
 	for i := range picks {
 		held[i] = vfs[i].VF.PCI
 	}
-	reqs, err := s.leaseRequests(node, req, pool, picks, names, held)
+	reqs, err := s.leaseRequests(v, req, pool, picks, names, held)
 	return picks, reqs, err
 }
 
@@ -39,8 +39,9 @@ func (s *Service) placeVFs(node *placement.Node, req api.AllocateRequest, pool s
 // PF with the lease's admin MAC and, on an InfiniBand PF, its GUID. A VF
 // the node no longer has is named by its PCI address alone (a DEL then
 // finds it by the alias rail left).
-func (s *Service) vfInfo(m *topology.Machine, l ipam.Lease) (*api.NIC, *api.VF) {
-	vf := &api.VF{PCI: l.NICs[0], MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(l.Pool)}
+func (s *Service) vfInfo(v *view, l ipam.Lease) (*api.NIC, *api.VF) {
+	m := v.node.Machine
+	vf := &api.VF{PCI: l.NICs[0], MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(v, l.Pool)}
 	nic := &api.NIC{PCI: l.NICs[0]}
 	found, ok := m.VFByPCI(l.NICs[0])
 	if !ok {
@@ -68,8 +69,8 @@ func (s *Service) vfInfo(m *topology.Machine, l ipam.Lease) (*api.NIC, *api.VF) 
 // poolVF is the VF settings of a pool (nil: none, or no such pool), which
 // the plugin applies under the netconf's own keys. raild checked them when
 // it loaded the pool (config or RailPool), so an error here is a bug.
-func (s *Service) poolVF(pool string) *api.VFConfig {
-	p, ok := s.alloc.Pools().Get(pool)
+func (s *Service) poolVF(v *view, pool string) *api.VFConfig {
+	p, ok := v.get(pool)
 	if !ok {
 		return nil
 	}
@@ -83,11 +84,11 @@ func (s *Service) poolVF(pool string) *api.VFConfig {
 
 // vfPerGPU is the attachment's vfPerGPU: the netconf's, else the explicit
 // pool's, else false (GPUs that share a PF share a VF).
-func (s *Service) vfPerGPU(req api.AllocateRequest, pool string) bool {
+func (s *Service) vfPerGPU(req api.AllocateRequest, v *view, pool string) bool {
 	if req.VFPerGPU != nil {
 		return *req.VFPerGPU
 	}
-	if p, ok := s.alloc.Pools().Get(pool); ok && pool != "" && p.Config.VFPerGPU != nil {
+	if p, ok := v.get(pool); ok && pool != "" && p.Config.VFPerGPU != nil {
 		return *p.Config.VFPerGPU
 	}
 	return false

@@ -76,7 +76,7 @@ func TestConcurrentVFPlacement(t *testing.T) {
 		wg.Go(func() {
 			req := allocReq(fmt.Sprintf("sb%d", i), fmt.Sprint(i%8))
 			req.Mode = api.ModeVF
-			_, errs[i] = svc.allocateNICs(req, "", []int{i % 8})
+			_, errs[i] = svc.allocateNICs(req, svc.view(), "", []int{i % 8})
 		})
 	}
 	wg.Wait()
