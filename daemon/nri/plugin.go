@@ -226,7 +226,7 @@ func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
 			}
 			continue
 		}
-		for _, n := range l.NICs {
+		for _, n := range l.Holds() {
 			nics = appendUnique(nics, n)
 		}
 	}

@@ -83,7 +83,7 @@ func newDRAPlugin(d draDriver, log *slog.Logger) (*draplugin.Plugin, error) {
 		snap := d.inv.Current()
 		v := draplugin.NodeView{Machine: snap.Machine, Protected: snap.Protected, Rails: d.rails, Limits: lim}
 		d.svc.NICUses(func(nic string, h placement.Holder) {
-			v.Uses = append(v.Uses, draplugin.Use{NIC: nic, Pod: h.Pod(), Mode: h.Mode})
+			v.Uses = append(v.Uses, draplugin.Use{NIC: nic, VF: h.VF, Pod: h.Pod(), Mode: h.Mode})
 		})
 		if slices != nil {
 			v.Others = slices.NICsOf(driver)
@@ -127,7 +127,7 @@ func attachments(alloc *ipam.Allocator) func(namespace, name, uid string) []drap
 			if l.PodNamespace != namespace || (uid != "" && l.PodUID != uid) || (uid == "" && l.PodName != name) || len(l.NICs) == 0 {
 				continue
 			}
-			out = append(out, draplugin.Attachment{NIC: l.NICs[0], IfName: l.IfName, IPs: []string{l.Address.String()},
+			out = append(out, draplugin.Attachment{NIC: l.NICs[0], VF: l.VF, IfName: l.IfName, IPs: []string{l.Address.String()},
 				MAC: macIn(l.Netns, l.IfName)})
 		}
 		return out

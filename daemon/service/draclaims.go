@@ -92,7 +92,7 @@ func (s *Service) placeClaimed(claimed []DRAClaim) placeFunc {
 		if err != nil {
 			return nil, nil, err
 		}
-		reqs, err := s.leaseRequests(node, req, pool, picks, names, nil)
+		reqs, err := s.leaseRequests(node, req, pool, picks, names)
 		return picks, reqs, err
 	}
 }

@@ -51,9 +51,9 @@ func (s *Service) planInterface(node *placement.Node, l ipam.Lease, table int) a
 		}
 	}
 	switch {
-	case len(l.NICs) == 0:
-	case api.Mode(l.Mode) == api.ModeVF:
+	case l.VF != "":
 		iface.NIC, iface.VF = s.vfInfo(node.Machine, l)
+	case len(l.NICs) == 0:
 	default:
 		iface.NIC = nicInfo(node, l.NICs[0])
 	}
@@ -135,6 +135,6 @@ func compareIfNames(a, b string) int {
 
 func toAPILease(l ipam.Lease) api.Lease {
 	return api.Lease{Sandbox: l.Sandbox, IfName: l.IfName, CNIIfName: l.CNIIfName, Network: l.Network,
-		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: api.Mode(l.Mode),
+		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: api.Mode(l.Mode), VF: l.VF,
 		PodNamespace: l.PodNamespace, PodName: l.PodName, PodUID: l.PodUID, Created: l.Created.UTC().Format(time.RFC3339)}
 }
