@@ -73,7 +73,7 @@ func BenchmarkChurnBeside(b *testing.B) {
 			idlePerSec := float64(cpuNow(b)-idleStart) / time.Since(wall).Seconds()
 
 			var cpu, idle time.Duration
-			events := inv.Stats().Events
+			before := inv.Stats()
 			b.ResetTimer()
 			for range b.N {
 				start, t0 := cpuNow(b), time.Now()
@@ -91,7 +91,10 @@ func BenchmarkChurnBeside(b *testing.B) {
 			b.StopTimer()
 			pods := float64(b.N * churnPods)
 			b.ReportMetric(float64((cpu-idle).Microseconds())/pods, "µs-cpu/pod")
-			b.ReportMetric(float64(inv.Stats().Events-events)/pods, "events/pod")
+			after := inv.Stats()
+			b.ReportMetric(float64(after.Events-before.Events)/pods, "events/pod")
+			b.ReportMetric(float64(after.DeviceReads-before.DeviceReads)/pods, "device-reads/pod")
+			b.ReportMetric(float64(after.Published-before.Published)/pods, "snapshots/pod")
 		})
 	}
 }

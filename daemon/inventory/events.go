@@ -20,6 +20,9 @@ type LinkEvent struct {
 	Name  string // the link's name now
 	Index int    // its ifindex in the netns (0: not known)
 	Gone  bool   // deleted, or moved to another netns (RTM_DELLINK)
+	// Moved says a Gone link left for another netns (the kernel names
+	// the netns it went to): it still exists, in a pod perhaps.
+	Moved bool
 	// New says the link has just arrived: registered in the netns or
 	// moved into it (the kernel's ifi_change of all ones); false for a
 	// change of a link that was there.

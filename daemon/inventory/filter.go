@@ -12,6 +12,10 @@ import (
 type concern struct {
 	full    bool     // read the whole node (events were lost)
 	devices []string // RDMA devices to read again
+	// moves are NICs' netdevs that left the host netns, came back or
+	// changed, by name, as the burst's last event left them: a NIC's
+	// ports read again alone, or its netdev marked away (moves.go).
+	moves map[string]netdevMove
 	// uppers are upper devices of NICs' netdevs (a macvlan, a VLAN) that
 	// came or went, by ifindex: one that came and went within a burst
 	// (another plugin's macvlan made on the NIC, then moved into its pod)
@@ -42,13 +46,13 @@ type upperSeen struct {
 }
 
 func (c *concern) none() bool {
-	return !c.full && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0 && len(c.pfs) == 0 && len(c.vfs) == 0
+	return !c.full && len(c.devices) == 0 && len(c.moves) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0 && len(c.pfs) == 0 && len(c.vfs) == 0
 }
 
 // settled says that what the burst asks cancelled out: only upper devices
 // that arrived and left again.
 func (c *concern) settled() bool {
-	return !c.full && len(c.readDevices()) == 0 && len(c.netdevs) == 0 && len(c.pfs) == 0 && len(c.vfs) == 0
+	return !c.full && len(c.readDevices()) == 0 && len(c.moves) == 0 && len(c.netdevs) == 0 && len(c.pfs) == 0 && len(c.vfs) == 0
 }
 
 // readDevices are the RDMA devices to read: those asked for, and the NICs
@@ -74,6 +78,12 @@ func (c *concern) add(o concern) {
 		if !slices.Contains(c.devices, d) {
 			c.devices = append(c.devices, d)
 		}
+	}
+	for netdev, m := range o.moves {
+		if c.moves == nil {
+			c.moves = map[string]netdevMove{}
+		}
+		c.moves[netdev] = m // the later event says where it is now
 	}
 	for _, n := range o.netdevs {
 		if !slices.Contains(c.netdevs, n) {
@@ -105,6 +115,17 @@ func (c *concern) add(o concern) {
 		}
 	}
 	c.events += o.events
+}
+
+// followed is what the follow-up reads again of what c asked: what trails
+// a device's or a VF's netdev without an event of its own (the devices,
+// PFs and VFs read), and of its NICs' moves only what the read found not
+// settled yet (later: see Inventory.applyMoves).
+func (c *concern) followed(later concern) concern {
+	f := *c
+	f.moves = nil
+	f.add(later)
+	return f
 }
 
 // cause names the events in a snapshot's Cause: "link event ens1 (+3)".
@@ -161,6 +182,9 @@ func (f *eventFilter) classify(snap *Snapshot, ev LinkEvent) concern {
 func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 	device, known := f.links.lookup(ev)
 	switch {
+	case known && ev.Gone && ev.Moved:
+		f.links.forget(ev.Index)
+		return concern{moves: map[string]netdevMove{ev.Name: {device: device, away: true}}, first: ev.Name, events: 1}
 	case known && ev.Gone:
 		f.links.forget(ev.Index)
 		return concern{devices: []string{device}, first: ev.Name, events: 1}
@@ -168,7 +192,7 @@ func (f *eventFilter) classifyNIC(ev LinkEvent) concern {
 		if !f.links.changed(ev, device) {
 			return concern{}
 		}
-		return concern{devices: []string{device}, first: ev.Name, events: 1}
+		return concern{moves: map[string]netdevMove{ev.Name: {device: device}}, first: ev.Name, events: 1}
 	}
 	if device, upper := f.links.byIndex[ev.Lower]; upper && ev.Lower > 0 {
 		// an upper device of a NIC's, in this netns
@@ -211,7 +235,7 @@ func (f *eventFilter) remembered(ev LinkEvent, c concern) bool {
 	case inNIC:
 		return nic == now && (!inVF || vf == now)
 	case inVF:
-		return vf == now && len(c.devices) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0
+		return vf == now && len(c.devices) == 0 && len(c.moves) == 0 && len(c.netdevs) == 0 && len(c.uppers) == 0
 	}
 	return false
 }
@@ -223,7 +247,10 @@ func (f *eventFilter) follow(snap *Snapshot) {
 		return
 	}
 	f.version = snap.Version
-	f.links.byName = make(map[string]string, len(snap.Machine.NICs))
+	f.links.byName = make(map[string]string, len(snap.Machine.NICs)+len(snap.Away))
+	for netdev, device := range snap.Away {
+		f.links.byName[netdev] = device
+	}
 	for _, nic := range snap.Machine.NICs {
 		device := nicDevice(nic)
 		if nic.Netdev != "" {

@@ -43,14 +43,17 @@ func TestEventFilter(t *testing.T) {
 		{name: "an unknown link goes away", event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "veth9", Index: 43, Gone: true} },
 			want: "ignored"},
 		{name: "a NIC's netdev changes state", event: func(s *fakesys.Spec) LinkEvent { return LinkEvent{Name: nd(s, "mlx5_1"), Index: 5} },
-			want: "devices [mlx5_1] netdevs []"},
+			want: "devices [] netdevs [] ports [mlx5_1] away []"},
 		{name: "a NIC's netdev leaves for a pod", event: func(s *fakesys.Spec) LinkEvent {
+			return LinkEvent{Name: nd(s, "mlx5_2"), Index: 6, Gone: true, Moved: true}
+		}, want: "devices [] netdevs [] ports [] away [mlx5_2]"},
+		{name: "a NIC's netdev deleted", event: func(s *fakesys.Spec) LinkEvent {
 			return LinkEvent{Name: nd(s, "mlx5_2"), Index: 6, Gone: true}
 		}, want: "devices [mlx5_2] netdevs []"},
 		{name: "a held NIC's netdev comes back from its pod", holders: map[string]string{"mlx5_0": "ns/a"}, rescan: true,
 			change: func(t *testing.T, root string, s *fakesys.Spec) { must(t, fakesys.RemoveNetdev(root, nd(s, "mlx5_0"))) },
 			event:  func(s *fakesys.Spec) LinkEvent { return LinkEvent{Name: nd(s, "mlx5_0"), Index: 9} },
-			want:   "devices [mlx5_0] netdevs []"},
+			want:   "devices [] netdevs [] ports [mlx5_0] away []"},
 		{name: "a NIC's netdev as its last event left it (an upper device added)",
 			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: linkfilter.State{Flags: 0x1003, OperState: 6}}},
 			event: func(*fakesys.Spec) LinkEvent {
@@ -60,10 +63,10 @@ func TestEventFilter(t *testing.T) {
 			before: []LinkEvent{{Name: "ibp30s0", Index: 5, State: linkfilter.State{Flags: 0x1003, OperState: 6}}},
 			event: func(*fakesys.Spec) LinkEvent {
 				return LinkEvent{Name: "ibp30s0", Index: 5, State: linkfilter.State{Flags: 0x1002, OperState: 2}}
-			}, want: "devices [mlx5_1] netdevs []"},
+			}, want: "devices [] netdevs [] ports [mlx5_1] away []"},
 		{name: "a NIC's netdev back under its ifindex after leaving",
 			before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "ibp30s0", Index: 5, Gone: true}},
-			event:  func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "ibp30s0", Index: 5} }, want: "devices [mlx5_1] netdevs []"},
+			event:  func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "ibp30s0", Index: 5} }, want: "devices [] netdevs [] ports [mlx5_1] away []"},
 		{name: "someone's macvlan in the host netns on a NIC's netdev", before: []LinkEvent{{Name: "ibp30s0", Index: 5}},
 			setup: virtualNetdev("mvhost0"),
 			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "mvhost0", Index: 51, Lower: 5} },
@@ -72,7 +75,7 @@ func TestEventFilter(t *testing.T) {
 			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "mvhost0", Index: 51, Lower: 5, Gone: true} },
 			want:  "devices [mlx5_1] netdevs []"},
 		{name: "a NIC's netdev renamed", before: []LinkEvent{{Name: "ibp30s0", Index: 5}},
-			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "renamed0", Index: 5} }, want: "devices [mlx5_1] netdevs []"},
+			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "renamed0", Index: 5} }, want: "devices [] netdevs [] ports [mlx5_1] away []"},
 		{name: "a renamed NIC's netdev goes away", before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "renamed0", Index: 5}},
 			event: func(*fakesys.Spec) LinkEvent { return LinkEvent{Name: "renamed0", Index: 5, Gone: true} }, want: "devices [mlx5_1] netdevs []"},
 		{name: "an ifindex reused after its NIC's netdev left", before: []LinkEvent{{Name: "ibp30s0", Index: 5}, {Name: "ibp30s0", Index: 5, Gone: true}},
@@ -125,7 +128,27 @@ func describe(c concern) string {
 	case c.none():
 		return "ignored"
 	}
-	return fmt.Sprintf("devices %v netdevs %v", c.readDevices(), c.netdevs)
+	out := fmt.Sprintf("devices %v netdevs %v", c.readDevices(), c.netdevs)
+	if ports, away := c.movedDevices(); len(ports)+len(away) > 0 {
+		out += fmt.Sprintf(" ports %v away %v", ports, away)
+	}
+	return out
+}
+
+// movedDevices are the RDMA devices whose NICs' ports a concern reads
+// (their netdevs came back or changed), and those whose netdevs it marks
+// away.
+func (c *concern) movedDevices() (ports, away []string) {
+	for _, m := range c.moves {
+		if m.away {
+			away = append(away, m.device)
+		} else {
+			ports = append(ports, m.device)
+		}
+	}
+	slices.Sort(ports)
+	slices.Sort(away)
+	return slices.Compact(ports), slices.Compact(away)
 }
 
 // TestBurstOfUpperDevices: an upper device that arrives on a NIC's netdev
@@ -168,7 +191,10 @@ func TestBurstOfUpperDevices(t *testing.T) {
 			for _, ev := range tt.burst {
 				c.add(f.classify(inv.Current(), ev))
 			}
-			if got := c.readDevices(); !slices.Equal(got, tt.want) || c.settled() != tt.settle {
+			ports, _ := c.movedDevices()
+			got := slices.Concat(c.readDevices(), ports)
+			slices.Sort(got)
+			if got = slices.Compact(got); !slices.Equal(got, tt.want) || c.settled() != tt.settle {
 				t.Errorf("burst asks to read %v (settled %v), want %v (settled %v)", got, c.settled(), tt.want, tt.settle)
 			}
 		})

@@ -57,11 +57,11 @@ func TestFilterRefusedIsTold(t *testing.T) {
 
 	const changes = 4
 	for i := range changes {
-		reads := inv.Stats().DeviceReads
+		reads := inv.Stats().nicReads()
 		// a new ifindex each time (the netdev re-created): a new watched set, offered again
 		events <- LinkEvent{Name: "ens1f0np0", Index: 5 + i, State: linkfilter.State{Flags: linkfilter.FollowedFlags, MTU: 1500 + i}}
 		deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
-		for inv.Stats().DeviceReads == reads {
+		for inv.Stats().nicReads() == reads {
 			if time.Now().After(deadline) {
 				t.Fatalf("change %d: the NIC was not read: %+v", i, inv.Stats())
 			}

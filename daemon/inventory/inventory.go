@@ -31,6 +31,10 @@ type Snapshot struct {
 	// Changes are the NICs whose port state differs from the previous
 	// snapshot's (added and removed NICs included).
 	Changes []StateChange
+	// Away are the netdevs of NICs that left the host netns (moved into
+	// a pod), by name, with their RDMA devices: their NICs show no such
+	// netdev, and the link events of their return are awaited by name.
+	Away map[string]string
 	// Protected are the node's own NICs and why (protect.go);
 	// ProtectErr is why they could not be read this time, if so.
 	Protected  map[string]topology.Protection
@@ -60,6 +64,7 @@ type Inventory struct {
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
 	found      *topology.Machine       // the machine as last read, before the merge with the leases
+	away       map[string]string       // found's netdevs away from the host netns (Snapshot.Away); never changed in place
 	// protector reads the node's own NICs (nil: sysfs alone). Its own
 	// lock, never held while calling out: Recheck runs under the
 	// allocator's lock, and a rescan holds rescanMu while it asks the
@@ -164,6 +169,8 @@ func (inv *Inventory) publishFound(cause string, found *topology.Machine, holder
 	snap.Changes = stateChanges(prev, snap.Machine)
 	snap.Protected, snap.ProtectErr = inv.protection(prev, snap.Machine)
 	inv.found = found
+	inv.away = stillAway(inv.away, found)
+	snap.Away = inv.away
 	inv.current.Store(snap)
 	inv.stats.published.Add(1)
 	return snap

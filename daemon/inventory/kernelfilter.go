@@ -43,7 +43,7 @@ func linkEvent(l linkfilter.Link) LinkEvent {
 // concern, remembered what the reader's memory says (eventFilter.remembered).
 func filterEvent(ev LinkEvent, c concern, remembered bool) linkfilter.Event {
 	_, upper := c.uppers[ev.Index]
-	return linkfilter.Event{Link: ev.link(), Gone: ev.Gone, Lost: ev.Lost, Upper: upper, Concerns: !c.none(), Remembered: remembered}
+	return linkfilter.Event{Link: ev.link(), Gone: ev.Gone, Moved: ev.Moved, Lost: ev.Lost, Upper: upper, Concerns: !c.none(), Remembered: remembered}
 }
 
 // followSnapshot has the filter follow snap's netdevs: the names of those
@@ -119,6 +119,9 @@ func netdevsConcern(snap *Snapshot, names []string) concern {
 // names, for those in pods) and of its VFs.
 func snapshotNetdevs(snap *Snapshot) []string {
 	var names []string
+	for netdev := range snap.Away {
+		names = append(names, netdev)
+	}
 	for _, nic := range snap.Machine.NICs {
 		if nic.Netdev != "" {
 			names = append(names, nic.Netdev)

@@ -27,7 +27,7 @@ func TestKernelFilterOnFakeMachine(t *testing.T) {
 	// the stand-in arrives after the watch started: named by the
 	// snapshot (its NIC's netdev, not in the netns), it passes
 	must(t, r.h.LinkAdd(r.nic))
-	waitRead(t, inv, start.DeviceReads, "the stand-in NIC's arrival")
+	waitRead(t, inv, start.nicReads(), "the stand-in NIC's arrival")
 	before := waitQuiet(t, inv)
 
 	const pods = 50
@@ -37,13 +37,13 @@ func TestKernelFilterOnFakeMachine(t *testing.T) {
 	// a change of the NIC marks the end of the churn: read once every
 	// event before it was
 	must(t, r.h.LinkSetMTU(r.nic, 2900))
-	waitRead(t, inv, before.DeviceReads, "the NIC's MTU change")
+	waitRead(t, inv, before.nicReads(), "the NIC's MTU change")
 	after := waitQuiet(t, inv)
 	if read := after.Events - before.Events - 1; read != 0 {
 		t.Errorf("%d veth pods beside the inventory on a fake machine: it read %d of their events, want none", pods, read)
 	}
-	if after.FullRescans != before.FullRescans || after.DeviceReads-before.DeviceReads != 1 {
+	if after.FullRescans != before.FullRescans || after.nicReads()-before.nicReads() != 1 {
 		t.Errorf("the churn cost %d full rescans and %d device reads besides the mark's: want none",
-			after.FullRescans-before.FullRescans, after.DeviceReads-before.DeviceReads-1)
+			after.FullRescans-before.FullRescans, after.nicReads()-before.nicReads()-1)
 	}
 }

@@ -65,12 +65,12 @@ func TestKernelFilterFollowsNICState(t *testing.T) {
 		must(t, do())
 		markMTU = 2900 - markMTU
 		must(t, h.LinkSetMTU(other, markMTU))
-		want := before.DeviceReads + 1
+		want := before.nicReads() + 1
 		if read {
 			want++
 		}
 		deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
-		for inv.Stats().DeviceReads < want && time.Now().Before(deadline) {
+		for inv.Stats().nicReads() < want && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		after := waitQuiet(t, inv)
@@ -79,7 +79,7 @@ func TestKernelFilterFollowsNICState(t *testing.T) {
 				sent++
 			}
 		}
-		return after.Events - before.Events - 1, after.DeviceReads - before.DeviceReads - 1, sent
+		return after.Events - before.Events - 1, after.nicReads() - before.nicReads() - 1, sent
 	}
 	step(func() error { return nil }, false) // what came before
 

@@ -46,7 +46,7 @@ func TestNetdevNICUpdate(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := filter.classify(inv.Current(), st.event)
-		inv.Update(st.name, inv.devicesOf(c))
+		inv.read(st.name, concern{devices: inv.devicesOf(c), moves: c.moves}, Watch{})
 		for name, want := range st.state {
 			nic, ok := inv.Machine().NICByName(name)
 			switch {

@@ -72,6 +72,8 @@ func parseLink(b []byte, gone bool) (LinkEvent, bool) {
 			ev.State.Alias = cString(v)
 		case unix.IFLA_LINK_NETNSID:
 			otherNetns = true
+		case unix.IFLA_NEW_NETNSID:
+			ev.Moved = gone // sent only when the link moves to another netns
 		}
 		next := rtaAlign(alen)
 		if next > len(attrs) {

@@ -49,11 +49,11 @@ func TestKernelFilterQuietsChurn(t *testing.T) {
 	// links named with prefix.
 	mark := func(prefix string) int {
 		t.Helper()
-		reads := inv.Stats().DeviceReads
+		reads := inv.Stats().nicReads()
 		mtu = 2900 - mtu
 		must(t, h.LinkSetMTU(nic, mtu))
 		deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
-		for inv.Stats().DeviceReads == reads {
+		for inv.Stats().nicReads() == reads {
 			if time.Now().After(deadline) {
 				t.Fatalf("the inventory did not read the NIC's MTU change: %+v", inv.Stats())
 			}
@@ -91,9 +91,9 @@ func TestKernelFilterQuietsChurn(t *testing.T) {
 	if read := after.Events - vethPhase.Events - 1; read != 0 {
 		t.Errorf("%d macvlan pods: the inventory read %d events besides the NIC's, want none", macvlans, read)
 	}
-	if after.FullRescans != before.FullRescans || after.DeviceReads-before.DeviceReads != 2 {
+	if after.FullRescans != before.FullRescans || after.nicReads()-before.nicReads() != 2 {
 		t.Errorf("the churn cost %d full rescans and %d device reads besides the two marks': want none",
-			after.FullRescans-before.FullRescans, after.DeviceReads-before.DeviceReads-2)
+			after.FullRescans-before.FullRescans, after.nicReads()-before.nicReads()-2)
 	}
 
 	// a macvlan set up on the NIC in the node's netns (the NIC is the
@@ -111,13 +111,13 @@ func TestKernelFilterQuietsChurn(t *testing.T) {
 		}
 		return h.LinkSetUp(l)
 	}}, {"deleted", h.LinkDel}} {
-		reads := inv.Stats().DeviceReads
+		reads := inv.Stats().nicReads()
 		must(t, step.do(stays))
 		deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed claim
-		for inv.Stats().DeviceReads == reads && time.Now().Before(deadline) {
+		for inv.Stats().nicReads() == reads && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if inv.Stats().DeviceReads == reads {
+		if inv.Stats().nicReads() == reads {
 			t.Fatalf("a macvlan on the NIC in the node's netns %s: the NIC was not read", step.what)
 		}
 	}

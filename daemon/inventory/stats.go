@@ -11,6 +11,11 @@ type Stats struct {
 	// DeviceReads are reads of one RDMA device after a link event about
 	// it (a burst about several devices counts each).
 	DeviceReads uint64
+	// PortReads are reads of one NIC's ports alone (its netdev came back
+	// to the host netns or changed: topology.Sysfs.ReadNICPorts).
+	PortReads uint64
+	// FollowUps are the follow-up reads made (Watch.FollowUp).
+	FollowUps uint64
 	// PFReads are reads of one SR-IOV PF's VFs after a link event of one
 	// of its VFs' netdevs.
 	PFReads uint64
@@ -33,15 +38,15 @@ type Stats struct {
 
 // counters are Stats as they are counted.
 type counters struct {
-	fullRescans, deviceReads, pfReads, vfReads, published, events, ignored, filterFailures atomic.Uint64
-	linkFilter                                                                             atomic.Bool
+	fullRescans, deviceReads, portReads, followUps, pfReads, vfReads, published, events, ignored, filterFailures atomic.Uint64
+	linkFilter                                                                                                   atomic.Bool
 }
 
 // Stats reads the counters.
 func (inv *Inventory) Stats() Stats {
 	c := &inv.stats
 	return Stats{
-		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), PFReads: c.pfReads.Load(), VFReads: c.vfReads.Load(), Published: c.published.Load(),
+		FullRescans: c.fullRescans.Load(), DeviceReads: c.deviceReads.Load(), PortReads: c.portReads.Load(), FollowUps: c.followUps.Load(), PFReads: c.pfReads.Load(), VFReads: c.vfReads.Load(), Published: c.published.Load(),
 		Events: c.events.Load(), Ignored: c.ignored.Load(),
 		LinkFilter: c.linkFilter.Load(), LinkFilterFailures: c.filterFailures.Load(),
 	}

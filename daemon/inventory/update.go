@@ -20,25 +20,29 @@ func (inv *Inventory) Update(cause string, devices []string) (*Snapshot, bool) {
 // UpdateWith is Update that also reads the named SR-IOV PFs (PCI
 // addresses) again: their VFs now (see topology.Sysfs.DiscoverPF).
 func (inv *Inventory) UpdateWith(cause string, devices, pfs []string) (*Snapshot, bool) {
-	return inv.updateWithVFs(cause, devices, pfs, nil)
+	snap, published, _ := inv.updateWithVFs(cause, devices, pfs, nil, nil)
+	return snap, published
 }
 
 // UpdateVFs reads these VFs (PCI addresses, by their PF's PCI address)
 // again alone — their PF whole when it changed more — and publishes what
 // changed (see UpdateWith).
 func (inv *Inventory) UpdateVFs(cause string, vfs map[string][]string) (*Snapshot, bool) {
-	return inv.updateWithVFs(cause, nil, nil, vfs)
+	snap, published, _ := inv.updateWithVFs(cause, nil, nil, vfs, nil)
+	return snap, published
 }
 
 // updateWithVFs is UpdateWith that also reads some VFs again alone (by
 // their PF's PCI address): a VF's netdev moved into a pod or back changes
 // nothing else of its PF, whose other VFs (a hundred, on a big node) are
-// then not read.
-func (inv *Inventory) updateWithVFs(cause string, devices, pfs []string, vfs map[string][]string) (*Snapshot, bool) {
+// then not read. It also takes in the moves of NICs' netdevs, and
+// returns what of them the follow-up reads again (see applyMoves).
+func (inv *Inventory) updateWithVFs(cause string, devices, pfs []string, vfs map[string][]string, moves map[string]netdevMove) (*Snapshot, bool, concern) {
 	inv.rescanMu.Lock()
 	defer inv.rescanMu.Unlock()
 	found, whole := inv.readVFs(inv.found, pfs, vfs)
 	found = inv.readPFs(found, whole)
+	found, away, devices, later := inv.applyMoves(found, inv.away, moves, slices.Clone(devices))
 	for _, device := range devices {
 		inv.stats.deviceReads.Add(1)
 		nics, problems := inv.sys.DiscoverDevice(device)
@@ -49,10 +53,11 @@ func (inv *Inventory) updateWithVFs(cause string, devices, pfs []string, vfs map
 	}
 	holders := inv.holders()
 	prev := inv.current.Load()
-	if found == inv.found && inv.sameView(prev, holders) {
-		return prev, false
+	if found == inv.found && maps.Equal(stillAway(away, found), inv.away) && inv.sameView(prev, holders) {
+		return prev, false, later
 	}
-	return inv.publishFound(cause, found, holders), true
+	inv.away = away
+	return inv.publishFound(cause, found, holders), true, later
 }
 
 // sameView says whether holders give the machine last read the view prev

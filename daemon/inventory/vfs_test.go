@@ -157,7 +157,7 @@ func TestVFsReadAlone(t *testing.T) {
 	// the VF's netdev leaves for a pod: its net/ directory is empty
 	netDir := filepath.Join(root, "sys/bus/pci/devices", vf.PCI, "net")
 	must(t, os.Rename(filepath.Join(netDir, vf.Netdev), filepath.Join(t.TempDir(), "aside")))
-	snap, published := inv.updateWithVFs("test", nil, nil, map[string][]string{pf0.PCI: {vf.PCI}})
+	snap, published := inv.UpdateVFs("test", map[string][]string{pf0.PCI: {vf.PCI}})
 	got, _ := snap.Machine.VFByPCI(vf.PCI)
 	if !published || got.Netdev != "" {
 		t.Fatalf("VF %s after its netdev left: %+v (published %v), want no netdev", vf.PCI, got, published)
@@ -169,7 +169,7 @@ func TestVFsReadAlone(t *testing.T) {
 	if _, err := fakesys.SetVFs(root, pf0.PCI, "82576", nil); err != nil {
 		t.Fatal(err)
 	}
-	snap, _ = inv.updateWithVFs("test", nil, nil, map[string][]string{pf0.PCI: {vf.PCI}})
+	snap, _ = inv.UpdateVFs("test", map[string][]string{pf0.PCI: {vf.PCI}})
 	if pf, _ := snap.Machine.PFByPCI(pf0.PCI); pf.NumVFs != 0 || len(pf.VFs) != 0 {
 		t.Errorf("PF after sriov_numvfs 0: %+v, want no VFs", pf)
 	}

@@ -75,7 +75,7 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		}
 		if names := followSnapshot(kernel, inv.Current()); len(names) > 0 {
 			c := netdevsConcern(inv.Current(), names)
-			inv.read("links newly watched: "+c.first, c.devices, nil, c.vfs, w)
+			inv.read("links newly watched: "+c.first, concern{devices: c.devices, vfs: c.vfs}, w)
 			followSnapshot(kernel, inv.Current())
 		}
 	}
@@ -101,7 +101,8 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 		case <-followUp:
 			c := pending
 			followUp, pending = nil, concern{}
-			inv.read("follow-up of a link event", inv.devicesOf(c), c.pfs, c.vfs, w)
+			inv.stats.followUps.Add(1)
+			inv.read("follow-up of a link event", concern{devices: inv.devicesOf(c), pfs: c.pfs, vfs: c.vfs, moves: c.moves}, w)
 			watched()
 		case c, ok := <-concerns:
 			if !ok {
@@ -120,10 +121,10 @@ func (inv *Inventory) Run(ctx context.Context, w Watch) {
 			if c.settled() {
 				continue // upper devices that came and went within the burst
 			}
-			inv.read(c.cause(), c.readDevices(), c.pfs, c.vfs, w)
+			later := inv.read(c.cause(), concern{devices: c.readDevices(), pfs: c.pfs, vfs: c.vfs, moves: c.moves}, w)
 			watched()
-			if w.FollowUp > 0 {
-				pending.add(c)
+			if f := c.followed(later); w.FollowUp > 0 && !f.none() {
+				pending.add(f)
 				followUp = time.After(w.FollowUp)
 			}
 		}
@@ -224,10 +225,13 @@ func (inv *Inventory) rescan(cause string, w Watch) {
 	}
 }
 
-// read reads the devices and PFs again and hands the snapshot on if it
-// is new.
-func (inv *Inventory) read(cause string, devices, pfs []string, vfs map[string][]string, w Watch) {
-	if snap, published := inv.updateWithVFs(cause, devices, pfs, vfs); published && w.Published != nil {
+// read reads again what c names (its devices, PFs and VFs; its NICs'
+// moves taken in) and hands the snapshot on if it is new. It returns what
+// of the moves the follow-up reads again (see Inventory.applyMoves).
+func (inv *Inventory) read(cause string, c concern, w Watch) concern {
+	snap, published, later := inv.updateWithVFs(cause, c.devices, c.pfs, c.vfs, c.moves)
+	if published && w.Published != nil {
 		w.Published(snap)
 	}
+	return later
 }

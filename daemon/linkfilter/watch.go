@@ -31,7 +31,10 @@ type Link struct {
 type Event struct {
 	Link
 	Gone bool // deleted or moved out (RTM_DELLINK)
-	Lost bool // events were lost: what changed is unknown
+	// Moved: a Gone link left for another netns (the kernel named the
+	// netns it went to); it may come back.
+	Moved bool
+	Lost  bool // events were lost: what changed is unknown
 	// Upper: the inventory took the link for an upper device of a
 	// watched NIC's (watched once it stays past its burst: UpperLeft).
 	Upper bool
@@ -137,6 +140,16 @@ func (k *Watch) Saw(ev Event) (keep bool) {
 	case ev.Gone:
 		if _, watched := k.links[ev.Index]; !watched && k.filter && ev.Upper {
 			return false
+		}
+		if ev.Moved && k.parents && k.names[ev.Name] == ev.Index {
+			// A snapshot's netdev moved into a pod: it comes back with
+			// its ifindex (the kernel keeps it when it is free), or
+			// with its parent device, which passes anyway. Watched on,
+			// with its state (its return is a new link's event, which
+			// passes, and its state is learned again from it), the move
+			// changes no program.
+			delete(k.pending, ev.Index)
+			return true
 		}
 		delete(k.links, ev.Index)
 		delete(k.states, ev.Index)

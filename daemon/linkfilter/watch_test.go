@@ -87,3 +87,56 @@ func TestWatchBatchesStates(t *testing.T) {
 			k.states[9], before, afterArrival, src.offers)
 	}
 }
+
+// TestWatchKeepsAMovedNIC: a snapshot's NIC netdev moved into a pod
+// (RTM_DELLINK naming the netns it went to) and back with its ifindex,
+// set up again as it was, changes no program where new links with a
+// parent device pass anyway; its return and set-up pass (a new link's
+// event; its state learned again). Deleted, or on a machine whose new
+// links pass only by name, it is watched no more, and its name awaited.
+func TestWatchKeepsAMovedNIC(t *testing.T) {
+	up := Link{Index: 7, Seen: Seen{Name: "ens1", State: State{Flags: FollowedFlags, MTU: 1500}}}
+	down := up
+	down.State.Flags = 0
+	for _, tc := range []struct {
+		name     string
+		parents  bool
+		moved    bool
+		programs int // offered for the move out, back, and set up
+	}{
+		{name: "moved, parents pass", parents: true, moved: true, programs: 0},
+		{name: "deleted", parents: true, moved: false, programs: 3},
+		{name: "moved, names only", parents: false, moved: true, programs: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &offering{links: map[string]Link{"ens1": up}}
+			k := New(src, tc.parents, nil)
+			k.Batched()
+			k.Follow(1, []string{"ens1"}, nil)
+			k.Saw(Event{Link: up, Concerns: true, Remembered: true})
+			k.FlushStates(func(Link) {})
+			base := src.offers
+
+			k.Saw(Event{Link: up, Gone: true, Moved: tc.moved, Concerns: true})
+			k.FlushStates(func(Link) {})
+			_, watched := k.links[7]
+			if tc.programs == 0 && (!watched || k.names["ens1"] != 7) {
+				t.Fatalf("moved out: watched %v, name -> %d; want ifindex 7 watched on", watched, k.names["ens1"])
+			}
+			if tc.programs > 0 && (watched || k.names["ens1"] != 0) {
+				t.Fatalf("gone: watched %v, name -> %d; want it awaited by name", watched, k.names["ens1"])
+			}
+			src.links["ens1"] = down
+			k.Saw(Event{Link: down, Concerns: true, Remembered: true}) // back, down
+			src.links["ens1"] = up
+			k.Saw(Event{Link: up, Concerns: true, Remembered: true}) // set up
+			k.FlushStates(func(Link) {})
+			if got := src.offers - base; got != tc.programs {
+				t.Errorf("%d programs for the move, want %d", got, tc.programs)
+			}
+			if k.states[7] != up.Seen {
+				t.Errorf("state after the move %+v, want %+v", k.states[7], up.Seen)
+			}
+		})
+	}
+}

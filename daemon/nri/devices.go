@@ -49,6 +49,12 @@ type nodeDevices struct {
 	umad   bool // umadN/issmN may be given out (nri.umad)
 }
 
+// nic is the devices of one of the node's NICs.
+func (nd *nodeDevices) nic(name string) (*nicDevices, bool) {
+	n, ok := nd.nics[name]
+	return n, ok
+}
+
 // buildNodeDevices turns the topology into the tables CreateContainer reads.
 // Device entries that are not well-formed RDMA character devices are left
 // out with a logged reason, so that nothing else can ever be injected.

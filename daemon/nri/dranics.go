@@ -42,7 +42,23 @@ func (p *Plugin) holdDRANICs(pod *nriapi.PodSandbox, byCtr map[string]podinfo.He
 	if len(nics) > 0 {
 		call := p.begin(hookRunPodSandbox, pod, nil)
 		call.log().Info("pod holds RDMA NICs of a DRA NIC driver: completing its containers, never moving them", "nics", draNames(nics))
+		p.warmDRAEnvs(&call, byCtr)
 		p.notify(pod.GetId())
+	}
+}
+
+// warmDRAEnvs works out, off the hook, the env of each set of DRA NICs a
+// container of the pod holds, into the pod's record (when it has one:
+// the pod was seen starting).
+func (p *Plugin) warmDRAEnvs(call *hookCall, byCtr map[string]podinfo.Held) {
+	rec := p.pods.get(call.pod.GetId())
+	if rec == nil || !p.cfg.ncclEnv {
+		return
+	}
+	for _, held := range byCtr {
+		if key := draKey(held.NICs); key != "" && rec.dra.get(key) == nil {
+			rec.dra.put(key, p.leaseEnv(call, rec, held.NICs))
+		}
 	}
 }
 

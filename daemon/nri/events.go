@@ -16,33 +16,33 @@ type pendingRelease struct {
 	timer *time.Timer
 }
 
-// RunPodSandbox comes after the pod's network is set up: the moment to
-// work out what its leases give its containers (GID and P_Key indices,
-// see podEnv) and, for gpuAutoInject, to ask the
+// RunPodSandbox comes after the pod's network is set up (containerd runs
+// every CNI ADD of the pod before it): the moment to build the pod's
+// record, what its leases give its containers (podrecord.go), and, for
+// gpuAutoInject, to ask the
 // kubelet (in the background) which GPUs the pod's containers hold.
 func (p *Plugin) RunPodSandbox(_ context.Context, pod *nriapi.PodSandbox) error {
 	call := p.begin(hookRunPodSandbox, pod, nil)
-	p.warmPodEnv(&call)
+	p.warmPodRecord(&call)
 	p.startKubeletLookup(pod)
 	p.notify(pod.GetId())
 	call.end(nil)
 	return nil
 }
 
-// Synchronize (on every connection to the runtime) works out again what
-// the leases of the pods that already run give their containers, and
+// Synchronize (on every connection to the runtime) builds again the
+// records of the pods that already run, and
 // records the containers already running (for the readiness checks).
 func (p *Plugin) Synchronize(_ context.Context, pods []*nriapi.PodSandbox, ctrs []*nriapi.Container) ([]*nriapi.ContainerUpdate, error) {
 	sync := p.begin(hookSynchronize, nil, nil)
-	p.envs.reset()
-	p.soft.reset()
+	p.pods.reset()
 	if p.kubelet != nil {
 		p.kubelet.reset()
 	}
 	p.retainDRANICs(pods)
 	for _, pod := range pods {
 		call := p.begin(hookSynchronize, pod, nil)
-		p.warmPodEnv(&call)
+		p.warmPodRecord(&call)
 		p.startKubeletLookup(pod)
 	}
 	p.syncContainers(pods, ctrs)
@@ -76,8 +76,7 @@ func (p *Plugin) RemovePodSandbox(ctx context.Context, pod *nriapi.PodSandbox) e
 
 // forgetSandbox drops what was cached for a sandbox's containers.
 func (p *Plugin) forgetSandbox(sandbox string) {
-	p.envs.forget(sandbox)
-	p.soft.forget(sandbox)
+	p.pods.forget(sandbox)
 	p.records.forget(sandbox)
 	if p.kubelet != nil {
 		p.kubelet.forget(sandbox)

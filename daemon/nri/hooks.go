@@ -44,8 +44,6 @@ type hookCall struct {
 	lg    *slog.Logger      // built on first use: most calls log nothing
 	tbl   *nodeTables       // read on first use
 	dra   []podinfo.DRANIC  // CreateContainer: the container's DRA NICs
-	// soft are the pod's own rxe devices on a softRoCE node (by name).
-	soft map[string]*nicDevices
 }
 
 func (p *Plugin) begin(hook string, pod *nriapi.PodSandbox, ctr *nriapi.Container) hookCall {

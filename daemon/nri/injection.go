@@ -1,6 +1,11 @@
 package nri
 
-import nriapi "github.com/containerd/nri/pkg/api"
+import (
+	"maps"
+	"slices"
+
+	nriapi "github.com/containerd/nri/pkg/api"
+)
 
 // injection collects the devices and NICs of one container, each once.
 type injection struct {
@@ -14,6 +19,11 @@ func newInjection(capacity int) *injection {
 		devices: make([]*nriapi.LinuxDevice, 0, capacity),
 		paths:   make(map[string]bool, capacity),
 	}
+}
+
+// clone is a copy to add to.
+func (in *injection) clone() *injection {
+	return &injection{devices: slices.Clone(in.devices), nics: slices.Clone(in.nics), paths: maps.Clone(in.paths)}
 }
 
 func (in *injection) addNIC(nd *nicDevices) {

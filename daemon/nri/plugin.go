@@ -84,8 +84,11 @@ type Plugin struct {
 	kubelet *kubeletGPUs               // nil: neither gpuAutoInject nor DRA NICs, or no kubelet
 	gpus    *podinfo.GPUSource         // Options.GPUs: its resolver maps CDI device names
 	draHeld *podinfo.DRAHeld           // nil: DRA NICs are not completed
-	envs    *podEnvCache
-	soft    *softRoCEDevices // nil: not a softRoCE node
+	pods    *podRecords                // what each pod's leases give its containers
+	// root is the node's root, for the port tables and the pods' rxe;
+	// softRoCE: the node is in softRoCE mode (softroce.go).
+	root     string
+	softRoCE bool
 	// topoFile is the node's NCCL topology file as the runtime mounts it
 	// (a path on the host); empty: none.
 	topoFile string
@@ -130,8 +133,9 @@ func New(opt Options) (*Plugin, error) {
 		state:    opt.State,
 		log:      log,
 		hooks:    hookMetrics(opt.Hooks),
-		envs:     newPodEnvCache(opt.Machine().Root),
-		soft:     softRoCEOf(opt),
+		pods:     newPodRecords(),
+		root:     opt.Machine().Root,
+		softRoCE: opt.SoftRoCE,
 		topoFile: s.topoFileSource(opt.TopologyFile),
 		records:  cmp.Or(opt.Records, NewRecords()),
 		proc:     cmp.Or(opt.Proc, "/proc"),
@@ -185,17 +189,21 @@ func (p *Plugin) CreateContainer(_ context.Context, pod *nriapi.PodSandbox, ctr 
 }
 
 func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
-	pod, ctr := call.pod, call.ctr
-	leases := p.state.SandboxLeases(pod.GetId())
-	call.soft = p.soft.devices(call, leases)
+	leases := p.state.SandboxLeases(call.pod.GetId())
+	rec := p.currentRecord(call, leases)
 	call.dra = p.containerDRANICs(call)
-	nics := p.containerNICs(call, leases)
+	var auto []string
+	if len(leases) == 0 && p.cfg.GPUAutoInject && len(call.dra) == 0 {
+		auto = p.autoInjectNICs(call)
+	}
 	extra := p.annotatedDevices(call)
-	if len(nics) == 0 && len(extra) == 0 && len(call.dra) == 0 {
+	if len(rec.names) == 0 && len(auto) == 0 && len(extra) == 0 && len(call.dra) == 0 {
 		return nil
 	}
-	inj := p.collect(call, nics, extra)
-	inj.addDRA(call.node().devs, call.dra)
+	for _, name := range rec.unknown {
+		call.log().Warn("leased NIC unknown to this node's topology: skipped", "nic", name)
+	}
+	inj := p.containerInjection(call, rec, auto, extra)
 	if len(inj.devices) == 0 && len(call.dra) == 0 {
 		return nil
 	}
@@ -204,53 +212,35 @@ func (p *Plugin) createContainer(call *hookCall) *nriapi.ContainerAdjustment {
 	for _, d := range inj.devices {
 		adj.AddDevice(d)
 	}
-	if needsMemlock(ctr, p.cfg.memlock) {
+	if needsMemlock(call.ctr, p.cfg.memlock) {
 		adj.AddRlimit("RLIMIT_MEMLOCK", p.cfg.memlock, p.cfg.memlock)
 	}
 	if p.cfg.ncclEnv {
-		p.addEnv(call, adj, inj.nics, p.podEnv(call, leases))
+		p.addEnv(call, adj, inj.nics, p.podEnv(call, rec))
 	}
 	call.log().Info("injecting RDMA devices", "devices", len(inj.devices), "nics", len(inj.nics), "draNICs", len(call.dra))
 	return adj
 }
 
-// containerNICs names the NICs a container gets: its pod's leased NICs,
-// or with gpuAutoInject, no lease and no DRA NIC (its claims name its
-// NICs) the NICs of the GPUs it was given.
-func (p *Plugin) containerNICs(call *hookCall, leases []ipam.Lease) []string {
-	var nics []string
-	for _, l := range leases {
-		if p.soft != nil {
-			if name := softRoCEName(l); name != "" {
-				nics = appendUnique(nics, name)
-			}
-			continue
-		}
-		for _, n := range l.Holds() {
-			nics = appendUnique(nics, n)
-		}
+// containerInjection is the record's devices and NICs, with what is the
+// container's own: with gpuAutoInject the NICs of its GPUs (auto, when
+// its pod holds no lease), its annotation's devices (a chosen uverbs
+// brings its NIC's env), and its DRA NICs for the env. The record's own
+// injection is shared, never changed: one with more is a copy.
+func (p *Plugin) containerInjection(call *hookCall, rec *podRecord, auto []string, extra []namedDevice) *injection {
+	if len(auto) == 0 && len(extra) == 0 && len(call.dra) == 0 {
+		return rec.inj
 	}
-	if len(leases) > 0 || !p.cfg.GPUAutoInject || len(call.dra) > 0 {
-		return nics
-	}
-	return p.autoInjectNICs(call)
-}
-
-// collect gathers the device nodes of the NICs, rdma_cm with them, and the
-// annotation's choice, each once; a chosen uverbs brings its NIC's env.
-func (p *Plugin) collect(call *hookCall, nics []string, extra []namedDevice) *injection {
-	inj := newInjection(len(nics) + len(extra) + 1)
 	devs := call.node().devs
-	for _, name := range nics {
-		nd, ok := call.nic(name)
-		if !ok {
+	var inj *injection
+	if len(auto) > 0 { // the pod holds no lease: the record has no device
+		var unknown []string
+		inj, unknown = nicInjection(auto, devs.nic, devs)
+		for _, name := range unknown {
 			call.log().Warn("leased NIC unknown to this node's topology: skipped", "nic", name)
-			continue
 		}
-		inj.addNIC(nd)
-	}
-	if len(inj.nics) > 0 && devs.rdmaCM != nil {
-		inj.addDevice(devs.rdmaCM)
+	} else {
+		inj = rec.inj.clone()
 	}
 	for _, d := range extra {
 		inj.addDevice(d.dev)
@@ -258,6 +248,7 @@ func (p *Plugin) collect(call *hookCall, nics []string, extra []namedDevice) *in
 			inj.nics = appendNIC(inj.nics, nd)
 		}
 	}
+	inj.addDRA(devs, call.dra)
 	return inj
 }
 
@@ -269,11 +260,4 @@ func needsMemlock(ctr *nriapi.Container, limit uint64) bool {
 		}
 	}
 	return true
-}
-
-func softRoCEOf(opt Options) *softRoCEDevices {
-	if !opt.SoftRoCE {
-		return nil
-	}
-	return newSoftRoCEDevices(opt.Machine().Root)
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// podEnv is what a pod's leases give each of its containers, worked out
-// once per pod off the hot path (RunPodSandbox, Synchronize) from the
-// leases, the NICs' link layers and their ports' GID and P_Key tables.
+// podEnv is what a pod's leases give each of its containers' env, worked
+// out once per pod off the hot path into its record (podrecord.go) from
+// the leases, the NICs' link layers and their ports' GID and P_Key tables.
 // An empty value is a variable left unset.
 type podEnv struct {
 	gidIndex   string // NCCL_IB_GID_INDEX: the GID index of the pod's address on every RoCE NIC
@@ -35,6 +35,13 @@ type portTables interface {
 	GIDIndex(nic string, port int, addr netip.Addr) (int, error)
 	PKeyIndex(nic string, port int, pkey uint16) (int, error)
 }
+
+// unreadablePorts answers every lookup with why the tables cannot be read:
+// the variables that need no table are still set.
+type unreadablePorts struct{ err error }
+
+func (u unreadablePorts) GIDIndex(string, int, netip.Addr) (int, error) { return 0, u.err }
+func (u unreadablePorts) PKeyIndex(string, int, uint16) (int, error)    { return 0, u.err }
 
 // leaseEnv works out a pod's podEnv. What a NIC needs follows its link
 // layer, whatever the mode that attached it: every lease on a RoCE NIC

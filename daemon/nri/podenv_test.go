@@ -305,7 +305,7 @@ func TestPodEnvFilledOffHotPath(t *testing.T) {
 	if err := p.RemovePodSandbox(t.Context(), sandbox); err != nil {
 		t.Fatal(err)
 	}
-	if p.envs.get("s1", "") != nil {
+	if p.pods.get("s1") != nil {
 		t.Fatal("RemovePodSandbox left the pod's env")
 	}
 }
@@ -316,7 +316,7 @@ func TestPodEnvFilledOffHotPath(t *testing.T) {
 func TestPodEnvLateGID(t *testing.T) {
 	m := commsMachine(t)
 	p, sandbox := startPod(t, Options{Machine: fixed(m)}, []lease{{mode: "macvlan", addr: "10.56.0.7/24", nics: []string{"mlx4_1"}}})
-	if pe := p.envs.get("s1", ""); pe == nil || !pe.retry || pe.gidIndex != "" {
+	if pe := recordedEnv(p, "s1"); pe == nil || !pe.retry || pe.gidIndex != "" {
 		t.Fatalf("env after RunPodSandbox = %+v, want a retry without an index", pe)
 	}
 	if err := fakesys.WriteGIDs(m.Root, "mlx4_1", 1, []string{gidLinkLocal, "0000:0000:0000:0000:0000:ffff:0a38:0007"},
@@ -345,14 +345,22 @@ func TestSynchronizeRebuildsPodEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.envs.put("gone", "", &podEnv{gidIndex: "5"})
+	p.pods.put("gone", &podRecord{env: &podEnv{gidIndex: "5"}})
 	if _, err := p.Synchronize(t.Context(), []*nriapi.PodSandbox{pod("live", "default", nil)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if pe := p.envs.get("live", ""); pe == nil || pe.gidIndex != "3" {
+	if pe := recordedEnv(p, "live"); pe == nil || pe.gidIndex != "3" {
 		t.Fatalf("live pod's env = %+v; want GID index 3", pe)
 	}
-	if p.envs.get("gone", "") != nil {
+	if p.pods.get("gone") != nil {
 		t.Fatal("Synchronize kept a gone pod's env")
 	}
+}
+
+// recordedEnv is the env in a sandbox's record (nil: no record or no env).
+func recordedEnv(p *Plugin, sandbox string) *podEnv {
+	if rec := p.pods.get(sandbox); rec != nil {
+		return rec.env
+	}
+	return nil
 }

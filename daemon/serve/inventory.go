@@ -40,7 +40,7 @@ func watchNode(ctx context.Context, inv *inventory.Inventory, saveTo string, log
 			reportChanges(s, log)
 			stats := inv.Stats()
 			log.Debug("node rescanned", "version", s.Version, "cause", s.Cause, "nics", len(s.Machine.NICs), "inPod", s.InPod,
-				"fullRescans", stats.FullRescans, "deviceReads", stats.DeviceReads, "linkEvents", stats.Events, "ignored", stats.Ignored)
+				"fullRescans", stats.FullRescans, "deviceReads", stats.DeviceReads, "portReads", stats.PortReads, "linkEvents", stats.Events, "ignored", stats.Ignored)
 		},
 		Failed: func(err error) { log.Warn("node rescan failed; the last snapshot stays", "error", err) },
 		FilterFailed: func(err error) {

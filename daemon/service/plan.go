@@ -57,7 +57,7 @@ func (s *Service) planInterface(node *placement.Node, l ipam.Lease, table int) a
 	default:
 		iface.NIC = nicInfo(node, l.NICs[0])
 	}
-	if s.opt.SoftRoCE && len(l.NICs) > 0 {
+	if s.opt.SoftRoCE && len(l.Holds()) > 0 {
 		iface.SoftRoCE = rdma.SoftRoCEName(l.Sandbox, l.IfName)
 	}
 	return iface
@@ -83,7 +83,7 @@ func nicInfo(node *placement.Node, name string) *api.NIC {
 func (s *Service) policyTables(leases []ipam.Lease) map[string]int {
 	bySubnet := map[string][]string{}
 	for _, l := range leases {
-		if len(l.NICs) == 0 {
+		if len(l.Holds()) == 0 {
 			continue
 		}
 		if pool, ok := s.alloc.Pools().Get(l.Pool); ok {

@@ -31,17 +31,19 @@ func (d *discovery) ports(n *NIC, dir, devDir string, cd charDevs) []Port {
 }
 
 func (d *discovery) port(n *NIC, dir, devDir string, num int, multi bool, cd charDevs) Port {
+	return d.portWith(n, dir, func() string { return devDir }, num, multi, cd)
+}
+
+// portWith is port with the PCI function's directory resolved only when
+// the port's netdev is not named by its GID table.
+func (d *discovery) portWith(n *NIC, dir string, devDir func() string, num int, multi bool, cd charDevs) Port {
 	pd := dir + "/ports/" + strconv.Itoa(num)
 	p := Port{Num: num}
 	p.State = d.portAttr(n.Name, pd+"/state")
 	p.PhysState = d.portAttr(n.Name, pd+"/phys_state")
 	p.LinkLayer = LinkLayer(d.portAttr(n.Name, pd+"/link_layer"))
 	p.Rate, _ = d.fs.read(pd + "/rate")
-	if p.State != "" && p.State != PortActive {
-		reason := "port " + strconv.Itoa(num) + " " + p.State
-		if p.PhysState != "" {
-			reason += " (" + p.PhysState + ")"
-		}
+	if reason := p.stateProblem(); reason != "" {
 		d.problem(n.Name, reason)
 	}
 	p.Netdevs = d.portNetdevs(pd, devDir, num, multi)
@@ -56,6 +58,19 @@ func (d *discovery) port(n *NIC, dir, devDir string, num int, multi bool, cd cha
 	mad := cd.mad[madKey{dev: n.Name, port: num}]
 	p.Umad, p.Issm = mad.umad, mad.issm
 	return p
+}
+
+// stateProblem is the problem a port's state is, "" for none: not
+// ACTIVE.
+func (p Port) stateProblem() string {
+	if p.State == "" || p.State == PortActive {
+		return ""
+	}
+	reason := "port " + strconv.Itoa(p.Num) + " " + p.State
+	if p.PhysState != "" {
+		reason += " (" + p.PhysState + ")"
+	}
+	return reason
 }
 
 // portAttr reads a port attribute; numbered values such as "4: ACTIVE" or
@@ -77,10 +92,11 @@ func (d *discovery) portAttr(dev, p string) string {
 // entries. On a device with several ports only the netdev whose dev_port
 // (or, on old mlx4 kernels, dev_id) is the port's index belongs to it: a
 // port whose netdev moved into a pod has none here, never its sibling's.
-func (d *discovery) portNetdevs(pd, devDir string, num int, multi bool) []string {
+func (d *discovery) portNetdevs(pd string, dirOf func() string, num int, multi bool) []string {
 	if nd, err := d.fs.read(pd + "/gid_attrs/ndevs/0"); err == nil && nd != "" {
 		return []string{nd}
 	}
+	devDir := dirOf()
 	if devDir == "" {
 		return nil
 	}
