@@ -18,6 +18,11 @@ type Options struct {
 	// DamagedHint is appended to every error saying the lease store is
 	// damaged, at open and while it runs: what to do about it.
 	DamagedHint string
+	// VFOf finds the VF a vf-mode lease written before leases had a VF
+	// field names in its NICs (its PCI address; `raild recover`'s: its
+	// RDMA device): the VF's PCI address and its PF's port. Open rewrites
+	// such leases in the current form (vfform.go); nil: no VF is found.
+	VFOf func(id string) (pci, port string, ok bool)
 }
 
 // entry is one lease in memory. busy is non-nil while a write for the key
@@ -47,6 +52,7 @@ type Allocator struct {
 	store    *store.Store
 	cooldown time.Duration
 	now      func() time.Time
+	vfOf     func(id string) (pci, port string, ok bool) // Options.VFOf
 
 	mu        sync.Mutex
 	closed    bool
@@ -74,7 +80,7 @@ func Open(path string, pools *Pools, opt Options) (*Allocator, error) {
 		return nil, err
 	}
 	a := &Allocator{
-		pools: pools, store: st, cooldown: opt.Cooldown, now: opt.Now,
+		pools: pools, store: st, cooldown: opt.Cooldown, now: opt.Now, vfOf: opt.VFOf,
 		leases: map[Key]*entry{}, bySandbox: map[string]map[Key]struct{}{}, byNIC: map[string]map[string]map[Key]*entry{},
 		used: map[netip.Addr]int{}, cooling: map[netip.Addr]coolEntry{}, cursor: map[string]netip.Addr{},
 	}
@@ -95,6 +101,10 @@ func (a *Allocator) load(c *store.Contents) error {
 	if err := checkLoadedLeases(a.store.Path(), leases, a.pools); err != nil {
 		return err
 	}
+	ses := a.store.Begin()
+	if err := upgradeVFLeases(leases, a.vfOf, ses); err != nil {
+		return err
+	}
 	latest := map[string]time.Time{}
 	for _, l := range leases {
 		a.addEntry(&entry{lease: l, committed: true})
@@ -103,7 +113,6 @@ func (a *Allocator) load(c *store.Contents) error {
 		}
 	}
 	now := a.now()
-	ses := a.store.Begin()
 	for _, c := range cools {
 		if a.used[c.Addr] > 0 || a.expired(c.Released, now) {
 			ses.PurgeCooldown(c)

@@ -27,8 +27,9 @@ type Request struct {
 	Network   string
 	Pool      string
 
-	NICs      []string
+	NICs      []string // port names
 	Mode      string
+	VF        string // vf mode: the VF's PCI address (NICs: its PF's port)
 	PKey      uint16 // IPoIB child's P_Key (0: none)
 	PrimaryIf string // the pod's primary interface, when known
 	MAC       string // vf mode: the admin MAC asked ("" the lease's own)
@@ -61,7 +62,7 @@ func newLease(r Request, p *Pool, addr netip.Addr, now time.Time) Lease {
 	return Lease{
 		Sandbox: r.Sandbox, IfName: r.IfName, CNIIfName: r.CNIIfName, Network: r.Network, Pool: r.Pool,
 		Address: netip.PrefixFrom(addr, p.Prefix.Bits()), Gateway: p.Gateway,
-		NICs: slices.Clone(r.NICs), Mode: r.Mode, PKey: r.PKey, PrimaryIf: r.PrimaryIf, MAC: r.MAC,
+		NICs: slices.Clone(r.NICs), Mode: r.Mode, VF: r.VF, PKey: r.PKey, PrimaryIf: r.PrimaryIf, MAC: r.MAC,
 		PodNamespace: r.PodNamespace, PodName: r.PodName, PodUID: r.PodUID, Netns: r.Netns,
 		Created: now,
 	}

@@ -1,6 +1,7 @@
 package draplugin
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -68,9 +69,11 @@ type Entry struct {
 	Taint string
 }
 
-// Use is one lease's hold on a NIC (by name, or a VF by PCI address).
+// Use is one lease's hold on a NIC (by name) or, in vf mode, on a VF of
+// the NIC's PF (by PCI address).
 type Use struct {
 	NIC  string
+	VF   string // vf mode: the VF's PCI address (NIC: its PF's port)
 	Pod  string // namespace/name
 	Mode api.Mode
 }
@@ -282,12 +285,13 @@ func (b builder) portState(n topology.NIC, e Entry) (string, string) {
 	return "", ""
 }
 
-// holder reports whether a lease holds the NIC: for one of the Rail
-// claims' pods (ours), or outside DRA in a way that takes the device
-// (every use of an exclusive device, a move of a shared one).
+// holder reports whether a lease holds the NIC (by name) or VF (by PCI
+// address): for one of the Rail claims' pods (ours), or outside DRA in a
+// way that takes the device (every use of an exclusive device, a move of
+// a shared one). A vf-mode lease holds its VF, not its PF's port.
 func (b builder) holder(nic string, kind Kind) (ours, taken bool) {
 	for _, u := range b.view.Uses {
-		if u.NIC != nic {
+		if held := cmp.Or(u.VF, u.NIC); held != nic {
 			continue
 		}
 		if b.view.ClaimPods[u.Pod] {

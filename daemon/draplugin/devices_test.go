@@ -289,16 +289,18 @@ func TestBuild(t *testing.T) {
 					t.Errorf("entry %+v", e)
 				}
 			}, left(vfioVF(t, "h100x8-cx7x8-sriov"), "vfio-pci")}},
-		{name: "vf mode: a VF held outside DRA is taken, one held by a claim's pod stays without its netdev", machine: "h100x8-cx7x8-sriov",
+		{name: "vf mode: a VF held outside DRA is taken, one held by a claim's pod stays without its netdev, their PF's port is not", machine: "h100x8-cx7x8-sriov",
 			view: NodeView{Limits: Limits{Modes: []api.Mode{api.ModeVF}}},
 			checks: []check{func(t *testing.T, m *topology.Machine, _ Catalog) {
 				vfs := m.PFs[1].VFs
-				view := NodeView{Machine: m, Limits: Limits{Modes: []api.Mode{api.ModeVF}}, ClaimPods: map[string]bool{"ml/c": true},
-					Uses: []Use{{NIC: vfs[0].PCI, Pod: "ml/x", Mode: api.ModeVF}, {NIC: vfs[1].PCI, Pod: "ml/c", Mode: api.ModeVF}}}
+				modes := []api.Mode{api.ModeVF, api.ModeMove}
+				view := NodeView{Machine: m, Limits: Limits{Modes: modes}, ClaimPods: map[string]bool{"ml/c": true},
+					Uses: []Use{{NIC: "mlx5_1", VF: vfs[0].PCI, Pod: "ml/x", Mode: api.ModeVF}, {NIC: "mlx5_1", VF: vfs[1].PCI, Pod: "ml/c", Mode: api.ModeVF}}}
 				view.Machine.PFs[1].VFs[1].Netdev = "" // in the pod
 				cat := Build(settled(t, Config{}), view, false, false)
 				tainted("mlx5-1-vf0", "rail.dev/taken")(t, m, cat)
 				untainted("mlx5-1-vf1")(t, m, cat)
+				untainted("mlx5-1")(t, m, cat)
 			}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,7 +13,8 @@ import (
 
 // Attachment is one rail interface of a pod, as its claims' status shows it.
 type Attachment struct {
-	NIC    string // the lease's NIC: a port's name, a VF's PCI address
+	NIC    string // the lease's NIC: a port's name (vf mode: the VF's PF's)
+	VF     string // vf mode: the VF's PCI address
 	IfName string
 	IPs    []string // CIDRs
 	MAC    string
@@ -115,12 +116,8 @@ func (p *Plugin) statusOf(prep Prepared, c readiness.Condition, now time.Time) *
 
 // attachmentOf finds the pod interface on an assigned device.
 func attachmentOf(a Assigned, atts []Attachment) (Attachment, bool) {
-	want := a.NIC
-	if a.VF != "" {
-		want = a.VF
-	}
 	for _, att := range atts {
-		if att.NIC == want {
+		if att.VF == a.VF && (a.VF != "" || att.NIC == a.NIC) {
 			return att, true
 		}
 	}

@@ -124,9 +124,18 @@ func Leases(args []string) error {
 	fmt.Fprintln(tw, "SANDBOX\tIFNAME\tPOD\tPOOL\tADDRESS\tNICS\tMODE")
 	for _, l := range leases {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", short(l.Sandbox), l.IfName, pod(l), l.Pool, l.Address,
-			strings.Join(l.NICs, ","), l.Mode)
+			leaseNICs(l), l.Mode)
 	}
 	return tw.Flush()
+}
+
+// leaseNICs is a lease's NICs column: its ports, and in vf mode its VF.
+func leaseNICs(l api.Lease) string {
+	nics := strings.Join(l.NICs, ",")
+	if l.VF != "" {
+		return strings.TrimPrefix(nics+" VF "+l.VF, " ")
+	}
+	return nics
 }
 
 // onlyListFlags refuses recover's flags without --recover: `raild leases

@@ -75,7 +75,7 @@ func buildNodeDevices(m *topology.Machine, withUMAD bool, log *slog.Logger) *nod
 		}
 		nd.nics[nic.Name] = buildNIC(nic, withUMAD, nd.byName, log)
 	}
-	// A vf-mode lease names its VF by PCI address: the VF's own RDMA
+	// A vf-mode lease holds its VF by PCI address (Lease.VF): the VF's own RDMA
 	// device (an mlx5 VF's) is what its containers get.
 	for _, pf := range m.PFs {
 		for _, vf := range pf.VFs {

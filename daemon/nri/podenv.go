@@ -63,7 +63,7 @@ func leaseEnv(leases []ipam.Lease, dra []podinfo.DRANIC, nics func(ipam.Lease, s
 		if primary == "" {
 			primary = l.PrimaryIf
 		}
-		for _, name := range l.NICs {
+		for _, name := range l.Holds() {
 			nd, ok := nics(l, name)
 			if !ok || nd.port == 0 {
 				continue

@@ -159,7 +159,8 @@ func (p *Plugin) buildPodRecord(call *hookCall, leases []ipam.Lease, prev *podRe
 
 // leasedNICs names the NICs a pod's leases give its containers, each
 // once, in lease order: on a softRoCE node the pod's rxe on each leased
-// interface, else the leases' NICs.
+// interface, else what the leases hold (a vf lease's VF, by the PCI
+// address the node's tables know it by).
 func leasedNICs(leases []ipam.Lease, softRoCE bool) []string {
 	var nics []string
 	for _, l := range leases {
@@ -169,7 +170,7 @@ func leasedNICs(leases []ipam.Lease, softRoCE bool) []string {
 			}
 			continue
 		}
-		for _, n := range l.NICs {
+		for _, n := range l.Holds() {
 			nics = appendUnique(nics, n)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 // softRoCEName is the rxe of a lease's interface ("" for a lease without a NIC).
 func softRoCEName(l ipam.Lease) string {
-	if len(l.NICs) == 0 {
+	if len(l.Holds()) == 0 {
 		return ""
 	}
 	return rdma.SoftRoCEName(l.Sandbox, l.IfName)

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -15,6 +16,7 @@ type Holder struct {
 	Namespace string // with Name, the pod; Name empty: only the sandbox is known
 	Name      string
 	Mode      api.Mode
+	VF        string // vf mode: the PCI address of the VF held (the NIC: its PF's port)
 }
 
 // Pod names the holder's pod: "ns/name", else the sandbox.
@@ -38,7 +40,10 @@ type Use interface {
 // Holders maps each NIC in use to the pods using it ("ns/a, ns/b").
 func Holders(use Use) map[string]string {
 	byNIC := map[string][]Holder{}
-	use.Range(func(nic string, h Holder) { byNIC[nic] = append(byNIC[nic], h) })
+	use.Range(func(nic string, h Holder) {
+		held := cmp.Or(h.VF, nic) // a vf-mode lease holds its VF, not its PF's port
+		byNIC[held] = append(byNIC[held], h)
+	})
 	out := make(map[string]string, len(byNIC))
 	for nic, holders := range byNIC {
 		out[nic] = podsOf(holders)
@@ -54,6 +59,9 @@ func constraints(use Use, mode api.Mode) (exclude map[string]string, load map[st
 	exclude, load, moved = map[string]string{}, map[string]int{}, map[string]string{}
 	shared := map[string][]Holder{} // only for a move request
 	use.Range(func(nic string, h Holder) {
+		if h.VF != "" {
+			return // a VF's lease holds the VF, not its PF's port (excludeVFHolders)
+		}
 		load[nic]++
 		switch {
 		case h.Mode.Exclusive():

@@ -19,6 +19,15 @@ func (u *Usage) Add(nic, key, sandbox, pod string, mode api.Mode) {
 	u.byNIC[nic][key] = Holder{Sandbox: sandbox, Name: pod, Mode: mode}
 }
 
+// AddVF records that key holds VF vf (PCI address) of the PF whose port
+// is port in vf mode, as a vf-mode lease does.
+func (u *Usage) AddVF(port, vf, key, sandbox, pod string) {
+	if u.byNIC[port] == nil {
+		u.byNIC[port] = map[string]Holder{}
+	}
+	u.byNIC[port][key] = Holder{Sandbox: sandbox, Name: pod, Mode: api.ModeVF, VF: vf}
+}
+
 // Remove forgets key's use of nic.
 func (u *Usage) Remove(nic, key string) {
 	delete(u.byNIC[nic], key)

@@ -26,6 +26,9 @@ func TestConstraintsAndHolders(t *testing.T) {
 		{"mlx5_0", Holder{Sandbox: "s2", Namespace: "ns", Name: "b", Mode: api.ModeMacvlan}},
 		{"mlx5_0", Holder{Sandbox: "s2", Namespace: "ns", Name: "b", Mode: api.ModeMacvlan}},
 		{"mlx5_1", Holder{Sandbox: "s3", Mode: api.ModeMove}},
+		// A VF's lease names its PF's port and holds the VF: no use of
+		// the port (excludeVFHolders keeps exclusive modes off the PF).
+		{"mlx5_0", Holder{Sandbox: "s4", Namespace: "ns", Name: "v", Mode: api.ModeVF, VF: "0000:19:00.2"}},
 	}
 	tests := []struct {
 		mode    api.Mode
@@ -45,7 +48,7 @@ func TestConstraintsAndHolders(t *testing.T) {
 			}
 		})
 	}
-	if got := fmt.Sprint(Holders(use)); got != "map[mlx5_0:ns/a, ns/b mlx5_1:s3]" {
+	if got := fmt.Sprint(Holders(use)); got != "map[0000:19:00.2:ns/v mlx5_0:ns/a, ns/b mlx5_1:s3]" {
 		t.Errorf("Holders = %s", got)
 	}
 }

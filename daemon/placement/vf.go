@@ -15,7 +15,8 @@ import (
 // PF that has a free VF, as other modes choose NICs (the PF's NIC gives
 // the distance, port state and link layer; selectors, pools and bounds
 // name PFs by it), and the pod takes a free VF of each chosen PF. A lease
-// holds a VF under the VF's PCI address (what a NAD's deviceID names).
+// holds the PF's port as its NIC and the VF by its PCI address (what a
+// NAD's deviceID names) in a field of its own (Holder.VF).
 
 // VFPick is one VF a pod gets in vf mode.
 type VFPick struct {
@@ -265,14 +266,15 @@ func heldVFs(m *topology.Machine, use Use) (held map[string]string, moved map[st
 		}
 	}
 	use.Range(func(nic string, h Holder) {
-		if h.Mode.Exclusive() {
-			moved[nic] = h.Pod()
-		}
-		if pci, ok := byRDMA[nic]; ok {
+		switch pci, ok := byRDMA[nic]; {
+		case h.VF != "":
+			held[topology.NormalizePCI(h.VF)] = h.Pod() // its PF's port stays on the host
+			return
+		case ok:
 			held[pci] = h.Pod()
 		}
-		if h.Mode == api.ModeVF {
-			held[topology.NormalizePCI(nic)] = h.Pod()
+		if h.Mode.Exclusive() {
+			moved[nic] = h.Pod()
 		}
 	})
 	return held, moved
@@ -284,9 +286,9 @@ func heldVFs(m *topology.Machine, use Use) (held map[string]string, moved map[st
 // PF-side settings with it).
 func excludeVFHolders(m *topology.Machine, exclude map[string]string, use Use, mode api.Mode) {
 	held := map[string]string{}
-	use.Range(func(nic string, h Holder) {
-		if h.Mode == api.ModeVF {
-			held[topology.NormalizePCI(nic)] = h.Pod()
+	use.Range(func(_ string, h Holder) {
+		if h.VF != "" {
+			held[topology.NormalizePCI(h.VF)] = h.Pod()
 		}
 	})
 	if len(held) == 0 {

@@ -27,7 +27,7 @@ func vfOf(t *testing.T, m *topology.Machine, pfNIC string, k int) topology.VF {
 func holdVFs(t *testing.T, m *topology.Machine, u *Usage, pod, pfNIC string, ks ...int) {
 	for _, k := range ks {
 		vf := vfOf(t, m, pfNIC, k)
-		u.Add(vf.PCI, pod+"/"+vf.PCI, pod, pod, api.ModeVF)
+		u.AddVF(pfNIC, vf.PCI, pod+"/"+vf.PCI, pod, pod)
 	}
 }
 
@@ -126,7 +126,7 @@ func TestChooseVFsSpreadsByLoad(t *testing.T) {
 			t.Fatalf("pod %d got VF %s again", pod, vf.PCI)
 		}
 		seen[vf.PCI] = true
-		use.Add(vf.PCI, fmt.Sprintf("p%d/rail0", pod), fmt.Sprintf("p%d", pod), fmt.Sprintf("ns/p%d", pod), api.ModeVF)
+		use.AddVF(picks[0].PF.Name, vf.PCI, fmt.Sprintf("p%d/rail0", pod), fmt.Sprintf("p%d", pod), fmt.Sprintf("ns/p%d", pod))
 		got = append(got, picks[0].PF.Name)
 	}
 	// mlx5_4, 5, 6 are PHB from GPU 7: round robin; mlx5_6 has 3 VFs.
@@ -187,9 +187,10 @@ func BenchmarkChooseVFs(b *testing.B) {
 	use := NewUsage()
 	held := 0
 	for _, pf := range m.PFs {
+		port, _ := m.PFNIC(pf)
 		for _, vf := range pf.VFs {
 			if held < 20 && vf.Attachable() == "" {
-				use.Add(vf.PCI, vf.PCI, "s", "ns/p", api.ModeVF)
+				use.AddVF(port.Name, vf.PCI, vf.PCI, "s", "ns/p")
 				held++
 			}
 		}

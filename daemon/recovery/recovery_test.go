@@ -151,7 +151,7 @@ func TestRecoverLeasesFromPods(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err = statedir.OpenLeaseStore(cfg, pools)
+	_, err = statedir.OpenLeaseStore(cfg, pools, nil)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), store) ||
 		!strings.Contains(err.Error(), "raild recover") {
 		t.Fatalf("open of an empty store = %v; want one line naming %s and raild recover", err, store)
@@ -174,7 +174,7 @@ func TestRecoverLeasesFromPods(t *testing.T) {
 		t.Errorf("output does not report the conflict and the kept file:\n%s", &out)
 	}
 
-	alloc, err := statedir.OpenLeaseStore(cfg, pools)
+	alloc, err := statedir.OpenLeaseStore(cfg, pools, nil)
 	if err != nil {
 		t.Fatalf("open after recovery: %v", err)
 	}

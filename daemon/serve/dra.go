@@ -83,7 +83,7 @@ func newDRAPlugin(d draDriver, log *slog.Logger) (*draplugin.Plugin, error) {
 		snap := d.inv.Current()
 		v := draplugin.NodeView{Machine: snap.Machine, Protected: snap.Protected, Rails: d.rails, Limits: lim}
 		d.svc.NICUses(func(nic string, h placement.Holder) {
-			v.Uses = append(v.Uses, draplugin.Use{NIC: nic, Pod: h.Pod(), Mode: h.Mode})
+			v.Uses = append(v.Uses, draplugin.Use{NIC: nic, VF: h.VF, Pod: h.Pod(), Mode: h.Mode})
 		})
 		if slices != nil {
 			v.Others = slices.NICsOf(driver)
@@ -124,10 +124,14 @@ func attachments(alloc *ipam.Allocator) func(namespace, name, uid string) []drap
 	return func(namespace, name, uid string) []draplugin.Attachment {
 		var out []draplugin.Attachment
 		for _, l := range alloc.Leases() {
-			if l.PodNamespace != namespace || (uid != "" && l.PodUID != uid) || (uid == "" && l.PodName != name) || len(l.NICs) == 0 {
+			if l.PodNamespace != namespace || (uid != "" && l.PodUID != uid) || (uid == "" && l.PodName != name) || len(l.Holds()) == 0 {
 				continue
 			}
-			out = append(out, draplugin.Attachment{NIC: l.NICs[0], IfName: l.IfName, IPs: []string{l.Address.String()},
+			nic := "" // a vf lease whose VF the node no longer has holds no port
+			if len(l.NICs) > 0 {
+				nic = l.NICs[0]
+			}
+			out = append(out, draplugin.Attachment{NIC: nic, VF: l.VF, IfName: l.IfName, IPs: []string{l.Address.String()},
 				MAC: macIn(l.Netns, l.IfName)})
 		}
 		return out

@@ -93,7 +93,7 @@ func leaseHolders(leases []ipam.Lease) map[string]string {
 		if l.PodName == "" {
 			pod = "sandbox " + l.Sandbox
 		}
-		for _, nic := range l.NICs {
+		for _, nic := range l.Holds() {
 			out[nic] = pod
 		}
 	}

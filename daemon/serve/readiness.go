@@ -98,7 +98,7 @@ func (r *railReadiness) pods(m *topology.Machine) []readiness.Pod {
 	defer func() { r.placed.ForgetUnleased(leased) }()
 	for _, l := range r.leases() {
 		leased[l.Sandbox] = true
-		if len(l.NICs) == 0 {
+		if len(l.NICs) == 0 && l.VF == "" {
 			continue
 		}
 		i, ok := index[l.Sandbox]
@@ -125,19 +125,24 @@ func (r *railReadiness) rail(l ipam.Lease, m *topology.Machine, gidIndex int) re
 	mode := api.Mode(l.Mode)
 	rail := readiness.Rail{Netns: l.Netns, IfName: l.IfName, Addresses: []netip.Prefix{l.Address}, Mode: mode,
 		Exclusive: r.rdmaNetns == rdma.NetnsExclusive && mode.Exclusive(), GIDIndex: gidIndex, Placed: r.placed.Of(l.Sandbox, l.IfName)}
-	_, isVF := m.VFByPCI(l.NICs[0])
-	switch nic, ok := m.NICByName(l.NICs[0]); {
-	case ok:
+	switch nic, ok := m.NICByName(l.VF); {
+	case l.VF != "" && ok:
+		// The VF's own RDMA device, as the host shows it.
 		rail.Device, rail.Port, rail.LinkLayer = nic.RDMADevice(), nic.PortNum(), nic.LinkLayer
-	case isVF || mode == api.ModeVF:
-		// A vf-mode lease names its VF by PCI address. A VF the host shows
-		// no RDMA device of (one its driver has none of, like igbvf, or one
-		// exclusive mode moved into the pod) has the RDMA device placement
-		// gave it, if any; its address is no RDMA device name.
+	case l.VF != "":
+		// A VF the host shows no RDMA device of (one its driver has none
+		// of, like igbvf, or one exclusive mode moved into the pod) has the
+		// RDMA device placement gave it, if any; its PF's port is not the
+		// pod's device.
 		if rail.Placed.NIC != nil && rail.Placed.NIC.RDMADevice != "" {
 			rail.Device, rail.Port = topology.ParseTarget(rail.Placed.NIC.RDMADevice)
 		}
+	case len(l.NICs) == 0:
 	default:
+		if nic, ok := m.NICByName(l.NICs[0]); ok {
+			rail.Device, rail.Port, rail.LinkLayer = nic.RDMADevice(), nic.PortNum(), nic.LinkLayer
+			break
+		}
 		rail.Device, rail.Port = topology.ParseTarget(l.NICs[0])
 	}
 	if rail.Placed.NIC != nil && rail.Placed.NIC.LinkLayer != "" {

@@ -12,8 +12,9 @@ import (
 	"github.com/railcni/rail/pkg/topology"
 )
 
-// TestReadinessVFLeases: a vf-mode lease names its VF by PCI address; the
-// rail's RDMA port is the VF's own device's (an mlx5 VF's), or, when the
+// TestReadinessVFLeases: a vf-mode lease holds its VF by PCI address (its
+// NICs name the PF's port, never the pod's device); the rail's RDMA port
+// is the VF's own device's (an mlx5 VF's), or, when the
 // host no longer shows it (exclusive mode moved it into the pod), the one
 // placement gave; a VF with no RDMA device of its own (igbvf, as the
 // SR-IOV rig has) has none to check. The PCI address is never taken for
@@ -39,23 +40,32 @@ func TestReadinessVFLeases(t *testing.T) {
 	if !ok {
 		t.Fatalf("no NIC %s", withRDMA.RDMA)
 	}
+	pfPort := func(vf topology.VF) string {
+		pf, _ := m.PFByPCI(vf.PF)
+		port, ok := m.PFNIC(pf)
+		if !ok {
+			t.Fatalf("PF %s of VF %s has no port", vf.PF, vf.PCI)
+		}
+		return port.Name
+	}
 	tests := []struct {
 		name   string
 		vf     string
+		pf     string // its PF's port, which the lease names in NICs
 		placed string // the RDMA device placement reported at ADD, "" none
 		device string
 		port   int
 		ll     topology.LinkLayer
 	}{
-		{name: "the VF's own RDMA device", vf: withRDMA.PCI, device: withRDMA.RDMA, port: 1, ll: nic.LinkLayer},
-		{name: "upper-case PCI address", vf: "0000:" + upper(withRDMA.PCI[5:]), device: withRDMA.RDMA, port: 1, ll: nic.LinkLayer},
-		{name: "a VF without one", vf: without.PCI},
-		{name: "a VF without one now: as placed", vf: without.PCI, placed: "mlx5_9", device: "mlx5_9", port: 1, ll: topology.Ethernet},
+		{name: "the VF's own RDMA device", vf: withRDMA.PCI, pf: pfPort(withRDMA), device: withRDMA.RDMA, port: 1, ll: nic.LinkLayer},
+		{name: "upper-case PCI address", vf: "0000:" + upper(withRDMA.PCI[5:]), pf: pfPort(withRDMA), device: withRDMA.RDMA, port: 1, ll: nic.LinkLayer},
+		{name: "a VF without one", vf: without.PCI, pf: pfPort(without)},
+		{name: "a VF without one now: as placed", vf: without.PCI, pf: pfPort(without), placed: "mlx5_9", device: "mlx5_9", port: 1, ll: topology.Ethernet},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := ipam.Lease{Sandbox: "s1", IfName: "net1", Mode: string(api.ModeVF), Address: netip.MustParsePrefix("10.0.0.1/24"),
-				NICs: []string{tt.vf}, Netns: "/var/run/netns/s1"}
+				NICs: []string{tt.pf}, VF: tt.vf, Netns: "/var/run/netns/s1"}
 			r := &railReadiness{placed: attached.NewPlacements(nil), leases: func() []ipam.Lease { return []ipam.Lease{l} }, rdmaNetns: rdma.NetnsShared}
 			if tt.placed != "" {
 				r.placed.Attached(service.Attached{Sandbox: "s1", Network: "vfnet", Interfaces: []service.AttachedInterface{{

@@ -25,6 +25,7 @@ import (
 	"github.com/railcni/rail/daemon/readiness"
 	"github.com/railcni/rail/daemon/server"
 	"github.com/railcni/rail/daemon/service"
+	"github.com/railcni/rail/daemon/sriov"
 	"github.com/railcni/rail/daemon/statedir"
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
@@ -113,7 +114,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err := checkLostStore(cfg, pools, log); err != nil {
 		return err
 	}
-	alloc, err := statedir.OpenLeaseStore(cfg, pools)
+	alloc, err := statedir.OpenLeaseStore(cfg, pools, sriov.LeasedVF(inv.Machine()))
 	if err != nil {
 		return err
 	}

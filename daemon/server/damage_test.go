@@ -74,7 +74,7 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 			cfg := &config.Config{StateDir: t.TempDir()}
 			store := filepath.Join(cfg.StateDir, "leases.db")
 			pools := testPools(t)
-			alloc, err := statedir.OpenLeaseStore(cfg, pools)
+			alloc, err := statedir.OpenLeaseStore(cfg, pools, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("closing the damaged store did not return: raild would ignore SIGTERM")
 			}
-			if again, err := statedir.OpenLeaseStore(cfg, pools); err == nil {
+			if again, err := statedir.OpenLeaseStore(cfg, pools, nil); err == nil {
 				defer again.Close()
 				for _, l := range again.Leases() {
 					if want, ok := held[l.Sandbox]; ok && l.Address.String() != want {
@@ -151,7 +151,7 @@ func TestLeaseStoreDamagedWhileServing(t *testing.T) {
 			if _, err := ipam.Rebuild(store, pools, fromPods, time.Now()); err != nil {
 				t.Fatalf("recovery: %v", err)
 			}
-			rebuilt, err := statedir.OpenLeaseStore(cfg, pools)
+			rebuilt, err := statedir.OpenLeaseStore(cfg, pools, nil)
 			if err != nil {
 				t.Fatalf("open after the recovery: %v", err)
 			}

@@ -9,7 +9,6 @@ import (
 	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/topology"
 )
 
 // Allocate returns the plan of one attachment, placing and leasing on the
@@ -141,7 +140,7 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, v *view, pool str
 	if err != nil {
 		return nil, s.allocError(err)
 	}
-	s.recordAllocation(v.node.Machine, leases, nil)
+	s.recordAllocation(leases, nil)
 	plan := s.planOf(v, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	s.reportAttached(req, plan, nil)
@@ -200,7 +199,7 @@ func (s *Service) allocatePlaced(v *view, req api.AllocateRequest, pool string, 
 	case err != nil:
 		return nil, s.allocError(err)
 	}
-	s.recordAllocation(v.node.Machine, leases, picks)
+	s.recordAllocation(leases, picks)
 	plan := s.planOf(v, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	annotatePlan(plan, picks)
@@ -220,7 +219,7 @@ func (s *Service) place(v *view, req api.AllocateRequest, pool string, input pla
 	if err != nil {
 		return nil, nil, err
 	}
-	reqs, err := s.leaseRequests(v, req, pool, picks, names, nil)
+	reqs, err := s.leaseRequests(v, req, pool, picks, names)
 	return picks, reqs, err
 }
 
@@ -249,8 +248,8 @@ func (s *Service) placementInput(v *view, req api.AllocateRequest, pool string, 
 
 // leaseRequests builds one lease request per pick, each with its pool
 // (the pool bound to the pick's NIC when the request names none), holding
-// held[i] (nil: each pick's NIC).
-func (s *Service) leaseRequests(v *view, req api.AllocateRequest, pool string, picks []placement.Pick, names, held []string) ([]ipam.Request, error) {
+// the pick's NIC.
+func (s *Service) leaseRequests(v *view, req api.AllocateRequest, pool string, picks []placement.Pick, names []string) ([]ipam.Request, error) {
 	reqs := make([]ipam.Request, 0, len(picks))
 	for i, pick := range picks {
 		p := pool
@@ -260,11 +259,7 @@ func (s *Service) leaseRequests(v *view, req api.AllocateRequest, pool string, p
 				return nil, err
 			}
 		}
-		nic := pick.NIC.Name
-		if held != nil {
-			nic = held[i]
-		}
-		reqs = append(reqs, s.ipamRequest(req, names[i], p, []string{nic}))
+		reqs = append(reqs, s.ipamRequest(req, names[i], p, []string{pick.NIC.Name}))
 	}
 	return reqs, nil
 }
@@ -281,14 +276,14 @@ type noNICError struct{ err error }
 func (e noNICError) Error() string { return e.err.Error() }
 
 // recordAllocation counts and logs new leases.
-func (s *Service) recordAllocation(m *topology.Machine, leases []ipam.Lease, picks []placement.Pick) {
+func (s *Service) recordAllocation(leases []ipam.Lease, picks []placement.Pick) {
 	for _, l := range leases {
 		if s.opt.Metrics != nil {
 			s.opt.Metrics.Allocations.WithLabelValues(l.Pool, l.Mode).Inc()
 		}
 		attrs := []any{"sandbox", l.Sandbox, "ifname", l.IfName, "pod", podName(l.PodNamespace, l.PodName, ""),
 			"pool", l.Pool, "address", l.Address.String(), "nics", l.NICs}
-		if pick, ok := pickOf(picks, l, m); ok {
+		if pick, ok := pickOf(picks, l); ok {
 			class := placementClass(pick)
 			attrs = append(attrs, "gpus", pick.GPUs, "distance", class, "reason", pick.Reason)
 			if s.opt.Metrics != nil {
@@ -300,22 +295,14 @@ func (s *Service) recordAllocation(m *topology.Machine, leases []ipam.Lease, pic
 }
 
 // pickOf is the placement behind a lease, matched by its NIC (the
-// allocator's answer need not keep the order of the picks); a vf-mode
-// lease holds its VF's PCI address, whose pick is its PF's NIC.
-func pickOf(picks []placement.Pick, l ipam.Lease, m *topology.Machine) (placement.Pick, bool) {
+// allocator's answer need not keep the order of the picks; a vf-mode
+// lease's NIC is its PF's, which its pick names).
+func pickOf(picks []placement.Pick, l ipam.Lease) (placement.Pick, bool) {
 	if len(l.NICs) == 0 {
 		return placement.Pick{}, false
 	}
-	name := l.NICs[0]
-	if vf, ok := m.VFByPCI(name); ok {
-		if pf, ok := m.PFByPCI(vf.PF); ok {
-			if nic, ok := m.PFNIC(pf); ok {
-				name = nic.Name
-			}
-		}
-	}
 	for _, p := range picks {
-		if p.NIC.Name == name {
+		if p.NIC.Name == l.NICs[0] {
 			return p, true
 		}
 	}

@@ -93,7 +93,7 @@ func (s *Service) placeClaimed(claimed []DRAClaim) placeFunc {
 		if err != nil {
 			return nil, nil, err
 		}
-		reqs, err := s.leaseRequests(v, req, pool, picks, names, nil)
+		reqs, err := s.leaseRequests(v, req, pool, picks, names)
 		return picks, reqs, err
 	}
 }

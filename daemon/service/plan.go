@@ -51,13 +51,13 @@ func (s *Service) planInterface(v *view, l ipam.Lease, table int) api.PlanInterf
 		}
 	}
 	switch {
-	case len(l.NICs) == 0:
-	case api.Mode(l.Mode) == api.ModeVF:
+	case l.VF != "":
 		iface.NIC, iface.VF = s.vfInfo(v, l)
+	case len(l.NICs) == 0:
 	default:
 		iface.NIC = nicInfo(v.node, l.NICs[0])
 	}
-	if s.opt.SoftRoCE && len(l.NICs) > 0 {
+	if s.opt.SoftRoCE && len(l.Holds()) > 0 {
 		iface.SoftRoCE = rdma.SoftRoCEName(l.Sandbox, l.IfName)
 	}
 	return iface
@@ -83,7 +83,7 @@ func nicInfo(node *placement.Node, name string) *api.NIC {
 func policyTables(v *view, leases []ipam.Lease) map[string]int {
 	bySubnet := map[string][]string{}
 	for _, l := range leases {
-		if len(l.NICs) == 0 {
+		if len(l.Holds()) == 0 {
 			continue
 		}
 		if pool, ok := v.get(l.Pool); ok {
@@ -135,6 +135,6 @@ func compareIfNames(a, b string) int {
 
 func toAPILease(l ipam.Lease) api.Lease {
 	return api.Lease{Sandbox: l.Sandbox, IfName: l.IfName, CNIIfName: l.CNIIfName, Network: l.Network,
-		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: api.Mode(l.Mode),
+		Pool: l.Pool, Address: l.Address.String(), NICs: append([]string{}, l.NICs...), Mode: api.Mode(l.Mode), VF: l.VF,
 		PodNamespace: l.PodNamespace, PodName: l.PodName, PodUID: l.PodUID, Created: l.Created.UTC().Format(time.RFC3339)}
 }

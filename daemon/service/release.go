@@ -39,13 +39,8 @@ func (s *Service) readReturnedVFs(released []ipam.Lease) {
 	m := s.Machine()
 	vfs := map[string][]string{}
 	for _, l := range released {
-		if api.Mode(l.Mode) != api.ModeVF {
-			continue
-		}
-		for _, pci := range l.NICs {
-			if vf, ok := m.VFByPCI(pci); ok {
-				vfs[vf.PF] = append(vfs[vf.PF], vf.PCI)
-			}
+		if vf, ok := m.VFByPCI(l.VF); ok && l.VF != "" {
+			vfs[vf.PF] = append(vfs[vf.PF], vf.PCI)
 		}
 	}
 	if len(vfs) == 0 {

@@ -2,11 +2,9 @@ package service
 
 import (
 	"context"
-	"net/netip"
 	"testing"
 
 	"github.com/railcni/rail/daemon/placement"
-	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 )
 
@@ -41,23 +39,38 @@ func TestReportedVFDistances(t *testing.T) {
 	}
 }
 
-// TestPickOfVFLease: a vf-mode lease holds its VF's PCI address; its pick
-// (what "lease allocated" logs: gpus, distance, reason) is its PF's.
-func TestPickOfVFLease(t *testing.T) {
+// TestVFLeaseForm: a vf-mode lease holds its PF's port in NICs (what its
+// pick names: what "lease allocated" logs, gpus, distance, reason) and the
+// VF's PCI address in VF, a VF of that PF.
+func TestVFLeaseForm(t *testing.T) {
 	svc, _ := newService(t, "sriov-vm-igb", onePool(), nil)
+	req := allocReq("v", "0")
+	req.Mode = api.ModeVF
+	if _, err := svc.Allocate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
 	m := svc.Machine()
-	pf, nic := m.PFs[0], m.NICs[0]
-	if got, ok := m.PFNIC(pf); !ok || got.Name != nic.Name {
-		t.Fatalf("PF %s stands as %+v, want %s", pf.PCI, got, nic.Name)
+	leases := svc.SandboxLeases(req.Sandbox)
+	if len(leases) != 1 {
+		t.Fatalf("leases = %+v, want one", leases)
+	}
+	l := leases[0]
+	vf, ok := m.VFByPCI(l.VF)
+	if !ok {
+		t.Fatalf("lease VF %q: no VF of the node", l.VF)
+	}
+	pf, _ := m.PFByPCI(vf.PF)
+	nic, ok := m.PFNIC(pf)
+	if !ok || len(l.NICs) != 1 || l.NICs[0] != nic.Name {
+		t.Fatalf("lease NICs = %v, want the port of VF %s's PF %s (%s)", l.NICs, vf.PCI, pf.PCI, nic.Name)
 	}
 	picks := []placement.Pick{{NIC: nic, GPUs: []int{0}, Reason: "closest"}}
-	l := ipam.Lease{Sandbox: "s", IfName: "net1", Mode: string(api.ModeVF), NICs: []string{pf.VFs[1].PCI}, Address: netip.MustParsePrefix("10.77.0.1/24")}
-	if p, ok := pickOf(picks, l, m); !ok || p.Reason != "closest" {
-		t.Fatalf("pick of a lease of VF %s of %s = %+v, %v; want its PF's", pf.VFs[1].PCI, pf.PCI, p, ok)
+	if p, ok := pickOf(picks, l); !ok || p.Reason != "closest" {
+		t.Fatalf("pick of a lease of VF %s of %s = %+v, %v; want its PF's", vf.PCI, pf.PCI, p, ok)
 	}
 	other := l
-	other.NICs = []string{"0000:ff:00.0"}
-	if _, ok := pickOf(picks, other, m); ok {
-		t.Fatal("a lease of no VF of the node matched")
+	other.NICs = []string{"mlx5_99"}
+	if _, ok := pickOf(picks, other); ok {
+		t.Fatal("a lease of another port matched")
 	}
 }

@@ -182,7 +182,8 @@ func (s *Service) NICHolders() map[string]string {
 }
 
 // NICUses calls fn for each pod interface a lease holds a NIC for (a
-// VF's lease by the VF's PCI address), as placement sees them.
+// vf-mode lease: its VF's PF's port, the VF in the holder), as placement
+// sees them.
 func (s *Service) NICUses(fn func(nic string, h placement.Holder)) {
 	s.alloc.ReadNICs(func(use ipam.NICUse) { leaseUse{use}.Range(fn) })
 }
@@ -193,7 +194,7 @@ type leaseUse struct{ use ipam.NICUse }
 
 func (u leaseUse) Range(fn func(nic string, h placement.Holder)) {
 	u.use.Range(func(nic string, l *ipam.Lease) {
-		fn(nic, placement.Holder{Sandbox: l.Sandbox, Namespace: l.PodNamespace, Name: l.PodName, Mode: api.Mode(l.Mode)})
+		fn(nic, placement.Holder{Sandbox: l.Sandbox, Namespace: l.PodNamespace, Name: l.PodName, Mode: api.Mode(l.Mode), VF: l.VF})
 	})
 }
 
@@ -250,6 +251,9 @@ func (s *Service) NICMovedTo(nic string) (sandbox string, moved bool) {
 		use.Modes(nic, func(mode string, _ int) bool {
 			if api.Mode(mode).Exclusive() {
 				use.HoldingIn(nic, mode, func(l *ipam.Lease) bool {
+					if l.VF != "" {
+						return true // a VF's lease names its PF's port, which stays on the host
+					}
 					sandbox, moved = l.Sandbox, true
 					return false
 				})

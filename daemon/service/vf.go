@@ -9,8 +9,8 @@ import (
 )
 
 // placeVFs is place for vf mode: the VFs placement chooses, named and
-// pooled as their PFs' NICs would be, one lease each holding the VF's PCI
-// address. Like place, it runs under the allocator's lock, so no two ADDs
+// pooled as their PFs' NICs would be, one lease each holding its PF's
+// port (NICs) and the VF's PCI address (VF). Like place, it runs under the allocator's lock, so no two ADDs
 // ever hold one VF.
 func (s *Service) placeVFs(v *view, req api.AllocateRequest, pool string, input placement.Input, use placement.Use) ([]placement.Pick, []ipam.Request, error) {
 	vfs, err := v.node.ChooseVFs(input, use)
@@ -25,15 +25,17 @@ func (s *Service) placeVFs(v *view, req api.AllocateRequest, pool string, input 
 	if err != nil {
 		return nil, nil, err
 	}
-	held := make([]string, len(picks))
-	for i := range picks {
-		held[i] = vfs[i].VF.PCI
+	reqs, err := s.leaseRequests(v, req, pool, picks, names)
+	if err != nil {
+		return nil, nil, err
 	}
-	reqs, err := s.leaseRequests(v, req, pool, picks, names, held)
-	return picks, reqs, err
+	for i := range reqs {
+		reqs[i].VF = vfs[i].VF.PCI
+	}
+	return picks, reqs, nil
 }
 
-// vfInfo describes the VF a vf-mode lease holds (by its PCI address): the
+// vfInfo describes the VF a vf-mode lease holds (its VF field): the
 // NIC of the pod interface is the VF itself (its netdev, its own RDMA
 // device when it has one, its PF's link layer), and the VF's place on its
 // PF with the lease's admin MAC and, on an InfiniBand PF, its GUID. A VF
@@ -41,9 +43,9 @@ func (s *Service) placeVFs(v *view, req api.AllocateRequest, pool string, input 
 // finds it by the alias rail left).
 func (s *Service) vfInfo(v *view, l ipam.Lease) (*api.NIC, *api.VF) {
 	m := v.node.Machine
-	vf := &api.VF{PCI: l.NICs[0], MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(v, l.Pool)}
-	nic := &api.NIC{PCI: l.NICs[0]}
-	found, ok := m.VFByPCI(l.NICs[0])
+	vf := &api.VF{PCI: l.VF, MAC: leaseVFMAC(l.Sandbox, l.IfName, l.MAC), PoolConfig: s.poolVF(v, l.Pool)}
+	nic := &api.NIC{PCI: l.VF}
+	found, ok := m.VFByPCI(l.VF)
 	if !ok {
 		return nic, vf
 	}
@@ -106,11 +108,16 @@ func (s *Service) vfSweep() *sriov.Sweep {
 	return w
 }
 
-// heldVFs names the pods holding each NIC or VF PCI address a lease names.
+// heldVFs names the pods holding each VF (by its PCI address) and each
+// NIC a lease names (a VF's RDMA device leased in another mode): the
+// holders topology.VF.HeldBy reads.
 func heldVFs(use ipam.NICUse) map[string]string {
 	holders := map[string]string{}
 	use.Range(func(nic string, l *ipam.Lease) {
-		holders[topology.NormalizePCI(nic)] = podName(l.PodNamespace, l.PodName, l.Sandbox)
+		if l.VF != "" {
+			holders[topology.NormalizePCI(l.VF)] = podName(l.PodNamespace, l.PodName, l.Sandbox)
+			return
+		}
 		holders[nic] = podName(l.PodNamespace, l.PodName, l.Sandbox)
 	})
 	return holders

@@ -95,9 +95,12 @@ func TestConcurrentVFPlacement(t *testing.T) {
 		default:
 			t.Fatalf("pod %d: %v, leases %+v", i, err, leases)
 		}
-		vf, ok := m.VFByPCI(leases[0].NICs[0])
+		vf, ok := m.VFByPCI(leases[0].VF)
 		if !ok || leases[0].Mode != string(api.ModeVF) {
-			t.Fatalf("pod %d holds %v in mode %s: not a VF", i, leases[0].NICs, leases[0].Mode)
+			t.Fatalf("pod %d holds VF %q in mode %s: not a VF", i, leases[0].VF, leases[0].Mode)
+		}
+		if pf, _ := m.PFByPCI(vf.PF); len(leases[0].NICs) != 1 || leases[0].NICs[0] != pfPort(t, m, pf) {
+			t.Fatalf("pod %d holds VF %s on NICs %v, want its PF's port", i, vf.PCI, leases[0].NICs)
 		}
 		if other, twice := holders[vf.PCI]; twice {
 			t.Fatalf("VF %s held by %s and %s", vf.PCI, other, sandbox)
@@ -279,4 +282,14 @@ func TestReleaseAnswersBeforeTheVFRead(t *testing.T) {
 	if !slices.Equal(order, []string{"VF read", "next ADD placed"}) {
 		t.Fatalf("order %v: the next vf-mode ADD placed before the released VF was read", order)
 	}
+}
+
+// pfPort is the name of the port that stands for pf in placement.
+func pfPort(t *testing.T, m *topology.Machine, pf topology.PF) string {
+	t.Helper()
+	nic, ok := m.PFNIC(pf)
+	if !ok {
+		t.Fatalf("PF %s has no port", pf.PCI)
+	}
+	return nic.Name
 }

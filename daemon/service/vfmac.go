@@ -60,7 +60,7 @@ func (s *Service) checkVFMACs(req api.AllocateRequest, reqs []ipam.Request, use 
 func (s *Service) macOnNode(req api.AllocateRequest, reqs []ipam.Request) error {
 	mine := map[string]bool{}
 	for _, r := range reqs {
-		mine[r.NICs[0]] = true
+		mine[r.VF] = true
 	}
 	var err error
 	s.sweep.AdminMACs(s.Machine(), nil, func(pf topology.PF, vf topology.VF, mac net.HardwareAddr) bool {

@@ -38,8 +38,8 @@ func TestProductDeviceID(t *testing.T) {
 			_, _ = p.cni("DEL", "devid", netns, conf)
 		}
 	})
-	if l := leaseOf(t, p.raild, "devid"); l.NICs[0] != pci {
-		t.Errorf("lease holds VF %s, want the allocated %s", l.NICs[0], pci)
+	if l := leaseOf(t, p.raild, "devid"); l.VF != pci {
+		t.Errorf("lease holds VF %s, want the allocated %s", l.VF, pci)
 	}
 	mac := api.LeaseMAC("devid", "net1").String()
 	want := fmt.Sprintf("mac %s vlan 100 qos 3 max_tx 100 min_tx 0 spoofchk false link_state auto trust true", mac)

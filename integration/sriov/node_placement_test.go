@@ -43,7 +43,7 @@ func TestNodeVFByGPU(t *testing.T) {
 	for _, pod := range pods {
 		id, config := n.runPod(t, pod.name, map[string]string{api.AnnotationGPUs: strconv.Itoa(pod.gpu)})
 		l := leaseOf(t, n.raild, id)
-		vf := l.NICs[0]
+		vf := l.VF
 		if got := vfPF(t, vf); got != pod.pf.pci {
 			t.Fatalf("pod %s (GPU %d) got VF %s of PF %s, want a VF of %s (%s)", pod.name, pod.gpu, vf, got, pod.pf.name, pod.pf.pci)
 		}

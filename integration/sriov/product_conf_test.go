@@ -40,8 +40,8 @@ func leaseOf(t *testing.T, r *harness.Raild, sandbox string) api.Lease {
 			found = append(found, l)
 		}
 	}
-	if len(found) != 1 || len(found[0].NICs) != 1 {
-		t.Fatalf("leases of %s: %+v, want one with one VF", sandbox, found)
+	if len(found) != 1 || len(found[0].NICs) != 1 || found[0].VF == "" {
+		t.Fatalf("leases of %s: %+v, want one holding a VF (VF) on its PF's port (NICs)", sandbox, found)
 	}
 	return found[0]
 }

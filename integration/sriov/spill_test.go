@@ -53,14 +53,14 @@ func TestProductSpillByGPU(t *testing.T) {
 	onPF := func(sandbox string, pf struct{ name, pci string }) {
 		t.Helper()
 		l := leaseOf(t, p.raild, sandbox)
-		if got := vfPF(t, l.NICs[0]); got != pf.pci {
-			t.Errorf("%s got VF %s of PF %s, want a VF of %s (%s)", sandbox, l.NICs[0], got, pf.name, pf.pci)
+		if got := vfPF(t, l.VF); got != pf.pci {
+			t.Errorf("%s got VF %s of PF %s, want a VF of %s (%s)", sandbox, l.VF, got, pf.name, pf.pci)
 			return
 		}
 		if _, ok := vfWithMAC(t, pf.name, api.LeaseMAC(sandbox, "net1").String()); !ok {
 			t.Errorf("no VF of %s carries %s's lease MAC: %s", pf.name, sandbox, pfVFs(t))
 		}
-		t.Logf("%s: VF %s of %s", sandbox, l.NICs[0], pf.name)
+		t.Logf("%s: VF %s of %s", sandbox, l.VF, pf.name)
 	}
 	for i := range pf0VFs {
 		sandbox := fmt.Sprintf("spill-%d", i)

@@ -25,8 +25,13 @@ type Lease struct {
 	Address netip.Prefix `json:"address"` // the address with the pool's prefix length
 	Gateway netip.Addr   `json:"gateway,omitzero"`
 
+	// NICs are the ports the lease holds by name (mlx5_0, mlx4_0:2): in
+	// vf mode the PF's, which placement chose and the VF is counted on.
 	NICs []string `json:"nics,omitempty"`
 	Mode string   `json:"mode,omitempty"`
+	// VF is, in vf mode, the PCI address of the VF the lease holds (the
+	// PF's port is in NICs); empty in every other mode.
+	VF string `json:"vf,omitempty"`
 	// PKey is the IPoIB child's P_Key (0: the parent's or not IPoIB);
 	// PrimaryIf the pod's primary interface when the plugin named it.
 	PKey      uint16 `json:"pkey,omitempty"`
@@ -41,6 +46,15 @@ type Lease struct {
 	Netns        string `json:"netns,omitempty"`
 
 	Created time.Time `json:"created"`
+}
+
+// Holds is what the lease gives its pod: its VF (by PCI address) in vf
+// mode, else its NICs.
+func (l Lease) Holds() []string {
+	if l.VF != "" {
+		return []string{l.VF}
+	}
+	return l.NICs
 }
 
 // Key returns the lease's key.

@@ -222,8 +222,9 @@ type Lease struct {
 	Network      string   `json:"network"`
 	Pool         string   `json:"pool"`
 	Address      string   `json:"address"`
-	NICs         []string `json:"nics"`
+	NICs         []string `json:"nics"` // port names (vf mode: the VF's PF's)
 	Mode         Mode     `json:"mode,omitempty"`
+	VF           string   `json:"vf,omitempty"` // vf mode: the VF's PCI address
 	PodNamespace string   `json:"podNamespace,omitempty"`
 	PodName      string   `json:"podName,omitempty"`
 	PodUID       string   `json:"podUID,omitempty"`

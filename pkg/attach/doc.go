@@ -15,17 +15,17 @@
 //     pod netns (one RTM_NEWLINK with IFLA_NET_NS_FD).
 //   - vf: an SR-IOV VF's netdev moves into the pod as in move mode, after
 //     what Spec.VF.Config asks is set through its PF (vfpf.Control: admin
-//     MAC, which the VF's netdev takes too, then pkg/vfpf's steps,
-//     VLAN/QoS/protocol, spoofchk, link state, rates, trust last, each
-//     step's inverse on the undo list). Each setting's old value is recorded in
+//     MAC, which the VF's netdev takes too, by pkg/vfnetdev's MAC step,
+//     then pkg/vfpf's steps, VLAN/QoS/protocol, spoofchk, link state,
+//     rates, trust last, each step's inverse on the undo list). Each setting's old value is recorded in
 //     the alias (":pf=<PF>:vf=<index>" and one key per changed setting) and
 //     restored on Detach before the VF leaves the pod, trust first; a
 //     setting not asked for is never touched, so one the driver does not
 //     support fails only the ADDs that ask for it. A VF the kernel handed
 //     back from a dead pod is reset from its alias by Detach, or by the
 //     next Attach that finds it so. An InfiniBand VF gets its node and
-//     port GUID (VF.GUID) last: the VF takes them only when its driver
-//     is rebound through sysfs, which gives it a new netdev, found by the
+//     port GUID (VF.GUID) last, by pkg/vfnetdev's GUID step: the VF takes
+//     them only when its driver is rebound through sysfs, which gives it a new netdev, found by the
 //     VF's PCI address and given the old one's name, MTU and state; the
 //     old GUIDs (":ng=", ":pg=") are set back, with a rebind, once the VF
 //     is back in the host. Its RDMA device (exclusive RDMA netns mode)

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/vfnetdev"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
@@ -62,12 +63,13 @@ func (a attacher) detachMove(sess *session, s Spec) error {
 // host name, then clears its label; an InfiniBand VF gets its GUIDs back,
 // and the rebind that takes them gives it a new, unlabelled netdev.
 func (a attacher) finishVFInHost(sess *session, rec aliasRecord) error {
-	if err := a.restoreVFMAC(sess, rec.VF, rec.Host); err != nil {
+	node := a.vfNode(sess)
+	if err := node.RestoreMAC(rec.VF.place(), rec.VF.MACs, rec.Host); err != nil {
 		return err
 	}
 	if rec.VF.hasGUIDs() {
 		// The rebind replaces the netdev: the new one has no label.
-		return a.restoreVFGUIDs(sess, rec.VF, hostState{Name: rec.Host, MTU: rec.MTU, Up: rec.Up})
+		return node.RestoreGUIDs(rec.VF.place(), rec.VF.GUIDs, vfnetdev.HostState{Name: rec.Host, MTU: rec.MTU, Up: rec.Up})
 	}
 	link, err := sess.hostNL.LinkByName(rec.Host)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/railcni/rail/pkg/vfnetdev"
 	"github.com/railcni/rail/pkg/vfpf"
 )
 
@@ -20,13 +21,11 @@ import (
 // MACs and GUIDs are written as hex without separators, the VLAN protocol
 // in hex.
 type vfRecord struct {
-	PF      string
-	Index   int
-	MAC     net.HardwareAddr // admin MAC before
-	HostMAC net.HardwareAddr // the VF netdev's own MAC before
-	vfpf.Settings
-	NodeGUID net.HardwareAddr // an InfiniBand VF's GUIDs before
-	PortGUID net.HardwareAddr
+	PF             string
+	Index          int
+	vfnetdev.MACs  // the admin MAC and the VF netdev's own MAC before
+	vfpf.Settings  // the settings through the PF before
+	vfnetdev.GUIDs // an InfiniBand VF's GUIDs before
 }
 
 // place is where the record's VF sits.

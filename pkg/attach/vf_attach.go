@@ -2,10 +2,10 @@ package attach
 
 import (
 	"fmt"
-	"net"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/railcni/rail/pkg/vfnetdev"
 	"github.com/railcni/rail/pkg/vfpf"
 )
 
@@ -24,8 +24,11 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		return nil, nil, fmt.Errorf("read VF %d of PF %s: %w", v.Index, v.PF, err)
 	}
 	rec := &vfRecord{PF: v.PF, Index: v.Index}
+	node := a.vfNode(sess)
 	if v.Config.MAC != nil {
-		if err := a.setVFMAC(sess, hostLink, s, before, rec, undo); err != nil {
+		var mac vfnetdev.Step
+		mac, rec.MACs = node.MACStep(rec.place(), hostLink, v.Config.MAC, before)
+		if _, err := a.runVFStep(mac, v, undo); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -38,24 +41,36 @@ func (a attacher) configureVF(sess *session, hostLink netlink.Link, s Spec, undo
 		}
 		undo.push(what, st.Undo)
 	}
-	if v.GUID != nil {
-		rebound, err := a.setVFGUIDs(sess, hostLink, s, before, rec, undo)
-		return rec, rebound, err
+	if v.GUID == nil {
+		return rec, nil, nil
 	}
-	return rec, nil, nil
+	guid, was, err := node.GUIDStep(rec.place(), hostLink, v.GUID, before)
+	if err != nil {
+		return rec, nil, err
+	}
+	rebound, err := a.runVFStep(guid, v, undo)
+	if err != nil {
+		return rec, nil, err
+	}
+	rec.GUIDs = was
+	return rec, rebound, nil
+}
+
+// runVFStep runs one of vfnetdev's steps on v and pushes its inverse on
+// undo; it returns the VF's netdev when the step replaced it.
+func (a attacher) runVFStep(st vfnetdev.Step, v *VF, undo *undoList) (netlink.Link, error) {
+	link, err := st.Do()
+	if err != nil {
+		return nil, err
+	}
+	undo.push(fmt.Sprintf("%s of VF %d of PF %s", st.Setting, v.Index, v.PF), st.Undo)
+	return link, nil
 }
 
 // resetVF restores, through the PF, every setting rec says attach
 // changed but the MACs (vfpf.Reset: trust first). The MACs follow once
-// the netdev is back in the host (restoreVFMAC). A PF or VF that is gone
+// the netdev is back in the host (vfnetdev's RestoreMAC). A PF or VF that is gone
 // has nothing left to reset.
 func (a attacher) resetVF(sess *session, rec *vfRecord) error {
 	return vfpf.Reset(a.pfControl(sess), rec.place(), rec.Settings)
-}
-
-func macOrZero(mac net.HardwareAddr) net.HardwareAddr {
-	if len(mac) == 0 {
-		return make(net.HardwareAddr, 6)
-	}
-	return append(net.HardwareAddr(nil), mac...)
 }

@@ -1,14 +1,10 @@
 package attach
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
-
-	"github.com/railcni/rail/pkg/topology/fakesys"
 )
 
 // TestParseVFGUIDs decodes IFLA_VFINFO_LIST as the kernel writes it:
@@ -39,41 +35,5 @@ func TestParseVFGUIDs(t *testing.T) {
 		if got[vf].Node.String() != w[0] || got[vf].Port.String() != w[1] {
 			t.Errorf("VF %d: node %s port %s, want %s %s", vf, got[vf].Node, got[vf].Port, w[0], w[1])
 		}
-	}
-}
-
-// TestRebindVFDriver finds an IB VF's PCI address through its PF's
-// virtfn link, writes it to its driver's unbind and bind files, and
-// refuses a VF without a driver, naming the fix.
-func TestRebindVFDriver(t *testing.T) {
-	root := t.TempDir()
-	spec, err := fakesys.Write(root, "h100x2-cx7ib-sriov", fakesys.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf := spec.PFs[1]
-	pci, err := vfPCIAddress(root, pf.Netdev, 3)
-	if err != nil || pci != pf.VFs[3].PCI {
-		t.Fatalf("vfPCIAddress = %q, %v; want %s", pci, err, pf.VFs[3].PCI)
-	}
-	if _, err := vfPCIAddress(root, pf.Netdev, 9); err == nil {
-		t.Errorf("vfPCIAddress of VF 9 of a 4-VF PF worked")
-	}
-	if err := rebindVFDriver(root, pci); err != nil {
-		t.Fatalf("rebindVFDriver: %v", err)
-	}
-	for _, f := range []string{"unbind", "bind"} {
-		if b, err := os.ReadFile(filepath.Join(root, "sys/bus/pci/drivers/mlx5_core", f)); err != nil || string(b) != pci {
-			t.Errorf("%s holds %q (%v), want %s", f, b, err, pci)
-		}
-	}
-	if name, err := vfNetdevName(root, pci); err != nil || name != pf.VFs[3].Netdev {
-		t.Errorf("vfNetdevName = %q, %v; want %s", name, err, pf.VFs[3].Netdev)
-	}
-	if err := os.Remove(filepath.Join(root, "sys/bus/pci/devices", pci, "driver")); err != nil {
-		t.Fatal(err)
-	}
-	if err := rebindVFDriver(root, pci); !errorMatches(err, "has no driver to rebind") {
-		t.Errorf("rebindVFDriver without a driver = %v", err)
 	}
 }

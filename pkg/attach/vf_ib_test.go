@@ -17,7 +17,7 @@ import (
 	"github.com/railcni/rail/pkg/netnstest"
 	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/topology/fakesys"
-	"github.com/railcni/rail/pkg/vfpf"
+	"github.com/railcni/rail/pkg/vfnetdev"
 )
 
 // The InfiniBand VF tests lay out a machine with ConnectX-7 IB PFs and
@@ -99,7 +99,7 @@ func (r *fakeRebind) do(pci string) error {
 		r.fail = nil
 		return err
 	}
-	if err := rebindVFDriver(r.root, pci); err != nil {
+	if err := vfnetdev.RebindDriver(r.root, pci); err != nil {
 		return err
 	}
 	r.count++
@@ -277,36 +277,9 @@ func TestVFGUIDOnEthernetPF(t *testing.T) {
 	}
 }
 
-func TestGuidsBefore(t *testing.T) {
-	ipoib := mustMAC("00:00:10:49:fe:80:00:00:00:00:00:00:0c:42:a1:03:00:5e:5f:a4")
-	tests := []struct {
-		name       string
-		st         vfpf.State
-		addr       net.HardwareAddr
-		node, port string
-		wantErr    string
-	}{
-		{"the PF reports them", vfpf.State{NodeGUID: mustMAC("00:00:00:00:00:00:00:01"), PortGUID: mustMAC("00:00:00:00:00:00:00:02")}, ipoib,
-			"00:00:00:00:00:00:00:01", "00:00:00:00:00:00:00:02", ""},
-		{"from the IPoIB address", vfpf.State{}, ipoib, "0c:42:a1:03:00:5e:5f:a4", "0c:42:a1:03:00:5e:5f:a4", ""},
-		{"neither", vfpf.State{}, mustMAC("02:00:00:00:00:01"), "", "", "neither the PF reports the VF's GUIDs"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			node, port, err := guidsBefore(tt.st, tt.addr)
-			if !errorMatches(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %q", err, tt.wantErr)
-			}
-			if err == nil && (node.String() != tt.node || port.String() != tt.port) {
-				t.Errorf("got %s %s, want %s %s", node, port, tt.node, tt.port)
-			}
-		})
-	}
-}
-
 func TestVFRecordGUIDs(t *testing.T) {
 	rec := aliasRecord{Host: "ibp25s0f3", Name: "rail0", MTU: 4092, Up: true,
-		VF: &vfRecord{PF: "ibp25s0", Index: 2, NodeGUID: mustMAC("00:00:00:00:00:00:00:00"), PortGUID: mustMAC("0c:42:a1:03:00:5e:5f:a4")}}
+		VF: &vfRecord{PF: "ibp25s0", Index: 2, GUIDs: vfnetdev.GUIDs{NodeGUID: mustMAC("00:00:00:00:00:00:00:00"), PortGUID: mustMAC("0c:42:a1:03:00:5e:5f:a4")}}}
 	got, ok := parseAlias(rec.String())
 	if !ok || !reflect.DeepEqual(got, rec) {
 		t.Fatalf("round trip of %q = %+v, %v", rec.String(), got, ok)

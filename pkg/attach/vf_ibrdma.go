@@ -3,11 +3,11 @@ package attach
 import (
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/vishvananda/netlink"
 
 	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/vfnetdev"
 )
 
 // An InfiniBand VF's netdev is an IPoIB netdev of its RDMA device, and
@@ -29,13 +29,12 @@ func ibVFMovesRDMA(s Spec) bool {
 // names it now: a rebind may have numbered it anew) and the VF's netdev
 // the kernel made anew in the host, given hostLink's name, MTU and state.
 func (a attacher) moveIBVFRDMA(sess *session, s Spec, hostLink netlink.Link, undo *undoList) (string, netlink.Link, error) {
-	pci, err := vfPCIAddress(a.root(), s.VF.PF, s.VF.Index)
+	pci, err := vfnetdev.PCIAddress(a.root(), s.VF.PF, s.VF.Index)
 	if err != nil {
 		return "", nil, err
 	}
-	dev := vfRDMADevice(a.root(), pci, s.RDMADevice)
-	attrs := hostLink.Attrs()
-	want := hostState{Name: attrs.Name, MTU: attrs.MTU, Up: attrs.Flags&net.FlagUp != 0}
+	dev := vfnetdev.RDMADevice(a.root(), pci, s.RDMADevice)
+	want, node := vfnetdev.StateOf(hostLink), a.vfNode(sess)
 	if err := a.moveRDMA(dev, "", sess.podPath); err != nil {
 		return "", nil, fmt.Errorf("move rdma device %s of InfiniBand VF %s into the pod: %w", dev, pci, err)
 	}
@@ -43,10 +42,10 @@ func (a attacher) moveIBVFRDMA(sess *session, s Spec, hostLink netlink.Link, und
 		if err := a.moveRDMA(dev, sess.podPath, ""); err != nil {
 			return err
 		}
-		_, err := a.adoptVFNetdev(sess, pci, want)
+		_, err := node.Adopt(pci, want)
 		return err
 	})
-	link, err := a.adoptVFNetdev(sess, pci, want)
+	link, err := node.Adopt(pci, want)
 	if err != nil {
 		return "", nil, fmt.Errorf("find InfiniBand VF %s's netdev after its rdma device %s moved: %w", pci, dev, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/railcni/rail/pkg/vfnetdev"
 	"github.com/railcni/rail/pkg/vfpf"
 )
 
@@ -13,9 +14,9 @@ func TestVFAliasRoundTrip(t *testing.T) {
 	on, off, state := true, false, VFLinkDisable
 	full := aliasRecord{Host: "ens1f0v2", Name: "rail0", MTU: 1500, Up: true, RDMA: "mlx5_12", Table: 101,
 		Owner: Owner{Sandbox: strings.Repeat("a", 64), CNIIfName: "eth0"},
-		VF: &vfRecord{PF: "ens1f0", Index: 2, MAC: net.HardwareAddr{0, 0, 0, 0, 0, 0},
-			HostMAC: net.HardwareAddr{0x52, 0x35, 0xf7, 0x89, 0x82, 0x98}, Settings: vfpf.Settings{VLAN: &vfpf.VLAN{VLAN: 0, QoS: 0, Proto: VLANProto8021Q},
-				Spoofchk: &on, Trust: &off, LinkState: &state, Rate: &vfpf.Rate{Min: 0, Max: 4294967295}}}}
+		VF: &vfRecord{PF: "ens1f0", Index: 2, MACs: vfnetdev.MACs{MAC: net.HardwareAddr{0, 0, 0, 0, 0, 0},
+			HostMAC: net.HardwareAddr{0x52, 0x35, 0xf7, 0x89, 0x82, 0x98}}, Settings: vfpf.Settings{VLAN: &vfpf.VLAN{VLAN: 0, QoS: 0, Proto: VLANProto8021Q},
+			Spoofchk: &on, Trust: &off, LinkState: &state, Rate: &vfpf.Rate{Min: 0, Max: 4294967295}}}}
 	tests := []struct {
 		name string
 		rec  aliasRecord

@@ -4,8 +4,8 @@
 // inverse; the reset of what a record says was changed, and the clean
 // reset of a VF no lease owns. pkg/attach runs the steps in its session
 // and keeps their inverses on its undo list; the steps that also touch
-// the VF's netdev (its MACs, an InfiniBand VF's GUIDs and rebind) and the
-// record in the netdev's alias stay there.
+// the VF's netdev (its MACs, an InfiniBand VF's GUIDs and rebind) are
+// pkg/vfnetdev's, the record in the netdev's alias pkg/attach's.
 package vfpf
 
 import (

@@ -134,7 +134,7 @@ func Reset(pf Control, vf VF, rec Settings) error {
 func Clean(pf Control, vf VF) (State, error) {
 	before, err := pf.VFState(vf.PF, vf.Index)
 	if err != nil {
-		if gone(err) {
+		if IsGone(err) {
 			return before, nil
 		}
 		return before, fmt.Errorf("read VF %d of PF %s before resetting it: %w", vf.Index, vf.PF, err)
@@ -170,16 +170,16 @@ func Clean(pf Control, vf VF) (State, error) {
 // read again only then, says (a driver answers a setting of a VF that is
 // no more with EINVAL).
 func Gone(pf Control, vf VF, err error) bool {
-	if gone(err) {
+	if IsGone(err) {
 		return true
 	}
 	_, rerr := pf.VFState(vf.PF, vf.Index)
-	return rerr != nil && gone(rerr)
+	return rerr != nil && IsGone(rerr)
 }
 
-// gone reports whether a PF call failed because the PF or the VF no
-// longer exists.
-func gone(err error) bool {
+// IsGone reports whether a call failed because the PF, the VF or its
+// netdev no longer exists.
+func IsGone(err error) bool {
 	var notFound netlink.LinkNotFoundError
 	return errors.Is(err, ErrNotOnPF) || errors.As(err, &notFound) || errors.Is(err, unix.ENOENT) ||
 		errors.Is(err, unix.ESRCH) || errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.ENODEV)

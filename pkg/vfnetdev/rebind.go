@@ -1,4 +1,4 @@
-package attach
+package vfnetdev
 
 import (
 	"errors"
@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+
+	"github.com/railcni/rail/pkg/vfpf"
 )
 
 // A VF takes GUIDs set through its PF only when its driver binds again
@@ -18,12 +19,12 @@ import (
 // The VF is found again by its PCI address and given back the name, MTU
 // and up state it had.
 
-// vfNetdevWait bounds the wait for a rebound VF's netdev to appear.
-const vfNetdevWait = 5 * time.Second
+// netdevWait bounds the wait for a rebound VF's netdev to appear.
+const netdevWait = 5 * time.Second
 
-// vfPCIAddress is the PCI address of VF index of the PF whose netdev is
-// pf: the target of the PF's virtfn<index> link in sysfs under root.
-func vfPCIAddress(root, pf string, index int) (string, error) {
+// PCIAddress is the PCI address of VF index of the PF whose netdev is pf:
+// the target of the PF's virtfn<index> link in sysfs under root.
+func PCIAddress(root, pf string, index int) (string, error) {
 	link := filepath.Join(root, "sys/class/net", pf, "device", fmt.Sprintf("virtfn%d", index))
 	target, err := os.Readlink(link)
 	if err != nil {
@@ -32,9 +33,9 @@ func vfPCIAddress(root, pf string, index int) (string, error) {
 	return filepath.Base(target), nil
 }
 
-// rebindVFDriver unbinds the VF at pci from its driver and binds it again
+// RebindDriver unbinds the VF at pci from its driver and binds it again
 // through sysfs under root, as the kernel needs for a VF to take new GUIDs.
-func rebindVFDriver(root, pci string) error {
+func RebindDriver(root, pci string) error {
 	dev := filepath.Join(root, "sys/bus/pci/devices", pci)
 	driver, err := os.Readlink(filepath.Join(dev, "driver"))
 	if err != nil {
@@ -50,11 +51,11 @@ func rebindVFDriver(root, pci string) error {
 	return nil
 }
 
-// vfNetdevName is the name of the netdev of the VF at pci, from sysfs
-// under root, waiting up to vfNetdevWait for the driver to make it.
-func vfNetdevName(root, pci string) (string, error) {
+// netdevName is the name of the netdev of the VF at pci, from sysfs
+// under root, waiting up to netdevWait for the driver to make it.
+func netdevName(root, pci string) (string, error) {
 	dir := filepath.Join(root, "sys/bus/pci/devices", pci, "net")
-	deadline := time.Now().Add(vfNetdevWait)
+	deadline := time.Now().Add(netdevWait)
 	for {
 		entries, err := os.ReadDir(dir)
 		if err == nil && len(entries) > 0 {
@@ -64,91 +65,71 @@ func vfNetdevName(root, pci string) (string, error) {
 			return "", fmt.Errorf("read the netdev of VF %s: %w", pci, err)
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("VF %s has no netdev %s after its driver was bound again", pci, vfNetdevWait)
+			return "", fmt.Errorf("VF %s has no netdev %s after its driver was bound again", pci, netdevWait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// hostState is what a VF's netdev is given back after a rebind.
-type hostState struct {
-	Name string
-	MTU  int
-	Up   bool
-}
-
-// rebindVF rebinds the driver of VF index of PF pf and gives its new
-// netdev, in the host netns, the name, MTU and up state want says; it
-// returns that netdev.
-func (a attacher) rebindVF(sess *session, pf string, index int, want hostState) (netlink.Link, error) {
-	root := a.root()
-	pci, err := vfPCIAddress(root, pf, index)
+// RebindVF rebinds the driver of vf and gives its new netdev, in the host
+// netns, the name, MTU and up state want says; it returns that netdev.
+func (n Node) RebindVF(vf vfpf.VF, want HostState) (netlink.Link, error) {
+	root := n.root()
+	pci, err := PCIAddress(root, vf.PF, vf.Index)
 	if err != nil {
 		return nil, err
 	}
-	rebind := a.rebind
+	rebind := n.Rebind
 	if rebind == nil {
-		rebind = func(pci string) error { return rebindVFDriver(root, pci) }
+		rebind = func(pci string) error { return RebindDriver(root, pci) }
 	}
 	if err := rebind(pci); err != nil {
 		return nil, err
 	}
-	return a.adoptVFNetdev(sess, pci, want)
+	return n.Adopt(pci, want)
 }
 
-// adoptVFNetdev finds the netdev the kernel made anew for the VF at pci
-// (after a rebind, or after its RDMA device changed netns) in the host
-// netns, and gives it the name, MTU and up state want says.
-func (a attacher) adoptVFNetdev(sess *session, pci string, want hostState) (netlink.Link, error) {
-	name, err := vfNetdevName(a.root(), pci)
+// Adopt finds the netdev the kernel made anew for the VF at pci (after a
+// rebind, or after its RDMA device changed netns) in the host netns, and
+// gives it the name, MTU and up state want says.
+func (n Node) Adopt(pci string, want HostState) (netlink.Link, error) {
+	name, err := netdevName(n.root(), pci)
 	if err != nil {
 		return nil, err
 	}
-	link, err := sess.hostNL.LinkByName(name)
+	link, err := n.Links.LinkByName(name)
 	if err != nil {
 		return nil, fmt.Errorf("find VF %s's new netdev %s in the host netns: %w", pci, name, err)
 	}
-	change := linkChange{Index: link.Attrs().Index, NetnsFd: -1, MTU: want.MTU}
+	rename := ""
 	if name != want.Name {
-		change.Name = want.Name
+		rename = want.Name
 		if link.Attrs().Flags&net.FlagUp != 0 {
-			if err := sess.hostNL.LinkSetDown(link); err != nil {
+			if err := n.Links.LinkSetDown(link); err != nil {
 				return nil, fmt.Errorf("set %s down to rename it to %s: %w", name, want.Name, err)
 			}
 		}
 	}
-	sock, err := openRouteSocket(netns.None())
-	if err != nil {
-		return nil, err
-	}
-	defer sock.close()
-	if err := sock.changeLink(change); err != nil {
+	if err := n.Links.Change(link.Attrs().Index, rename, want.MTU); err != nil {
 		return nil, fmt.Errorf("give VF %s's new netdev %s its name %s and MTU %d: %w", pci, name, want.Name, want.MTU, err)
 	}
-	if link, err = sess.hostNL.LinkByIndex(link.Attrs().Index); err != nil {
+	if link, err = n.Links.LinkByIndex(link.Attrs().Index); err != nil {
 		return nil, fmt.Errorf("find VF netdev %s after the rebind: %w", want.Name, err)
 	}
 	if want.Up {
-		if err := sess.hostNL.LinkSetUp(link); err != nil {
+		if err := n.Links.LinkSetUp(link); err != nil {
 			return nil, fmt.Errorf("set VF netdev %s up: %w", want.Name, err)
 		}
 	}
 	return link, nil
 }
 
-// vfRDMADevice is the RDMA device of the VF at pci now (a rebind may
-// number it anew), from sysfs under root; known when sysfs names none.
-func vfRDMADevice(root, pci, known string) string {
+// RDMADevice is the RDMA device of the VF at pci now (a rebind may number
+// it anew), from sysfs under root; known when sysfs names none.
+func RDMADevice(root, pci, known string) string {
 	entries, err := os.ReadDir(filepath.Join(root, "sys/bus/pci/devices", pci, "infiniband"))
 	if err != nil || len(entries) == 0 {
 		return known
 	}
 	return entries[0].Name()
-}
-
-func (a attacher) root() string {
-	if a.sysRoot == "" {
-		return "/"
-	}
-	return a.sysRoot
 }
