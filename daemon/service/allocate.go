@@ -143,7 +143,7 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, v *view, pool str
 	s.recordAllocation(leases, nil)
 	plan := s.planOf(v, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
-	s.reportAttached(req, plan, nil)
+	s.reportAttached(v.node.Machine, req, plan, nil)
 	return plan, nil
 }
 
@@ -203,7 +203,7 @@ func (s *Service) allocatePlaced(v *view, req api.AllocateRequest, pool string, 
 	plan := s.planOf(v, req.Sandbox, req.CNIIfName, req.Network, append(others, leases...))
 	plan.Fresh = true
 	annotatePlan(plan, picks)
-	s.reportAttached(req, plan, gpus)
+	s.reportAttached(v.node.Machine, req, plan, gpus)
 	return plan, nil
 }
 

@@ -71,7 +71,7 @@ func nicInfo(node *placement.Node, name string) *api.NIC {
 	}
 	info := &api.NIC{RDMADevice: nic.RDMADevice(), Netdev: nic.Netdev, PCI: nic.PCI, UverbsName: nic.UverbsName,
 		LinkLayer: nic.LinkLayer, Port: nic.PortNum()}
-	if r, ok := node.RailOf(nic.Name); ok {
+	if r, ok := node.Rails[nic.Name]; ok {
 		info.Rail = &r
 	}
 	return info

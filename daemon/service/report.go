@@ -87,11 +87,10 @@ func podRef(req api.AllocateRequest) PodRef {
 }
 
 // reportAttached tells the reporter about a fresh attachment of a named pod.
-func (s *Service) reportAttached(req api.AllocateRequest, plan *api.Plan, gpus []int) {
+func (s *Service) reportAttached(m *topology.Machine, req api.AllocateRequest, plan *api.Plan, gpus []int) {
 	if s.opt.Reporter == nil || req.PodName == "" {
 		return
 	}
-	m := s.Machine()
 	a := Attached{Pod: podRef(req), Sandbox: req.Sandbox, Netns: req.Netns, Network: req.Network, Mode: req.Mode,
 		Chained: req.Chained, Interfaces: make([]AttachedInterface, 0, len(plan.Interfaces))}
 	for _, iface := range plan.Interfaces {

@@ -21,19 +21,12 @@ import (
 // raild's attach policy leaves out (or that opts out itself) passes
 // through: the previous result comes back as is and nothing is recorded.
 func (p *plugin) add(args *skel.CmdArgs) error {
-	conf, prev, err := loadConf(args.StdinData)
+	in, err := netconf.LoadAdd(args)
 	if err != nil {
 		return err
 	}
-	keys, err := netconf.ParsePodKeys(args.Args)
-	if err != nil {
-		return err
-	}
+	conf, keys, ask := in.Conf, in.Keys, in.Ask
 	chained := conf.PrevResult != nil
-	ask, err := api.PodAsk(conf.Annotations(), conf.CNIArgs())
-	if err != nil {
-		return types.NewError(types.ErrInvalidNetworkConfig, "invalid pod annotation", err.Error())
-	}
 	if chained && ask == api.AskNo {
 		return p.printPrevious(conf)
 	}
@@ -53,12 +46,12 @@ func (p *plugin) add(args *skel.CmdArgs) error {
 	}
 	defer unlock()
 	raild := p.raild(conf.Socket, conf.CallTimeout)
-	plan, err := raild.Allocate(context.Background(), allocateRequest(args, conf, prev, keys))
+	plan, err := raild.Allocate(context.Background(), in.Request)
 	switch {
 	case err == nil && plan.PassThrough:
 		return p.printPrevious(conf)
 	case err == nil:
-		return p.attachPlan(args, conf, prev, plan, mode, raild)
+		return p.attachPlan(args, conf, in.Prev, plan, mode, raild)
 	case chained && ask != api.AskYes && conf.OnRaildDown == netconf.RaildDownPassThrough && api.IsUnreachable(err):
 		p.logf("pod %s/%s starts without RDMA (onRaildDown: %s): %v", keys.Namespace, keys.Name, conf.OnRaildDown, err)
 		return p.printPrevious(conf)

@@ -20,7 +20,7 @@ func (p *plugin) check(args *skel.CmdArgs) error {
 	if err := verbs.RefuseNotNetns(args.Netns); err != nil {
 		return err
 	}
-	conf, prev, err := loadConf(args.StdinData)
+	conf, prev, err := netconf.Load(args.StdinData)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ import (
 // only inside this sandbox's netns, so it never touches a NIC that raild
 // has handed to another sandbox; it never works in its own (host) netns.
 func (p *plugin) del(args *skel.CmdArgs) error {
-	conf, prev, err := loadDelConf(args.StdinData)
+	conf, prev, err := netconf.LoadDel(args.StdinData)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func TestAllocateRequestNamesPrimaryAndPKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := allocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, tt.prev, netconf.PodKeys{})
+			req := netconf.AllocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, tt.prev, netconf.PodKeys{})
 			if req.PrimaryIfName != tt.wantIf || req.PKey != tt.wantPKey || req.Chained != tt.wantChain {
 				t.Fatalf("primaryIfName %q, pkey %#x, chained %v; want %q, %#x, %v",
 					req.PrimaryIfName, req.PKey, req.Chained, tt.wantIf, tt.wantPKey, tt.wantChain)

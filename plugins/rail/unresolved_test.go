@@ -26,7 +26,7 @@ func TestAllocateRequestCarriesUnresolvedGPUs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("LoadRail(%s): %v", tt.conf, err)
 		}
-		req := allocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, &current.Result{}, netconf.PodKeys{})
+		req := netconf.AllocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, &current.Result{}, netconf.PodKeys{})
 		if req.UnresolvedGPUs != tt.want {
 			t.Errorf("%s: unresolvedGPUs = %q, want %q", tt.conf, req.UnresolvedGPUs, tt.want)
 		}

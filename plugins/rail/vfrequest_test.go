@@ -29,7 +29,7 @@ func TestAllocateRequestCarriesVFKeys(t *testing.T) {
 		if err != nil {
 			t.Fatalf("LoadRail(%s): %v", tt.conf, err)
 		}
-		req := allocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, &current.Result{}, netconf.PodKeys{})
+		req := netconf.AllocateRequest(&skel.CmdArgs{ContainerID: "c1", IfName: "eth0"}, conf, &current.Result{}, netconf.PodKeys{})
 		perGPU := ""
 		if req.VFPerGPU != nil {
 			perGPU = map[bool]string{true: "true", false: "false"}[*req.VFPerGPU]
