@@ -13,7 +13,6 @@ import (
 	"github.com/railcni/rail/pkg/api"
 	"github.com/railcni/rail/pkg/attach"
 	"github.com/railcni/rail/pkg/netconf"
-	"github.com/railcni/rail/pkg/rdma"
 	"github.com/railcni/rail/pkg/verbs"
 )
 
@@ -30,53 +29,27 @@ func (p *plugin) add(args *skel.CmdArgs) error {
 	if chained && ask == api.AskNo {
 		return p.printPrevious(conf)
 	}
-	if err := p.refuseNetns(args.Netns); err != nil {
-		return err
-	}
-	mode, err := p.rdmaMode(conf)
+	// The pod's netns judged, the RDMA netns mode read and the pod locked
+	// from raild's answer to the end of a rollback: a second ADD of the
+	// attachment (a runtime retrying, or concurrent) finds what the first
+	// did, never half of it.
+	pod, err := attach.Open(args.Netns, conf.Mode, p.host())
 	if err != nil {
 		return err
 	}
-	// One ADD of this pod at a time, from raild's answer to the end of a
-	// rollback: a second ADD of the attachment (a runtime retrying, or
-	// concurrent) finds what the first did, never half of it.
-	unlock, err := p.links.LockPod(args.Netns)
-	if err != nil {
-		return types.NewError(types.ErrInternal, "cannot lock the pod's netns", err.Error())
-	}
-	defer unlock()
+	defer pod.Close()
 	raild := p.raild(conf.Socket, conf.CallTimeout)
 	plan, err := raild.Allocate(context.Background(), in.Request)
 	switch {
 	case err == nil && plan.PassThrough:
 		return p.printPrevious(conf)
 	case err == nil:
-		return p.attachPlan(args, conf, in.Prev, plan, mode, raild)
+		return p.attachPlan(args, conf, in.Prev, plan, pod, raild)
 	case chained && ask != api.AskYes && conf.OnRaildDown == netconf.RaildDownPassThrough && api.IsUnreachable(err):
 		p.logf("pod %s/%s starts without RDMA (onRaildDown: %s): %v", keys.Namespace, keys.Name, conf.OnRaildDown, err)
 		return p.printPrevious(conf)
 	}
 	return netconf.CNIError("raild allocate", err)
-}
-
-// refuseNetns refuses, before anything changes, a netns that is missing or
-// is the plugin's own: an attach there would take the host's NIC.
-func (p *plugin) refuseNetns(path string) error {
-	if path == "" {
-		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is empty", "ADD needs the pod's network namespace")
-	}
-	if err := verbs.RefuseNotNetns(path); err != nil {
-		return err
-	}
-	own, err := p.ownNetns(path)
-	if err != nil {
-		return types.NewError(types.ErrInvalidEnvironmentVariables, "cannot read CNI_NETNS", err.Error())
-	}
-	if own {
-		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is the host's own network namespace",
-			fmt.Sprintf("%s is the netns rail runs in: rail attaches NICs to pods, never to the host (is the pod hostNetwork?)", path))
-	}
-	return nil
 }
 
 // attachPlan attaches every planned interface as one transaction and
@@ -87,18 +60,18 @@ func (p *plugin) refuseNetns(path string) error {
 // pod that holds them keeps them. A rollback that fails is reported with
 // the error.
 func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *current.Result, plan *api.Plan,
-	mode rdma.NetnsMode, raild verbs.Raild) (retErr error) {
+	pod *attach.Pod, raild verbs.Raild) (retErr error) {
 	var created []attach.Spec
 	release := plan.Fresh
 	defer func() {
 		if retErr != nil {
-			retErr = verbs.WithRollback(retErr, p.rollback(args, conf, created, release, raild))
+			retErr = verbs.WithRollback(retErr, rollback(args, conf, pod, created, release, raild))
 		}
 	}()
 	if err := nameConflict(conf, prev, plan); err != nil {
 		return err
 	}
-	ifaces, err := plannedInterfaces(args, conf, plan, mode)
+	ifaces, err := plannedInterfaces(args, conf, plan, pod.RDMANetns())
 	if err != nil {
 		return err
 	}
@@ -106,7 +79,7 @@ func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *curren
 	for i, pi := range ifaces {
 		specs[i] = pi.spec
 	}
-	got, err := p.links.AttachAll(args.Netns, specs)
+	got, err := pod.AttachAll(specs)
 	if errors.Is(err, attach.ErrUndoIncomplete) {
 		// Something of this call may still hold a planned address: the
 		// lease stays for the runtime's DEL, which removes both.
@@ -129,14 +102,10 @@ func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *curren
 // interfaces this call created, then releases the leases when release
 // says they are this call's and every detach worked (an address still on
 // a pod interface must stay leased).
-func (p *plugin) rollback(args *skel.CmdArgs, conf *netconf.Rail, created []attach.Spec, release bool, raild verbs.Raild) error {
-	var errs []error
-	for i := len(created) - 1; i >= 0; i-- {
-		if err := p.links.Detach(args.Netns, created[i]); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if release && len(errs) == 0 {
+func rollback(args *skel.CmdArgs, conf *netconf.Rail, pod *attach.Pod, created []attach.Spec, release bool, raild verbs.Raild) error {
+	err := pod.Rollback(created)
+	errs := []error{err}
+	if release && err == nil {
 		if err := raild.Release(context.Background(), attachmentRequest(args, conf)); err != nil {
 			errs = append(errs, fmt.Errorf("release the leases: %w", err))
 		}

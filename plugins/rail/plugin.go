@@ -42,10 +42,15 @@ type links interface {
 	OwnedBy(netns string, o attach.Owner) ([]string, error)
 }
 
+// host is the node as an ADD's hold on a pod sees it (attach.Open).
+func (p *plugin) host() attach.Host {
+	return attach.Host{Links: p.links, OwnNetns: p.ownNetns, NetnsMode: p.netnsMode}
+}
+
 func newPlugin() *plugin {
 	return &plugin{
 		raild:      func(socket string, timeout time.Duration) verbs.Raild { return api.NewClient(socket, timeout) },
-		links:      netlinkLinks{},
+		links:      attach.Netlink{},
 		netnsMode:  rdma.SystemNetnsMode,
 		ownNetns:   attach.IsOwnNetns,
 		netnsAlive: netnsExists,
@@ -53,19 +58,6 @@ func newPlugin() *plugin {
 		logf:   func(format string, args ...any) { fmt.Fprintf(os.Stderr, "rail: "+format+"\n", args...) },
 		stdout: os.Stdout,
 	}
-}
-
-type netlinkLinks struct{}
-
-func (netlinkLinks) LockPod(netns string) (func(), error) { return attach.LockPod(netns) }
-func (netlinkLinks) AttachAll(netns string, specs []attach.Spec) ([]attach.Attached, error) {
-	return attach.AttachAll(netns, specs)
-}
-func (netlinkLinks) Detach(netns string, s attach.Spec) error { return attach.Detach(netns, s) }
-func (netlinkLinks) Check(netns string, s attach.Spec) error  { return attach.Check(netns, s) }
-func (netlinkLinks) Owned(netns, name string) (bool, error)   { return attach.Owned(netns, name) }
-func (netlinkLinks) OwnedBy(netns string, o attach.Owner) ([]string, error) {
-	return attach.OwnedBy(netns, o)
 }
 
 func netnsExists(path string) bool {
