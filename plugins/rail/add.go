@@ -88,14 +88,17 @@ func (p *plugin) attachPlan(args *skel.CmdArgs, conf *netconf.Rail, prev *curren
 	if err != nil {
 		return types.NewError(types.ErrInternal, "attach "+describePlan(plan), err.Error())
 	}
-	result := startResult(prev)
+	out := make([]verbs.Interface, len(ifaces))
 	for i, pi := range ifaces {
 		if got[i].Created {
 			created = append(created, pi.spec)
 		}
-		addInterface(result, args.Netns, pi, got[i].Result)
+		out[i] = verbs.Interface{Name: got[i].Name, MAC: got[i].MAC, MTU: got[i].MTU, Addressing: pi.addressing}
+		if pi.iface.NIC != nil {
+			out[i].PCI = pi.iface.NIC.PCI
+		}
 	}
-	return p.print(result, conf.CNIVersion)
+	return verbs.PrintResult(p.stdout, prev, args.Netns, out, conf.CNIVersion)
 }
 
 // rollback undoes a failed ADD's own work, newest first: it detaches the
@@ -150,22 +153,4 @@ func (p *plugin) printPrevious(conf *netconf.Rail) error {
 		return p.print(conf.PrevResult, conf.CNIVersion)
 	}
 	return p.print(&current.Result{CNIVersion: current.ImplementedSpecVersion}, conf.CNIVersion)
-}
-
-// startResult is the previous result when chained, else an empty one.
-func startResult(prev *current.Result) *current.Result {
-	if prev != nil {
-		prev.CNIVersion = current.ImplementedSpecVersion
-		return prev
-	}
-	return &current.Result{CNIVersion: current.ImplementedSpecVersion}
-}
-
-func addInterface(result *current.Result, netns string, pi planned, got attach.Result) {
-	entry := &current.Interface{Name: got.Name, Mac: got.MAC, Mtu: got.MTU, Sandbox: netns}
-	if pi.iface.NIC != nil {
-		entry.PciID = pi.iface.NIC.PCI
-	}
-	result.Interfaces = append(result.Interfaces, entry)
-	pi.addressing.AddTo(result, current.Int(len(result.Interfaces)-1))
 }
