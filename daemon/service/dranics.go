@@ -3,31 +3,9 @@ package service
 import (
 	"context"
 
-	"github.com/railcni/rail/daemon/placement"
 	"github.com/railcni/rail/daemon/podinfo"
-	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
 )
-
-// placementUse is what placement reads of the NICs' use: the leases, and
-// the NICs DRA NIC drivers gave pods, each held as if moved (the driver
-// moved its netdev, in exclusive RDMA netns mode its RDMA device too), so
-// no mode ever takes one while its claim holds it.
-func (s *Service) placementUse(use ipam.NICUse) placement.Use {
-	return draUse{leases: leaseUse{use}, held: s.opt.DRAHeld}
-}
-
-type draUse struct {
-	leases leaseUse
-	held   *podinfo.DRAHeld
-}
-
-func (u draUse) Range(fn func(nic string, h placement.Holder)) {
-	u.leases.Range(fn)
-	u.held.Range(func(sandbox string, pod podinfo.PodDRANICs, nic podinfo.DRANIC) {
-		fn(nic.NIC, placement.Holder{Sandbox: sandbox, Namespace: pod.Namespace, Name: pod.Name, Mode: api.ModeMove})
-	})
-}
 
 // holdDRANICs records the NICs a DRA NIC driver gave the pod being added,
 // before the driver moves them (its NRI RunPodSandbox comes after the CNI

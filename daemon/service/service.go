@@ -188,16 +188,6 @@ func (s *Service) NICUses(fn func(nic string, h placement.Holder)) {
 	s.alloc.ReadNICs(func(use ipam.NICUse) { leaseUse{use}.Range(fn) })
 }
 
-// leaseUse is placement's view of the NICs' use: the allocator's index of
-// the leases naming each NIC, those being written included.
-type leaseUse struct{ use ipam.NICUse }
-
-func (u leaseUse) Range(fn func(nic string, h placement.Holder)) {
-	u.use.Range(func(nic string, l *ipam.Lease) {
-		fn(nic, placement.Holder{Sandbox: l.Sandbox, Namespace: l.PodNamespace, Name: l.PodName, Mode: api.Mode(l.Mode), VF: l.VF})
-	})
-}
-
 // logReleased counts and logs released leases.
 func (s *Service) logReleased(released []ipam.Lease, why string) {
 	for _, l := range released {
