@@ -60,6 +60,10 @@ type Inventory struct {
 	// tell new links that could be NICs (daemon/linkfilter). A fake tree's
 	// stand-ins (veths) are NICs only in the tree.
 	linksDescribed bool
+	// linkHere says whether a link of that name is in raild's netns now
+	// (linkInNetns): an event that a NIC's netdev left is taken only
+	// while it is still gone.
+	linkHere func(name string) bool
 
 	rescanMu   sync.Mutex              // one rescan at a time, so versions follow causes
 	remembered map[string]topology.NIC // NIC records saved by an earlier raild (Restore)
@@ -97,7 +101,7 @@ func New(root string, discover Discoverer, holders Holders) (*Inventory, error) 
 		return nil, fmt.Errorf("inventory: %w", err)
 	}
 	inv := &Inventory{root: root, discover: discover, holders: holders, now: time.Now, sys: sys,
-		linksDescribed: filepath.Clean(root) == "/"}
+		linksDescribed: filepath.Clean(root) == "/", linkHere: linkInNetns}
 	if _, err := inv.Rescan("start"); err != nil {
 		return nil, err
 	}

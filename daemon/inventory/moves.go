@@ -39,6 +39,13 @@ func (inv *Inventory) applyMoves(found *topology.Machine, away map[string]string
 		if slices.Contains(whole, m.device) {
 			continue
 		}
+		if m.away && inv.linkHere(netdev) {
+			// The event is older than the link's state: the netdev left and
+			// is back already (a pod's DEL right after its ADD), and its
+			// return's own event may come in a later burst. Its ports are
+			// read as they are now.
+			m.away = false
+		}
 		if !m.away {
 			if away[netdev] != "" {
 				away = cloneWithout(away, netdev)
@@ -127,4 +134,24 @@ func stillAway(away map[string]string, found *topology.Machine) map[string]strin
 		return nil
 	}
 	return out
+}
+
+// NICsBack reads again, now, the ports of the RDMA devices' NICs whose
+// netdevs are away: their pods gave them back (a move-mode lease released
+// after the plugin's DEL put the netdev back in the host), and the next
+// ADD must not wait for the move's own link event to find them there. A
+// device whose netdev is not away reads nothing. It returns the current
+// snapshot and whether it is new (see Update).
+func (inv *Inventory) NICsBack(cause string, devices []string) (*Snapshot, bool) {
+	moves := map[string]netdevMove{}
+	for netdev, device := range inv.Current().Away {
+		if slices.Contains(devices, device) {
+			moves[netdev] = netdevMove{device: device}
+		}
+	}
+	if len(moves) == 0 {
+		return inv.Current(), false
+	}
+	snap, published, _ := inv.updateWithVFs(cause, nil, nil, nil, moves)
+	return snap, published
 }

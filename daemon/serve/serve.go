@@ -157,7 +157,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 				log.Warn("rescan failed", "cause", cause, "error", err)
 			}
 		},
-		ReadVFs: func(cause string, vfs map[string][]string) { inv.UpdateVFs(cause, vfs) }})
+		ReadVFs:      func(cause string, vfs map[string][]string) { inv.UpdateVFs(cause, vfs) },
+		ReadNICsBack: func(cause string, devices []string) { inv.NICsBack(cause, devices) }})
 	if err != nil {
 		return err
 	}

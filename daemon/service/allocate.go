@@ -28,6 +28,9 @@ func (s *Service) allocate(ctx context.Context, req api.AllocateRequest) (*api.P
 	done := s.enter(attachKey(req.Sandbox, req.CNIIfName, req.Network))
 	defer done()
 	claimed := s.draClaims(req)
+	// What DELs gave back is read before the view is taken: a NIC or VF
+	// released just now is free in it.
+	s.awaitReturns()
 	// One view of the node and its pools for the whole ADD: placement,
 	// names, pools and the plan read the same snapshot.
 	v := s.view()
@@ -148,10 +151,6 @@ func (s *Service) allocateAddressOnly(req api.AllocateRequest, v *view, pool str
 }
 
 func (s *Service) allocateNICs(req api.AllocateRequest, v *view, pool string, gpus []int) (*api.Plan, error) {
-	if req.Mode == api.ModeVF {
-		s.awaitVFReads()
-		v = s.view() // the VF reads awaited may have changed the machine
-	}
 	input, err := s.placementInput(v, req, pool, gpus)
 	if err != nil {
 		return nil, err

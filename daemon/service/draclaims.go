@@ -64,8 +64,6 @@ func (s *Service) allocateClaimed(ctx context.Context, req api.AllocateRequest, 
 	input := placement.Input{GPUs: gpus, Mode: req.Mode, MaxNICs: len(claimed)}
 	place := s.placeClaimed(claimed)
 	if req.Mode == api.ModeVF {
-		s.awaitVFReads()
-		v = s.view() // the VF reads awaited may have changed the machine
 		for _, c := range claimed {
 			input.NICs = append(input.NICs, c.VF) // pinned: these VFs or nothing
 		}

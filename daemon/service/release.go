@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/railcni/rail/ipam"
 	"github.com/railcni/rail/pkg/api"
@@ -22,42 +23,54 @@ func (s *Service) Release(_ context.Context, req api.AttachmentRequest) error {
 		return s.countError("release", "store", &api.Error{Code: api.CodeIO, Msg: "release leases", Details: err.Error()})
 	}
 	s.logReleased(released, "released by CNI DEL")
-	s.readReturnedVFs(released)
+	s.readReturned(released)
 	s.reportReleased(req.Network, released)
 	return nil
 }
 
-// readReturnedVFs has the inventory read the VFs of released vf leases
-// again: the plugin's DEL put them back in the host before it released
-// them. The read (sysfs, then a snapshot published) runs after Release
-// has answered, so a DEL does not wait for it; a vf-mode allocation waits
-// for the reads in flight (awaitVFReads) and so finds the VFs free.
-func (s *Service) readReturnedVFs(released []ipam.Lease) {
-	if s.opt.ReadVFs == nil {
-		return
-	}
+// readReturned has the inventory read again what released leases gave
+// back to the host: the VFs of vf leases, the NICs of move leases (the
+// plugin's DEL put them back before it released them). The reads (sysfs,
+// then a snapshot published) run after Release has answered, so a DEL
+// does not wait for them; an allocation waits for the reads in flight
+// (awaitReturns) and so finds them free.
+func (s *Service) readReturned(released []ipam.Lease) {
 	m := s.Machine()
 	vfs := map[string][]string{}
+	var devices []string
 	for _, l := range released {
-		if vf, ok := m.VFByPCI(l.VF); ok && l.VF != "" {
-			vfs[vf.PF] = append(vfs[vf.PF], vf.PCI)
+		switch {
+		case l.VF != "":
+			if vf, ok := m.VFByPCI(l.VF); ok {
+				vfs[vf.PF] = append(vfs[vf.PF], vf.PCI)
+			}
+		case api.Mode(l.Mode) == api.ModeMove && len(l.NICs) > 0:
+			if nic, ok := m.NICByName(l.NICs[0]); ok && nic.RDMADevice() != "" && !slices.Contains(devices, nic.RDMADevice()) {
+				devices = append(devices, nic.RDMADevice())
+			}
 		}
 	}
-	if len(vfs) == 0 {
-		return
+	if len(vfs) > 0 && s.opt.ReadVFs != nil {
+		s.returns.RLock()
+		go func() {
+			defer s.returns.RUnlock()
+			s.opt.ReadVFs("VF back from its pod (CNI DEL)", vfs)
+		}()
 	}
-	s.vfReads.RLock()
-	go func() {
-		defer s.vfReads.RUnlock()
-		s.opt.ReadVFs("VF back from its pod (CNI DEL)", vfs)
-	}()
+	if len(devices) > 0 && s.opt.ReadNICsBack != nil {
+		s.returns.RLock()
+		go func() {
+			defer s.returns.RUnlock()
+			s.opt.ReadNICsBack("NIC back from its pod (CNI DEL)", devices)
+		}()
+	}
 }
 
-// awaitVFReads returns once the reads of released VFs started before it
-// are done.
-func (s *Service) awaitVFReads() {
-	s.vfReads.Lock()
-	defer s.vfReads.Unlock()
+// awaitReturns returns once the reads of released VFs and NICs started
+// before it are done.
+func (s *Service) awaitReturns() {
+	s.returns.Lock()
+	defer s.returns.Unlock()
 }
 
 // GC releases the network's leases that the runtime no longer lists.

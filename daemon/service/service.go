@@ -80,6 +80,11 @@ type Options struct {
 	// their leases, and the next ADD must find them there, not wait for
 	// the inventory's link events.
 	ReadVFs func(cause string, vfs map[string][]string)
+	// ReadNICsBack reads the ports of these RDMA devices' NICs again now
+	// (nil: nothing): a DEL moved their netdevs back to the host before it
+	// released their move-mode leases, and the next ADD must find them
+	// there, not wait for the netdevs' link events.
+	ReadNICsBack func(cause string, devices []string)
 }
 
 // Service is safe for concurrent use. Which NIC is held by whom, and which
@@ -92,10 +97,10 @@ type Service struct {
 	mu       sync.Mutex
 	inflight map[string]chan struct{} // attachment key -> done
 	sweep    *sriov.Sweep             // vf mode's, nil without HostVFs
-	// vfReads is read-held while released VFs are read again in the
-	// background (readReturnedVFs); a vf-mode allocation takes it to place
-	// on what those reads found.
-	vfReads sync.RWMutex
+	// returns is read-held while released VFs and NICs moved back are
+	// read again in the background (readReturned); an allocation takes it
+	// to place on what those reads found.
+	returns sync.RWMutex
 }
 
 // New builds the service from the leases on disk and releases those whose

@@ -194,17 +194,21 @@ func TestVFPinnedByDeviceID(t *testing.T) {
 	}
 }
 
-// TestReleaseReadsReturnedVFs: a DEL put its VF back in the host before it
-// released the lease; raild has the inventory read that VF again, so the
-// next ADD finds it free and named (the SR-IOV rig's ADD right after a
-// DEL was refused: the snapshot still showed the VF in the pod). A
-// release of another mode reads nothing.
-func TestReleaseReadsReturnedVFs(t *testing.T) {
-	for _, mode := range []api.Mode{api.ModeVF, api.ModeMacvlan} {
+// TestReleaseReadsWhatReturned: a DEL put its VF, or its moved NIC's
+// netdev, back in the host before it released the lease; raild has the
+// inventory read that VF or NIC again, so the next ADD finds it free and
+// named (the SR-IOV rig's ADD right after a DEL was refused: the snapshot
+// still showed the VF in the pod; the chaos soak's move ADD right after a
+// DEL found "mlx5_0 no netdev"). A release of a mode that moves nothing
+// reads nothing.
+func TestReleaseReadsWhatReturned(t *testing.T) {
+	for _, mode := range []api.Mode{api.ModeVF, api.ModeMove, api.ModeMacvlan} {
 		t.Run(string(mode), func(t *testing.T) {
 			reads := make(chan map[string][]string, 4)
+			nicReads := make(chan []string, 4)
 			svc, _ := newService(t, "h100x8-cx7x8-sriov", onePool(), nil, func(o *Options) {
 				o.ReadVFs = func(_ string, vfs map[string][]string) { reads <- vfs }
+				o.ReadNICsBack = func(_ string, devices []string) { nicReads <- devices }
 			})
 			req := allocReq("a", "0")
 			req.Mode = mode
@@ -215,19 +219,27 @@ func TestReleaseReadsReturnedVFs(t *testing.T) {
 			if err := svc.Release(context.Background(), api.AttachmentRequest{Sandbox: "a", CNIIfName: req.CNIIfName, Network: req.Network}); err != nil {
 				t.Fatalf("Release: %v", err)
 			}
-			svc.awaitVFReads()
-			if mode != api.ModeVF {
-				if len(reads) != 0 {
-					t.Fatalf("a %s release read VFs %v", mode, <-reads)
+			svc.awaitReturns()
+			wantVFs, wantNICs := 0, 0
+			switch mode {
+			case api.ModeVF:
+				wantVFs = 1
+			case api.ModeMove:
+				wantNICs = 1
+			}
+			if len(reads) != wantVFs || len(nicReads) != wantNICs {
+				t.Fatalf("a %s release: %d VF reads, %d NIC reads; want %d, %d", mode, len(reads), len(nicReads), wantVFs, wantNICs)
+			}
+			switch mode {
+			case api.ModeVF:
+				vf := plan.Interfaces[0].VF
+				if got := <-reads; !slices.Equal(got[vf.PFPCI], []string{vf.PCI}) || len(got) != 1 {
+					t.Fatalf("read %v, want the released VF %s of %s", got, vf.PCI, vf.PFPCI)
 				}
-				return
-			}
-			vf := plan.Interfaces[0].VF
-			if len(reads) != 1 {
-				t.Fatalf("%d reads, want the released VF %s of %s read once", len(reads), vf.PCI, vf.PFPCI)
-			}
-			if got := <-reads; !slices.Equal(got[vf.PFPCI], []string{vf.PCI}) || len(got) != 1 {
-				t.Fatalf("read %v, want the released VF %s of %s", got, vf.PCI, vf.PFPCI)
+			case api.ModeMove:
+				if got := <-nicReads; !slices.Equal(got, []string{plan.Interfaces[0].NIC.RDMADevice}) {
+					t.Fatalf("read %v, want the released NIC's device %s", got, plan.Interfaces[0].NIC.RDMADevice)
+				}
 			}
 		})
 	}
