@@ -24,6 +24,8 @@
 #   SRIOV_RIG_CACHE      cache root (default /var/cache/rail-rig/sriov; see setup.sh)
 #   SRIOV_RIG_MEM        guest MiB (default 1536)        SRIOV_RIG_CPUS  vCPUs (default 2)
 #   SRIOV_RIG_TIMEOUT    seconds for the whole boot (default 600)
+#   SRIOV_RIG_START_TIMEOUT  seconds the guest may take to reach its job (default 300); one that
+#                        does not is booted once more, then the rig failed (125)
 #   SRIOV_RIG_APPEND     more kernel command line (e.g. ib_core.netns_mode=0)
 #   SRIOV_RIG_HOST=1     also share the host's / read-only at /host in the guest (test binaries)
 #   SRIOV_RIG_ACCEL      tcg (default) or kvm
@@ -121,29 +123,66 @@ if [ "${SRIOV_RIG_HOST:-0}" = 1 ]; then
 fi
 printf '%q ' qemu-system-x86_64 "${QEMU_ARGS[@]}" >"$RUN/qemu-cmdline.txt"
 
-wait_for_other_vms
-say "boot: $VM_KERNEL_ABI, ${SRIOV_RIG_ACCEL:-tcg}, ${SRIOV_RIG_CPUS:-2} vCPU, ${SRIOV_RIG_MEM:-1536} MiB ${SRIOV_RIG_APPEND:-}"
-TB=$(now)
-# QEMU runs chrooted in the trixie root, in a private mount namespace that binds what it needs in;
-# unshare and sh exec into chroot and QEMU, so $QPID (timeout's child) is QEMU itself.
-set +e
-timeout -k 5 "${SRIOV_RIG_TIMEOUT:-600}" unshare -m --propagation private -- sh -c '
-  r=$1 run=$2 boot=$3 host=$4
-  shift 4
+# boot: one boot of the guest, QEMU's exit code in qrc. A guest that has not reached its job
+# (stage2 writes uptime-at-job first) SRIOV_RIG_START_TIMEOUT seconds after QEMU started is stopped:
+# its boot failed (TCG under load: a guest silent before init, QEMU stuck before the kernel printed
+# a line), and the rig boots it once more below, as the VM and fabric rigs do.
+boot() {
+  rm -f "$RUN/rc" "$RUN/uptime-at-job" "$RUN/console.log"
+  wait_for_other_vms
+  say "boot: $VM_KERNEL_ABI, ${SRIOV_RIG_ACCEL:-tcg}, ${SRIOV_RIG_CPUS:-2} vCPU, ${SRIOV_RIG_MEM:-1536} MiB ${SRIOV_RIG_APPEND:-}"
+  TB=$(now)
+  # QEMU runs chrooted in the trixie root, in a private mount namespace that binds what it needs in;
+  # unshare and sh exec into chroot and QEMU, so $QPID (timeout's child) is QEMU itself.
+  set +e
+  timeout -k 5 "${SRIOV_RIG_TIMEOUT:-600}" unshare -m --propagation private -- sh -c '
+    r=$1 run=$2 boot=$3 host=$4
+    shift 4
+    set -e
+    if [ "$host" = 1 ]; then mount --rbind / "$r/host"; mount -o remount,bind,ro "$r/host"; fi
+    mount -t proc proc "$r/proc"
+    mount --rbind /dev "$r/dev"
+    mount --bind "$run" "$r/run/sriov-rig"
+    mount --bind "$boot" "$r/boot/sriov-rig"
+    exec chroot "$r" /usr/bin/qemu-system-x86_64 "$@"' sh \
+    "$RIG_ROOT" "$RUN" "$RIG_DIR/boot" "${SRIOV_RIG_HOST:-0}" "${QEMU_ARGS[@]}" </dev/null &
+  QPID=$!
+  watch_start "$QPID"
+  wait "$QPID"
+  qrc=$?
+  QPID=
   set -e
-  if [ "$host" = 1 ]; then mount --rbind / "$r/host"; mount -o remount,bind,ro "$r/host"; fi
-  mount -t proc proc "$r/proc"
-  mount --rbind /dev "$r/dev"
-  mount --bind "$run" "$r/run/sriov-rig"
-  mount --bind "$boot" "$r/boot/sriov-rig"
-  exec chroot "$r" /usr/bin/qemu-system-x86_64 "$@"' sh \
-  "$RIG_ROOT" "$RUN" "$RIG_DIR/boot" "${SRIOV_RIG_HOST:-0}" "${QEMU_ARGS[@]}" </dev/null &
-QPID=$!
-wait "$QPID"
-qrc=$?
-QPID=
-set -e
-say "qemu exited $qrc after $(since "$TB") (guest job started at uptime $(cat "$RUN/uptime-at-job" 2>/dev/null || echo ?)s); total $(since "$T0")"
+  say "qemu exited $qrc after $(since "$TB") (guest job started at uptime $(cat "$RUN/uptime-at-job" 2>/dev/null || echo ?)s); total $(since "$T0")"
+}
+
+# watch_start PID: stops QEMU (PID, the timeout wrapper) when the guest has not reached its job in
+# time, instead of waiting for the whole boot's timeout.
+watch_start() {
+  local pid=$1 waited=0 limit=${SRIOV_RIG_START_TIMEOUT:-300}
+  while kill -0 "$pid" 2>/dev/null && [ ! -e "$RUN/uptime-at-job" ]; do
+    if [ "$waited" -ge "$limit" ]; then
+      say "the guest did not reach its job within ${limit}s: stopping qemu"
+      kill "$pid" 2>/dev/null || true
+      return
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+}
+
+qrc=0
+boot
+if [ ! -s "$RUN/rc" ] && [ ! -e "$RUN/uptime-at-job" ]; then
+  say "the guest never reached its job (a rig failure, not a test's); kernel console:"
+  tail -40 "$RUN/console.log" >&2 || true
+  say "booting once more"
+  boot
+  if [ ! -e "$RUN/uptime-at-job" ]; then
+    say "the guest never reached its job, twice: the rig could not be set up; kernel console:"
+    tail -40 "$RUN/console.log" >&2 || true
+    exit 125
+  fi
+fi
 if [ -s "$RUN/rc" ]; then
   exit "$(cat "$RUN/rc")"
 fi
