@@ -53,7 +53,7 @@ type Pod struct {
 	unlock func()
 }
 
-// Open judges netns, reads the RDMA netns mode mode needs, and takes the
+// Open judges netns, reads the node's RDMA netns mode against mode, and takes the
 // pod's lock.
 func Open(netns string, mode api.Mode, host Host) (*Pod, error) {
 	if err := refuseNetns(netns, host); err != nil {
