@@ -7,8 +7,8 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/railcni/rail/pkg/api"
-	"github.com/railcni/rail/pkg/nsfs"
 	"github.com/railcni/rail/pkg/rdma"
+	"github.com/railcni/rail/pkg/verbs"
 )
 
 // Links is the netlink work a Pod does in the pod's netns.
@@ -80,8 +80,8 @@ func refuseNetns(path string, host Host) error {
 	if path == "" {
 		return types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_NETNS is empty", "ADD needs the pod's network namespace")
 	}
-	if err := nsfs.Check(path); errors.Is(err, nsfs.ErrNotNetns) {
-		return types.NewError(types.ErrInvalidNetNS, "CNI_NETNS is not a network namespace", err.Error())
+	if err := verbs.RefuseNotNetns(path); err != nil {
+		return err
 	}
 	own, err := host.OwnNetns(path)
 	if err != nil {
